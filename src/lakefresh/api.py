@@ -1,0 +1,160 @@
+"""The Python API: load a pipeline, run it, inspect its state.
+
+    import lakefresh
+    pipeline = lakefresh.load_pipeline("examples/orders/pipeline.yml")
+    result = pipeline.run()              # RunResult: per table, per batch counts
+    pipeline.status()                    # where each table stands
+    pipeline.history("customers")        # its batches with counts
+    pipeline.table("customers").show()   # the target, as a Spark DataFrame
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.config.loader import load_config
+from lakefresh.config.models import PipelineConfig, TableConfig
+from lakefresh.console import Console, SilentConsole
+from lakefresh.errors import ConfigError, StateError
+from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
+from lakefresh.lakehouse.session import build_session, spark_settings
+from lakefresh.results import RunResult, TableStatus
+from lakefresh.runner import Runner
+from lakefresh.sources import make_source
+from lakefresh.state.control import ControlTables
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+class Pipeline:
+    """A validated pipeline file; Spark starts on first use, not on load."""
+
+    def __init__(
+        self,
+        config: PipelineConfig,
+        base_dir: Path,
+        path: Path | None = None,
+        spark: SparkSession | None = None,
+        console: Console | None = None,
+    ) -> None:
+        self.config = config
+        self.base_dir = base_dir
+        self.path = path
+        self.console: Console = console or SilentConsole()
+        self._spark = spark
+
+    # --- Spark and state ---------------------------------------------------------------------
+
+    def spark_settings(self) -> dict[str, str]:
+        """Every Spark setting the session is built with (computed without a JVM)."""
+        return spark_settings(self.config.catalog, self.config.spark, self.base_dir)
+
+    @property
+    def spark(self) -> SparkSession:
+        if self._spark is None:
+            self._spark = build_session(self.spark_settings())
+        return self._spark
+
+    @property
+    def backend(self) -> IcebergBackend:
+        return IcebergBackend(self.spark, self.config.catalog.name)
+
+    @property
+    def control(self) -> ControlTables:
+        return ControlTables(self.backend, self.config.catalog.control_namespace)
+
+    def _table(self, name: str) -> TableConfig:
+        for table in self.config.tables:
+            if name in (table.name, self.config.qualified(table)):
+                return table
+        raise ConfigError(f"unknown table {name!r}; tables: {[t.name for t in self.config.tables]}")
+
+    # --- operations --------------------------------------------------------------------------
+
+    def run(self, tables: list[str] | None = None) -> RunResult:
+        """Apply every new batch of every table (or of `tables`), each exactly once."""
+        hint = f"lakefresh run {self.path}" if self.path else "pipeline.run()"
+        runner = Runner(
+            self.config, self.backend, self.control, str(self.base_dir), self.console, hint
+        )
+        return runner.run(tables)
+
+    def status(self, pending: bool = False) -> list[TableStatus]:
+        """Per table: batches published, the last one and its position, rows, counts."""
+        control = self.control
+        control.ensure()
+        backend = self.backend
+        out = []
+        for table in self.config.tables:
+            name = self.config.qualified(table)
+            exists = backend.exists(name)
+            rows = (
+                self.spark.sql(
+                    f"SELECT * FROM {backend.qualified(control.batches)} "
+                    f"WHERE table_name = {sql_literal(name)} AND status = 'published' "
+                    "ORDER BY published_at"
+                ).collect()
+            )
+            last = rows[-1] if rows else None
+            counts: dict[str, int] = {}
+            for r in rows:
+                for k, v in (r["status_counts"] or {}).items():
+                    counts[k] = counts.get(k, 0) + int(v)
+            waiting = None
+            if pending:
+                source = make_source(table.source, self.spark, str(self.base_dir))
+                done = {r["batch_id"] for r in rows}
+                waiting = len([b for b in source.list_batches() if b.batch_id not in done])
+            out.append(
+                TableStatus(
+                    table=table.name,
+                    exists=exists,
+                    batches_published=len(rows),
+                    last_batch_id=last["batch_id"] if last else None,
+                    position=last["source_position"] if last else None,
+                    last_published_at=last["published_at"] if last else None,
+                    rows=backend.read(name).count() if exists else None,
+                    counts=counts,
+                    pending=waiting,
+                )
+            )
+        return out
+
+    def history(self, table: str) -> list[dict[str, Any]]:
+        """The table's batches, one row per attempt, oldest first."""
+        name = self.config.qualified(self._table(table))
+        self.control.ensure()
+        return [r.asDict(recursive=True) for r in self.control.history(name).collect()]
+
+    def quarantine(self, table: str | None = None) -> DataFrame:
+        """Quarantined rows, with their reasons."""
+        name = self.config.qualified(self._table(table)) if table else None
+        self.control.ensure()
+        return self.control.quarantined(name)
+
+    def table(self, name: str) -> DataFrame:
+        """The target table now."""
+        return self.backend.read(self.config.qualified(self._table(name)))
+
+    def read_batch(self, table: str, batch_id: str) -> DataFrame:
+        """The target as the given batch left it (time travel to its published snapshot)."""
+        name = self.config.qualified(self._table(table))
+        for row in self.history(table):
+            if row["batch_id"] == batch_id and row["status"] == "published":
+                return self.backend.read(name, row["published_snapshot_id"])
+        raise StateError(f"batch {batch_id!r} was not published to {name}")
+
+
+def load_pipeline(
+    path: str | Path,
+    variables: Mapping[str, str] | None = None,
+    spark: SparkSession | None = None,
+    console: Console | None = None,
+) -> Pipeline:
+    """Read and validate a pipeline file. Raises ConfigError before any JVM starts."""
+    file = Path(path)
+    config = load_config(file, variables)
+    return Pipeline(config, file.resolve().parent, file, spark=spark, console=console)

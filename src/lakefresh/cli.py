@@ -1,0 +1,201 @@
+"""The command line: thin commands over the Python API.
+
+Errors print as one line (`Error: ...`) with exit code 1; `--debug` shows the whole trace.
+`--output json` prints machine-readable results on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from lakefresh.errors import LakefreshError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="lakefresh keeps lakehouse tables fresh: batches in, the right refresh strategy, exactly once.",
+)
+
+
+class Output(str, Enum):
+    text = "text"
+    json = "json"
+
+
+class State:
+    debug = False
+
+
+PIPELINE = typer.Argument(..., help="The pipeline YAML file.", exists=False)
+OUTPUT = typer.Option(Output.text, "--output", "-o", help="text for people, json for scripts.")
+VARS = typer.Option([], "--var", help="Template variable NAME=VALUE, used as {{ var.NAME }}.")
+
+
+@app.callback()
+def _main(debug: bool = typer.Option(False, "--debug", help="Show full stack traces.")) -> None:
+    State.debug = debug
+    if debug:
+        os.environ["LAKEFRESH_DEBUG"] = "1"
+
+
+def _variables(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name:
+            raise LakefreshError(f"--var takes NAME=VALUE, got {item!r}")
+        out[name] = value
+    return out
+
+
+def _load(path: Path, variables: list[str], quiet: bool = False) -> Any:
+    from lakefresh.api import load_pipeline
+    from lakefresh.console import default_console
+
+    return load_pipeline(path, _variables(variables), console=default_console(quiet))
+
+
+def _emit(output: Output, data: Any, text: str) -> None:
+    if output is Output.json:
+        print(json.dumps(data, indent=2, default=str))
+    else:
+        print(text)
+
+
+def _fail(exc: BaseException) -> None:
+    if State.debug:
+        raise exc
+    message = str(exc).strip() or type(exc).__name__
+    if not isinstance(exc, LakefreshError):
+        message = f"{type(exc).__name__}: {message.splitlines()[0]}"
+    typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)
+
+
+@app.command()
+def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = OUTPUT) -> None:
+    """Check a pipeline file without starting Spark."""
+    try:
+        p = _load(pipeline, var, quiet=True)
+    except LakefreshError as exc:
+        _fail(exc)
+        return
+    names = [t.name for t in p.config.tables]
+    _emit(output, {"ok": True, "tables": names}, f"{pipeline}: valid ({len(names)} table(s): {', '.join(names)})")
+
+
+@app.command()
+def run(
+    pipeline: Path = PIPELINE,
+    table: list[str] = typer.Option([], "--table", "-t", help="Only these tables."),
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+) -> None:
+    """Apply every new batch to its table, exactly once."""
+    try:
+        p = _load(pipeline, var, quiet=output is Output.json)
+        result = p.run(table or None)
+    except Exception as exc:
+        _fail(exc)
+        return
+    lines = []
+    for t in result.tables:
+        published = [b for b in t.batches if b.status == "published"]
+        state = "ok" if t.ok else f"FAILED: {t.error}"
+        lines.append(f"{t.table}: {len(published)} batch(es) applied, {state}")
+        if t.resume_command and not t.ok:
+            lines.append(f"  resume with: {t.resume_command}")
+    _emit(output, result.to_dict(), "\n".join(lines))
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def status(
+    pipeline: Path = PIPELINE,
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+    pending: bool = typer.Option(False, "--pending", help="Also count batches waiting in sources."),
+) -> None:
+    """Per table: its position, last batch, rows and counts."""
+    try:
+        rows = _load(pipeline, var, quiet=True).status(pending=pending)
+    except Exception as exc:
+        _fail(exc)
+        return
+    if output is Output.json:
+        _emit(output, [r.to_dict() for r in rows], "")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    grid = Table("table", "batches", "last batch", "position", "rows", "counts", "pending")
+    for r in rows:
+        counts = " ".join(f"{k}={v}" for k, v in sorted(r.counts.items()))
+        grid.add_row(
+            r.table, str(r.batches_published), r.last_batch_id or "-", r.position or "-",
+            "-" if r.rows is None else str(r.rows), counts, "-" if r.pending is None else str(r.pending),
+        )
+    Console().print(grid)
+
+
+@app.command()
+def history(
+    pipeline: Path = PIPELINE,
+    table: str = typer.Argument(..., help="The table."),
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+) -> None:
+    """A table's batches, with their counts and timings."""
+    try:
+        rows = _load(pipeline, var, quiet=True).history(table)
+    except Exception as exc:
+        _fail(exc)
+        return
+    if output is Output.json:
+        _emit(output, rows, "")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    grid = Table("batch", "status", "rows", "counts", "quarantined", "snapshot", "seconds")
+    for r in rows:
+        counts = " ".join(f"{k}={v}" for k, v in sorted((r["status_counts"] or {}).items()))
+        seconds = sum(r[k] or 0 for k in ("read_seconds", "stage_seconds", "audit_seconds", "publish_seconds"))
+        grid.add_row(
+            r["batch_id"], r["status"], str(r["record_count"] or 0), counts,
+            str(r["quarantined_count"] or 0), str(r["published_snapshot_id"] or "-"), f"{seconds:.1f}",
+        )
+    Console().print(grid)
+
+
+@app.command()
+def jars(force: bool = typer.Option(False, "--force", help="Rebuild the relocated Jackson jar.")) -> None:
+    """Build (once) and print the bundled Iceberg jars."""
+    from lakefresh.lakehouse import jars as jar_files
+
+    try:
+        if force:
+            jar_files.build_shaded_jackson(force=True)
+        for jar in jar_files.bundled_jars():
+            print(jar)
+    except LakefreshError as exc:
+        _fail(exc)
+
+
+def main() -> None:
+    try:
+        app()
+    except typer.Exit:
+        raise
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)

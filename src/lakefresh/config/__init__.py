@@ -1,0 +1,39 @@
+"""Pipeline configuration: typed models and the loader. Imports no pyspark."""
+
+from lakefresh.config.loader import load_config
+from lakefresh.config.models import (
+    AuditConfig,
+    CatalogConfig,
+    Defaults,
+    PipelineConfig,
+    SparkConfig,
+    TableConfig,
+    dependency_order,
+)
+from lakefresh.config.sources import CsvOptions, FilesSourceConfig, SourceConfig
+from lakefresh.config.strategies import (
+    AppendStrategyConfig,
+    DeleteRule,
+    FullStrategyConfig,
+    KeyStrategyConfig,
+    StrategyConfig,
+)
+
+__all__ = [
+    "AppendStrategyConfig",
+    "AuditConfig",
+    "CatalogConfig",
+    "CsvOptions",
+    "Defaults",
+    "DeleteRule",
+    "FilesSourceConfig",
+    "FullStrategyConfig",
+    "KeyStrategyConfig",
+    "PipelineConfig",
+    "SourceConfig",
+    "SparkConfig",
+    "StrategyConfig",
+    "TableConfig",
+    "dependency_order",
+    "load_config",
+]

@@ -1,0 +1,88 @@
+"""Source configs, one model per `kind`, joined as a discriminated union."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from lakefresh.config.base import SPARK_TYPE, Model
+
+
+class CsvOptions(Model):
+    """How CSV files are parsed. Parsing is strict: bad rows go to quarantine."""
+
+    header: bool = Field(True, description="The first line names the columns.")
+    delimiter: str = Field(",", description="Field separator (one character).")
+    quote: str = Field('"', description="Quote character.")
+    escape: str = Field('"', description='Escape character inside quotes ("" by default, RFC 4180).')
+    encoding: str = Field("UTF-8", description="File encoding. Undecodable bytes quarantine the row.")
+    null_value: str = Field("", description="The text that stands for NULL.")
+    timestamp_format: str | None = Field(None, description="Spark datetime pattern for timestamps.")
+    date_format: str | None = Field(None, description="Spark datetime pattern for dates.")
+
+    @field_validator("delimiter", "quote", "escape")
+    @classmethod
+    def _one_char(cls, value: str) -> str:
+        if len(value) != 1:
+            raise ValueError(f"must be exactly one character, got {value!r}")
+        return value
+
+
+class FilesSourceConfig(Model):
+    """A folder where each batch is a file, or a subfolder of files."""
+
+    kind: Literal["files"]
+    path: str = Field(description="The folder that batches land in; relative to the pipeline file.")
+    format: Literal["csv", "parquet", "json"] = Field(description="File format; json is JSON lines.")
+    layout: Literal["file", "folder"] = Field(
+        "file", description="file: every matching file is a batch; folder: every subfolder is one."
+    )
+    pattern: str | None = Field(
+        None, description="Glob of the files that make up batches; default *.csv, *.parquet or *.json*."
+    )
+    order_by: Literal["name", "modified"] = Field(
+        "name", description="Batch order: by name, or by modification time (then name)."
+    )
+    completion_marker: str | None = Field(
+        "_SUCCESS",
+        description="With layout: folder, a subfolder is taken only once this file is in it; "
+        "null takes every subfolder at once.",
+    )
+    schema_: dict[str, str] | None = Field(
+        None,
+        alias="schema",
+        description="Column name to Spark type (string, int, bigint, double, decimal(10,2), date, "
+        "timestamp, boolean...). Omitted: the target's types, else inferred from the batch.",
+    )
+    csv: CsvOptions = Field(default_factory=CsvOptions)  # type: ignore[arg-type]
+
+    @field_validator("schema_")
+    @classmethod
+    def _types(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        for column, type_ in (value or {}).items():
+            if not SPARK_TYPE.match(type_.strip()):
+                raise ValueError(
+                    f"column {column!r} has unknown type {type_!r}; valid types: string, int, "
+                    "bigint, smallint, tinyint, double, float, boolean, date, timestamp, "
+                    "timestamp_ntz, binary, decimal(p,s)"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _marker_only_for_folders(self) -> FilesSourceConfig:
+        if self.format != "csv" and "csv" in self.model_fields_set:
+            raise ValueError(f"csv options are only for format: csv, not {self.format}")
+        return self
+
+    @property
+    def declared_columns(self) -> list[str] | None:
+        return list(self.schema_) if self.schema_ else None
+
+    @property
+    def file_pattern(self) -> str:
+        return self.pattern or {"csv": "*.csv", "parquet": "*.parquet", "json": "*.json*"}[self.format]
+
+
+SourceConfig = FilesSourceConfig
+SOURCE_KINDS = ("files",)

@@ -1,0 +1,109 @@
+"""Progress and messages through one object: rich in a terminal, plain lines in CI, silent in tests."""
+
+from __future__ import annotations
+
+import sys
+from typing import Protocol
+
+from lakefresh.results import BatchResult, TableResult
+
+
+class Console(Protocol):
+    def table_started(self, table: str, pending: int) -> None: ...
+    def batch_done(self, result: BatchResult) -> None: ...
+    def table_done(self, result: TableResult) -> None: ...
+    def message(self, text: str) -> None: ...
+
+
+def describe(result: BatchResult) -> str:
+    counts = " ".join(f"{k}={v}" for k, v in sorted(result.counts.items()) if v)
+    extra = []
+    if result.quarantined:
+        extra.append(f"quarantined={result.quarantined}")
+    if result.duplicates:
+        extra.append(f"duplicates={result.duplicates}")
+    tail = (" " + " ".join(extra)) if extra else ""
+    return (
+        f"{result.table} {result.batch_id}: {result.status} rows={result.record_count} "
+        f"{counts}{tail} ({result.seconds.total:.1f}s)"
+    ).replace("  ", " ")
+
+
+class SilentConsole:
+    def table_started(self, table: str, pending: int) -> None:
+        pass
+
+    def batch_done(self, result: BatchResult) -> None:
+        pass
+
+    def table_done(self, result: TableResult) -> None:
+        pass
+
+    def message(self, text: str) -> None:
+        pass
+
+
+class PlainConsole:
+    """One line per event on stderr; what CI logs and pipes get."""
+
+    def __init__(self, stream: object = None) -> None:
+        self.stream = stream or sys.stderr
+
+    def _print(self, text: str) -> None:
+        print(text, file=self.stream, flush=True)  # type: ignore[call-overload]
+
+    def table_started(self, table: str, pending: int) -> None:
+        self._print(f"{table}: {pending} new batch(es)")
+
+    def batch_done(self, result: BatchResult) -> None:
+        self._print(describe(result))
+
+    def table_done(self, result: TableResult) -> None:
+        if result.error:
+            self._print(f"{result.table}: FAILED: {result.error}")
+            if result.resume_command:
+                self._print(f"  resume with: {result.resume_command}")
+
+    def message(self, text: str) -> None:
+        self._print(text)
+
+
+class RichConsole:
+    """A live progress bar per table in a terminal."""
+
+    def __init__(self) -> None:
+        from rich.console import Console as RConsole
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        self.console = RConsole(stderr=True)
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=self.console,
+            transient=True,
+        )
+        self.task: object = None
+
+    def table_started(self, table: str, pending: int) -> None:
+        self.progress.start()
+        self.task = self.progress.add_task(table, total=pending)
+
+    def batch_done(self, result: BatchResult) -> None:
+        style = "green" if result.status == "published" else "red"
+        self.progress.console.print(f"[{style}]{describe(result)}[/]")
+        if self.task is not None:
+            self.progress.advance(self.task)  # type: ignore[arg-type]
+
+    def table_done(self, result: TableResult) -> None:
+        self.progress.stop()
+        if result.error:
+            self.console.print(f"[red]{result.table}: FAILED:[/] {result.error}")
+            if result.resume_command:
+                self.console.print(f"  resume with: [bold]{result.resume_command}[/]")
+
+    def message(self, text: str) -> None:
+        self.console.print(text)
+
+
+def default_console(quiet: bool = False) -> Console:
+    if quiet:
+        return SilentConsole()
+    return RichConsole() if sys.stderr.isatty() else PlainConsole()

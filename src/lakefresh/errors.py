@@ -1,0 +1,67 @@
+"""One error tree for lakefresh.
+
+Every error lakefresh raises on purpose derives from :class:`LakefreshError`. The runner retries
+only what is :class:`TransientError`; everything else stops the table and is reported once::
+
+    LakefreshError
+    ├── TerminalError                 retrying the same thing gives the same failure
+    │   ├── ConfigError               the pipeline file is wrong (file, field, value, valid values)
+    │   ├── SetupError                Java, jars or the Spark session cannot be made ready
+    │   ├── SourceError               the source cannot be listed or read (missing folder, bad format)
+    │   ├── SchemaError               a batch cannot fit the target (incompatible type change)
+    │   ├── AuditError                a staged batch failed its audit; the target was not touched
+    │   ├── StateError                the control tables are of another version, or disagree
+    │   └── InjectedFault             a fault injected on purpose (tests, drills)
+    └── TransientError                may succeed when tried again
+        └── CommitConflictError       the target moved between staging and publishing
+"""
+
+from __future__ import annotations
+
+
+class LakefreshError(Exception):
+    """Root of every error lakefresh raises on purpose."""
+
+    transient: bool = False
+
+
+class TerminalError(LakefreshError):
+    """Retrying the same operation gives the same failure."""
+
+
+class TransientError(LakefreshError):
+    """The operation may succeed when tried again."""
+
+    transient = True
+
+
+class ConfigError(TerminalError):
+    """The pipeline file is invalid. Raised before Spark starts."""
+
+
+class SetupError(TerminalError):
+    """Java, the Iceberg jars or the Spark session cannot be made ready."""
+
+
+class SourceError(TerminalError):
+    """A source cannot be listed or read."""
+
+
+class SchemaError(TerminalError):
+    """A batch's schema cannot be reconciled with the target's."""
+
+
+class AuditError(TerminalError):
+    """A staged batch failed its audit; nothing was published."""
+
+
+class StateError(TerminalError):
+    """The control tables are missing, of another version, or inconsistent."""
+
+
+class InjectedFault(TerminalError):
+    """A fault injected on purpose through ``LAKEFRESH_FAULTS``."""
+
+
+class CommitConflictError(TransientError):
+    """The target's head moved between staging and publishing; the batch is staged again."""

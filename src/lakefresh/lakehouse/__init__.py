@@ -1,0 +1,1 @@
+"""The only layer that speaks Spark and Iceberg: the seam where another table format plugs in."""

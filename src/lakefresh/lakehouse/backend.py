@@ -1,0 +1,101 @@
+"""The table-format seam: what the runner, the strategies and the state need from a table format.
+
+Only :mod:`lakefresh.lakehouse.iceberg` implements it today. A Delta backend would implement the same
+protocol, with the batch commit carried by Delta's idempotent writes (`txnAppId`/`txnVersion`)
+instead of Iceberg's write-audit-publish; nothing above this layer would change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+
+@dataclass(frozen=True)
+class StagedCommit:
+    """A batch written to the target but not yet visible to readers."""
+
+    table: str
+    batch_id: str
+    snapshot_id: int
+    parent_id: int | None
+    summary: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def live_records(self) -> int:
+        """Rows a reader of this snapshot sees (data rows minus position-deleted rows)."""
+        total = int(self.summary.get("total-records", "0"))
+        return total - int(self.summary.get("total-position-deletes", "0"))
+
+    @property
+    def files_written(self) -> int:
+        return int(self.summary.get("added-data-files", "0"))
+
+    @property
+    def bytes_written(self) -> int:
+        return int(self.summary.get("added-files-size", "0"))
+
+
+@dataclass(frozen=True)
+class MergeClauses:
+    """A MERGE over a change set whose rows carry a status column.
+
+    `update_when` / `delete_when` / `insert_when` are SQL conditions over the source alias `s`.
+    """
+
+    keys: list[str]
+    update_columns: list[str]
+    insert_columns: list[str]
+    update_when: str | None = None
+    delete_when: str | None = None
+    insert_when: str | None = None
+
+
+class TableBackend(Protocol):
+    """Atomic, exactly-once batch commits on one table format."""
+
+    spark: SparkSession
+
+    def qualified(self, table: str) -> str:
+        """The table's full name in SQL (catalog.namespace.table)."""
+
+    def exists(self, table: str) -> bool:
+        """Whether the table exists."""
+
+    def create(
+        self, table: str, schema: StructType, partition_by: list[str], properties: dict[str, str]
+    ) -> None:
+        """Create the table (and its namespace) ready for batch commits."""
+
+    def align(self, table: str, df: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
+        """Evolve the table for the batch's new columns; return the batch in the table's shape
+        (plus the `keep` columns)."""
+
+    def published_batches(self, table: str) -> dict[str, int]:
+        """Batch ids carried by the table's current lineage, with their snapshot ids."""
+
+    def head(self, table: str) -> int | None:
+        """The current snapshot id, None for an empty new table."""
+
+    def stage(self, table: str, batch_id: str, write: Callable[[], None]) -> StagedCommit:
+        """Run `write` so that its commit is staged (invisible) and tagged with the batch id."""
+
+    def publish(self, staged: StagedCommit) -> int:
+        """Make a staged commit current, atomically; return the published snapshot id."""
+
+    def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
+        """The table now, or as of a snapshot (time travel)."""
+
+    def append(self, table: str, df: DataFrame) -> None:
+        """Append rows."""
+
+    def replace(self, table: str, df: DataFrame) -> None:
+        """Replace every row with `df`."""
+
+    def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
+        """MERGE a change set into the table."""

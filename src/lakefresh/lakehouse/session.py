@@ -1,0 +1,97 @@
+"""The Spark session factory: embedded local Spark by default, any cluster and catalog by config.
+
+Precedence, lowest first: built-in defaults, the pipeline's `catalog` and `spark` sections, then the
+environment:
+
+- `LAKEFRESH_SPARK_MASTER`: the master URL (local[2], spark://host:7077, yarn...)
+- `LAKEFRESH_WAREHOUSE`: the catalog's warehouse location
+- `LAKEFRESH_JARS`: `bundled`, `none`, or a comma-separated list of jars
+- `LAKEFRESH_SPARK_CONF`: a JSON object of further Spark settings, applied last
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lakefresh.config.models import CatalogConfig, SparkConfig
+from lakefresh.errors import ConfigError, SetupError
+from lakefresh.lakehouse import jars as jar_files
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+
+
+def resolve_warehouse(catalog: CatalogConfig, base_dir: Path) -> str | None:
+    warehouse = os.environ.get("LAKEFRESH_WAREHOUSE") or catalog.warehouse
+    if warehouse is None:
+        return None
+    if "://" in warehouse:
+        return warehouse
+    path = Path(warehouse)
+    return str(path if path.is_absolute() else (base_dir / path).resolve())
+
+
+def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -> dict[str, str]:
+    """Every Spark setting the session is built with, as plain strings (no JVM needed)."""
+    settings: dict[str, str] = {
+        "spark.master": os.environ.get("LAKEFRESH_SPARK_MASTER") or spark.master,
+        "spark.app.name": spark.app_name,
+        "spark.sql.extensions": ICEBERG_EXTENSIONS,
+        "spark.ui.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "8",
+        "spark.sql.adaptive.enabled": "true",
+        f"spark.sql.catalog.{catalog.name}": "org.apache.iceberg.spark.SparkCatalog",
+        f"spark.sql.catalog.{catalog.name}.type": catalog.type,
+    }
+    warehouse = resolve_warehouse(catalog, base_dir)
+    if warehouse:
+        settings[f"spark.sql.catalog.{catalog.name}.warehouse"] = warehouse
+    for key, value in catalog.properties.items():
+        settings[f"spark.sql.catalog.{catalog.name}.{key}"] = value
+
+    jars_env = os.environ.get("LAKEFRESH_JARS")
+    jars: str | list[str] = spark.jars
+    if jars_env:
+        jars = jars_env if jars_env in {"bundled", "none"} else jars_env.split(",")
+    if jars == "bundled":
+        settings["spark.jars"] = ",".join(jar_files.bundled_jars())
+    elif isinstance(jars, list) and jars:
+        settings["spark.jars"] = ",".join(jars)
+    if spark.packages:
+        settings["spark.jars.packages"] = ",".join(spark.packages)
+
+    settings.update(spark.conf)
+    conf_env = os.environ.get("LAKEFRESH_SPARK_CONF")
+    if conf_env:
+        try:
+            extra = json.loads(conf_env)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"LAKEFRESH_SPARK_CONF is not a JSON object: {exc}") from exc
+        if not isinstance(extra, dict):
+            raise ConfigError("LAKEFRESH_SPARK_CONF must be a JSON object of setting -> value")
+        settings.update({str(k): str(v) for k, v in extra.items()})
+    return settings
+
+
+def build_session(settings: dict[str, str]) -> SparkSession:
+    """Start (or join) the Spark session with these settings and check that Iceberg loaded."""
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        session = builder.getOrCreate()
+    except Exception as exc:  # JVM start failures come as many types
+        raise SetupError(f"cannot start Spark: {exc}") from exc
+    session.sparkContext.setLogLevel(os.environ.get("LAKEFRESH_SPARK_LOG_LEVEL", "ERROR"))
+    for key, value in settings.items():
+        if key.startswith("spark.sql.") and not key.startswith("spark.sql.extensions"):
+            session.conf.set(key, value)  # a joined session takes runtime settings too
+    return session

@@ -1,0 +1,136 @@
+"""What every call returns and what the `batches` control table stores. No pyspark here."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+# Record status codes of the `key` strategy, in display order.
+STATUS_CODES = {
+    "N": "new key",
+    "C": "changed",
+    "U": "unchanged",
+    "S": "unchanged, more recent date",
+    "O": "older than the stored record (ignored)",
+    "D": "deleted",
+}
+
+
+@dataclass
+class PhaseTimes:
+    """Seconds spent in each step of a batch."""
+
+    read: float = 0.0
+    stage: float = 0.0
+    audit: float = 0.0
+    publish: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.read + self.stage + self.audit + self.publish
+
+
+@dataclass
+class BatchResult:
+    """One batch applied (or not) to one table."""
+
+    table: str
+    batch_id: str
+    status: str  # published | failed | audit_failed
+    position: str = ""
+    record_count: int = 0
+    quarantined: int = 0
+    duplicates: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    snapshot_id: int | None = None
+    files_written: int = 0
+    bytes_written: int = 0
+    seconds: PhaseTimes = field(default_factory=PhaseTimes)
+    error: str | None = None
+
+    @property
+    def inserted(self) -> int:
+        return self.counts.get("N", 0)
+
+    @property
+    def updated(self) -> int:
+        return self.counts.get("C", 0)
+
+    @property
+    def deleted(self) -> int:
+        return self.counts.get("D", 0)
+
+    @property
+    def unchanged(self) -> int:
+        return self.counts.get("U", 0) + self.counts.get("S", 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["seconds"]["total"] = round(self.seconds.total, 3)
+        return out
+
+
+@dataclass
+class TableResult:
+    """What one run did to one table."""
+
+    table: str
+    batches: list[BatchResult] = field(default_factory=list)
+    recovered: list[str] = field(default_factory=list)  # published batches found unrecorded
+    error: str | None = None
+    resume_command: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "ok": self.ok,
+            "error": self.error,
+            "resume_command": self.resume_command,
+            "recovered": self.recovered,
+            "batches": [b.to_dict() for b in self.batches],
+        }
+
+
+@dataclass
+class RunResult:
+    """What one run of a pipeline did."""
+
+    tables: list[TableResult] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(t.ok for t in self.tables)
+
+    @property
+    def batches(self) -> list[BatchResult]:
+        return [b for t in self.tables for b in t.batches]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ok": self.ok, "tables": [t.to_dict() for t in self.tables]}
+
+
+@dataclass(frozen=True)
+class TableStatus:
+    """Where one table stands: its position in the source and its last batch."""
+
+    table: str
+    exists: bool
+    batches_published: int
+    last_batch_id: str | None
+    position: str | None
+    last_published_at: datetime | None
+    rows: int | None
+    counts: dict[str, int]
+    pending: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["last_published_at"] = (
+            self.last_published_at.isoformat() if self.last_published_at else None
+        )
+        return out

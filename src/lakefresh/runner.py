@@ -1,0 +1,334 @@
+"""The runner: for each table in dependency order, each new batch goes
+read -> stage -> write (staged, invisible) -> audit -> record -> publish -> record.
+
+Exactly once. A batch is *applied* when its id is in the target's current lineage (the summary of
+a published snapshot carries it as `wap.id`). Before anything else, the runner reconciles the
+`batches` log with that lineage: published batches whose log says `staged` become `published`;
+published batches with no log row get a recovered row; staged attempts that never published are
+marked `abandoned`. Then it takes every batch the source lists that is not applied, in order.
+A crash at any point therefore leaves the target at its last published batch, and the next run
+continues from there. A re-run with nothing new writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import traceback
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
+from lakefresh.errors import AuditError, LakefreshError, TransientError
+from lakefresh.faults import checkpoint
+from lakefresh.lakehouse.backend import StagedCommit
+from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
+from lakefresh.sources import BatchRef, make_source
+from lakefresh.sources.base import RAW_COLUMN, REASON_COLUMN
+from lakefresh.state.control import ControlTables
+from lakefresh.strategies import ChangeSet, StageContext, Strategy, make_strategy
+from lakefresh.strategies.base import STATUS_COLUMN, materialize
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from lakefresh.console import Console
+
+MAX_CONFLICT_RETRIES = 3
+
+
+class Runner:
+    def __init__(
+        self,
+        config: PipelineConfig,
+        backend: IcebergBackend,
+        control: ControlTables,
+        base_dir: str,
+        console: Console,
+        resume_hint: str = "lakefresh run PIPELINE",
+    ) -> None:
+        self.config = config
+        self.backend = backend
+        self.control = control
+        self.base_dir = base_dir
+        self.console = console
+        self.resume_hint = resume_hint
+
+    def run(self, only: list[str] | None = None) -> RunResult:
+        result = RunResult()
+        tables = dependency_order(self.config.tables)
+        if only:
+            unknown = [t for t in only if t not in {x.name for x in tables}]
+            if unknown:
+                from lakefresh.errors import ConfigError
+
+                raise ConfigError(
+                    f"unknown table(s) {unknown}; tables: {[t.name for t in tables]}"
+                )
+            tables = [t for t in tables if t.name in only]
+        self.control.ensure()
+        failed: set[str] = set()
+        for table in tables:
+            blocked = [d for d in table.depends_on if d in failed]
+            if blocked:
+                outcome = TableResult(table.name, error=f"not run: depends on failed {blocked}")
+            else:
+                outcome = self.run_table(table)
+            if not outcome.ok:
+                failed.add(table.name)
+            result.tables.append(outcome)
+        return result
+
+    # --- one table ---------------------------------------------------------------------------
+
+    def run_table(self, table: TableConfig) -> TableResult:
+        name = self.config.qualified(table)
+        outcome = TableResult(table.name)
+        try:
+            source = make_source(table.source, self.backend.spark, self.base_dir)
+            strategy = make_strategy(table.strategy)
+            applied = self._reconcile(name, outcome)
+            pending = [ref for ref in source.list_batches() if ref.batch_id not in applied]
+            self.console.table_started(table.name, len(pending))
+            for ref in pending:
+                batch = self._apply_with_retries(table, name, strategy, source, ref)
+                outcome.batches.append(batch)
+                self.console.batch_done(batch)
+                if batch.status != "published":
+                    outcome.error = f"batch {ref.batch_id}: {batch.error}"
+                    break
+        except LakefreshError as exc:
+            outcome.error = str(exc)
+        if outcome.error:
+            outcome.resume_command = f"{self.resume_hint} --table {table.name}"
+        self.console.table_done(outcome)
+        return outcome
+
+    def _reconcile(self, name: str, outcome: TableResult) -> set[str]:
+        """Bring the `batches` log in line with the target's lineage; return applied batch ids."""
+        lineage = self.backend.published_batches(name) if self.backend.exists(name) else {}
+        attempts = self.control.attempts(name)
+        logged = {a.batch_id for a in attempts if a.status == "published"}
+        for batch_id, snapshot_id in lineage.items():
+            if batch_id in logged:
+                continue
+            staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
+            match = [a for a in staged if a.staged_snapshot_id == snapshot_id] or staged[-1:]
+            if match:
+                self.control.mark_published(name, batch_id, match[0].attempt, snapshot_id, 0.0)
+            else:
+                self.control.record_recovered(name, batch_id, snapshot_id)
+            outcome.recovered.append(batch_id)
+        stale = [a for a in attempts if a.status == "staged" and a.batch_id not in lineage]
+        self.control.mark_abandoned(name, stale)
+        return set(lineage) | logged
+
+    def _apply_with_retries(
+        self, table: TableConfig, name: str, strategy: Strategy, source: Any, ref: BatchRef
+    ) -> BatchResult:
+        for attempt_no in range(1, MAX_CONFLICT_RETRIES + 1):
+            try:
+                return self._apply(table, name, strategy, source, ref)
+            except TransientError as exc:
+                if attempt_no == MAX_CONFLICT_RETRIES:
+                    return BatchResult(name, ref.batch_id, "failed", ref.position, error=str(exc))
+        raise AssertionError("unreachable")
+
+    # --- one batch ---------------------------------------------------------------------------
+
+    def _apply(
+        self, table: TableConfig, name: str, strategy: Strategy, source: Any, ref: BatchRef
+    ) -> BatchResult:
+        attempt = uuid.uuid4().hex[:16]
+        started = datetime.now(UTC).replace(tzinfo=None)
+        times = PhaseTimes()
+        result = BatchResult(name, ref.batch_id, "failed", ref.position, seconds=times)
+        row: dict[str, Any] = {
+            "table_name": name,
+            "batch_id": ref.batch_id,
+            "attempt": attempt,
+            "source_kind": table.source.kind,
+            "source_position": ref.position,
+            "replay": _json(ref.replay),
+            "started_at": started,
+        }
+        recorded = False
+        try:
+            clock = time.perf_counter()
+            exists = self.backend.exists(name)
+            target_schema = self.backend.schema(name) if exists else None
+            rows = self._read(strategy, source, ref, target_schema)
+            bad = rows.filter(rows[REASON_COLUMN].isNotNull())
+            good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
+            result.quarantined = bad.count()
+            times.read = time.perf_counter() - clock
+            checkpoint("after_read", ref.batch_id)
+
+            clock = time.perf_counter()
+            ctx = StageContext(self.backend, name, ref.batch_id, ref.batch_time, exists)
+            change = strategy.stage(ctx, good)
+            if not exists:
+                self.backend.create(
+                    name,
+                    change.rows.drop(STATUS_COLUMN).schema,
+                    table.partition_by,
+                    {**self.config.defaults.table_properties, **table.properties},
+                )
+            keep = (STATUS_COLUMN,) if STATUS_COLUMN in change.rows.columns else ()
+            change.rows = self.backend.align(name, change.rows, keep=keep)
+            result.counts = dict(change.counts)
+            result.record_count = change.record_count + result.quarantined
+            result.duplicates = change.duplicates
+            checkpoint("after_stage", ref.batch_id)
+
+            parent = self.backend.head(name)
+            parent_rows = self.backend.snapshot(name, parent).live_records if parent else 0
+            staged = self.backend.stage(name, ref.batch_id, lambda: strategy.write(ctx, change))
+            result.files_written = staged.files_written
+            result.bytes_written = staged.bytes_written
+            times.stage = time.perf_counter() - clock
+            checkpoint("after_write", ref.batch_id)
+
+            clock = time.perf_counter()
+            row.update(self._row_counts(result, staged))
+            self._audit(table, name, strategy, change, staged, parent_rows)
+            times.audit = time.perf_counter() - clock
+            checkpoint("after_audit", ref.batch_id)
+
+            row.update(status="staged", **_times(times))
+            self.control.record_attempt(row)
+            recorded = True
+            if result.quarantined:
+                self.control.record_quarantine(name, ref.batch_id, attempt, _quarantine_rows(bad))
+            checkpoint("after_record_staged", ref.batch_id)
+
+            clock = time.perf_counter()
+            snapshot_id = self.backend.publish(staged)
+            checkpoint("after_publish", ref.batch_id)
+            times.publish = time.perf_counter() - clock
+            self.control.mark_published(name, ref.batch_id, attempt, snapshot_id, times.publish)
+            checkpoint("after_record", ref.batch_id)
+            result.status = "published"
+            result.snapshot_id = snapshot_id
+            return result
+        except TransientError:
+            raise
+        except Exception as exc:
+            result.status = "audit_failed" if isinstance(exc, AuditError) else "failed"
+            result.error = _error_text(exc)
+            self._record_failure(row, result, times, recorded)
+            return result
+
+    def _read(self, strategy: Strategy, source: Any, ref: BatchRef, target_schema: Any) -> DataFrame:
+        """Read the batch once; every row carries its quarantine reason (NULL when good)."""
+        from pyspark.sql import functions as F
+
+        rows = source.read(ref, target_schema).rows
+        reasons = [F.col(REASON_COLUMN)] + [
+            F.when(condition, F.lit(reason)) for condition, reason in strategy.row_problems(rows)
+        ]
+        combined = F.concat_ws("; ", *reasons)
+        return materialize(rows.withColumn(REASON_COLUMN, F.when(combined != "", combined)))
+
+    def _audit(
+        self,
+        table: TableConfig,
+        name: str,
+        strategy: Strategy,
+        change: ChangeSet,
+        staged: StagedCommit,
+        parent_rows: int,
+    ) -> None:
+        audit = self.config.audit_for(table)
+        if audit.row_count:
+            expected = change.expected_rows
+            if expected is None and change.expected_delta is not None:
+                expected = parent_rows + change.expected_delta
+            if expected is not None and staged.live_records != expected:
+                raise AuditError(
+                    f"staged snapshot {staged.snapshot_id} holds {staged.live_records} rows, the "
+                    f"change set predicts {expected}; nothing was published"
+                )
+        keys = strategy.unique_keys()
+        if audit.unique_keys and keys:
+            from pyspark.sql import functions as F
+
+            df = self.backend.read(name, staged.snapshot_id)
+            dupes = df.groupBy(*keys).count().filter(F.col("count") > 1).limit(5).collect()
+            if dupes:
+                shown = [tuple(r[k] for k in keys) for r in dupes]
+                raise AuditError(f"staged snapshot has duplicate keys {shown}; nothing was published")
+
+    def _row_counts(self, result: BatchResult, staged: StagedCommit) -> dict[str, Any]:
+        return {
+            "staged_snapshot_id": staged.snapshot_id,
+            "record_count": result.record_count,
+            "quarantined_count": result.quarantined,
+            "duplicate_count": result.duplicates,
+            "status_counts": dict(result.counts),
+            "files_written": result.files_written,
+            "bytes_written": result.bytes_written,
+        }
+
+    def _record_failure(
+        self, row: dict[str, Any], result: BatchResult, times: PhaseTimes, recorded: bool
+    ) -> None:
+        try:
+            if recorded:
+                self.control._update(
+                    row["table_name"],
+                    f"attempt = '{row['attempt']}'",
+                    f"status = '{result.status}', error = {_sql_text(result.error or '')}",
+                )
+            else:
+                row.update(status=result.status, error=result.error, **_times(times))
+                self.control.record_attempt(row)
+        except Exception as exc:  # the log is secondary to the error being reported
+            self.console.message(f"could not record the failure in the batches table: {exc}")
+
+
+def _quarantine_rows(bad: DataFrame) -> DataFrame:
+    from pyspark.sql import functions as F
+
+    from lakefresh.sources.base import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN
+
+    return bad.select(
+        F.col(FILE_COLUMN).alias("source_file"),
+        F.col(LINE_COLUMN).alias("line"),
+        F.col(RECORD_COLUMN).alias("record"),
+        F.col(REASON_COLUMN).alias("reason"),
+        F.col(RAW_COLUMN).alias("raw"),
+    )
+
+
+def _times(times: PhaseTimes) -> dict[str, float]:
+    return {
+        "read_seconds": round(times.read, 3),
+        "stage_seconds": round(times.stage, 3),
+        "audit_seconds": round(times.audit, 3),
+    }
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
+
+
+def _sql_text(text: str) -> str:
+    from lakefresh.lakehouse.iceberg import sql_literal
+
+    return sql_literal(text[:4000])
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, LakefreshError):
+        return str(exc)
+    # Spark/Py4J errors: the first line says what happened; the JVM trace only with --debug
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else ""
+    out = f"{type(exc).__name__}: {first}"
+    if os.environ.get("LAKEFRESH_DEBUG") == "1":
+        out += "\n" + "".join(traceback.format_exception(exc))
+    return out

@@ -1,0 +1,194 @@
+"""The control tables in the `lakefresh` namespace, with explicit, versioned schemas.
+
+- `batches`: one row per table, batch and attempt. An attempt is recorded as `staged` (with its
+  counts) before its target commit is published, and becomes `published` right after. A crash in
+  between leaves `staged`; the next run reads the target's lineage and completes the record
+  (`published`) or marks it `abandoned` before staging the batch again.
+- `quarantine`: rows that could not be loaded, with the reason, file, line and batch.
+
+The target's lineage is the authority on what was applied; these tables are the log of it.
+Version: the table property `lakefresh.state-version`. A run against tables of another version
+stops with a message that says what to do.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.errors import StateError
+from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+STATE_VERSION = 1
+VERSION_PROPERTY = "lakefresh.state-version"
+
+BATCHES_SCHEMA = """
+table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
+status string NOT NULL, source_kind string, source_position string, replay string,
+record_count bigint, quarantined_count bigint, duplicate_count bigint,
+status_counts map<string, bigint>, staged_snapshot_id bigint, published_snapshot_id bigint,
+files_written bigint, bytes_written bigint,
+read_seconds double, stage_seconds double, audit_seconds double, publish_seconds double,
+started_at timestamp, published_at timestamp, error string, lakefresh_version string
+"""
+
+QUARANTINE_SCHEMA = """
+table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
+source_file string, line bigint, record bigint, reason string NOT NULL, raw string,
+quarantined_at timestamp
+"""
+
+TERMINAL_STATUSES = {"published"}
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    batch_id: str
+    attempt: str
+    status: str
+    staged_snapshot_id: int | None
+
+
+class ControlTables:
+    """Reads and writes the control tables through the table backend."""
+
+    def __init__(self, backend: IcebergBackend, namespace: str) -> None:
+        self.backend = backend
+        self.namespace = namespace
+        self.batches = f"{namespace}.batches"
+        self.quarantine = f"{namespace}.quarantine"
+        self._ready = False
+
+    # --- setup and versions ------------------------------------------------------------------
+
+    def ensure(self) -> None:
+        if self._ready:
+            return
+        from pyspark.sql.types import StructType
+
+        for table, ddl in ((self.batches, BATCHES_SCHEMA), (self.quarantine, QUARANTINE_SCHEMA)):
+            if not self.backend.exists(table):
+                schema = StructType.fromDDL(" ".join(ddl.split()))
+                self.backend.create(
+                    table, schema, [], {VERSION_PROPERTY: str(STATE_VERSION)}, wap=False
+                )
+            self._check_version(table)
+        self._ready = True
+
+    def _check_version(self, table: str) -> None:
+        found = self.backend.properties(table).get(VERSION_PROPERTY)
+        if found is None or int(found) != STATE_VERSION:
+            newer = found is not None and int(found) > STATE_VERSION
+            raise StateError(
+                f"control table {table} has state version {found}, this lakefresh uses "
+                f"{STATE_VERSION}: "
+                + ("upgrade lakefresh." if newer else "run `lakefresh migrate` to upgrade it.")
+            )
+
+    # --- reads -------------------------------------------------------------------------------
+
+    def attempts(self, table: str) -> list[AttemptRow]:
+        rows = self.backend.spark.sql(
+            f"SELECT batch_id, attempt, status, staged_snapshot_id FROM "
+            f"{self.backend.qualified(self.batches)} WHERE table_name = {sql_literal(table)}"
+        ).collect()
+        return [AttemptRow(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def history(self, table: str | None = None) -> DataFrame:
+        where = f"WHERE table_name = {sql_literal(table)}" if table else ""
+        return self.backend.spark.sql(
+            f"SELECT * FROM {self.backend.qualified(self.batches)} {where} "
+            "ORDER BY table_name, started_at, batch_id"
+        )
+
+    def quarantined(self, table: str | None = None) -> DataFrame:
+        where = f"WHERE table_name = {sql_literal(table)}" if table else ""
+        return self.backend.spark.sql(
+            f"SELECT * FROM {self.backend.qualified(self.quarantine)} {where} "
+            "ORDER BY table_name, batch_id, source_file, record"
+        )
+
+    # --- writes ------------------------------------------------------------------------------
+
+    def record_attempt(self, row: dict[str, Any]) -> None:
+        """Append one attempt row (status staged, failed or audit_failed)."""
+        spark = self.backend.spark
+        schema = spark.table(self.backend.qualified(self.batches)).schema
+        full = {f.name: row.get(f.name) for f in schema.fields}
+        full["lakefresh_version"] = _version()
+        self.backend.append(self.batches, spark.createDataFrame([full], schema))
+
+    def record_quarantine(self, table: str, batch_id: str, attempt: str, rows: DataFrame) -> None:
+        from pyspark.sql import functions as F
+
+        out = rows.select(
+            F.lit(table).alias("table_name"),
+            F.lit(batch_id).alias("batch_id"),
+            F.lit(attempt).alias("attempt"),
+            F.col("source_file").cast("string"),
+            F.col("line").cast("bigint"),
+            F.col("record").cast("bigint"),
+            F.col("reason").cast("string"),
+            F.col("raw").cast("string"),
+            F.current_timestamp().alias("quarantined_at"),
+        )
+        self.backend.append(self.quarantine, out)
+
+    def mark_published(
+        self, table: str, batch_id: str, attempt: str, snapshot_id: int, publish_seconds: float
+    ) -> None:
+        self._update(
+            table,
+            f"batch_id = {sql_literal(batch_id)} AND attempt = {sql_literal(attempt)}",
+            f"status = 'published', published_snapshot_id = {int(snapshot_id)}, "
+            f"publish_seconds = {publish_seconds!r}, published_at = current_timestamp()",
+        )
+
+    def mark_abandoned(self, table: str, attempts: list[AttemptRow]) -> None:
+        """Earlier attempts of a batch that never published: mark them, drop their quarantine."""
+        if not attempts:
+            return
+        ids = ", ".join(sql_literal(a.attempt) for a in attempts)
+        self._update(table, f"attempt IN ({ids}) AND status = 'staged'", "status = 'abandoned'")
+        self.backend.spark.sql(
+            f"DELETE FROM {self.backend.qualified(self.quarantine)} "
+            f"WHERE table_name = {sql_literal(table)} AND attempt IN ({ids})"
+        )
+
+    def record_recovered(self, table: str, batch_id: str, snapshot_id: int) -> None:
+        """A batch found in the target's lineage with no staged record (its log write was lost)."""
+        self.record_attempt(
+            {
+                "table_name": table,
+                "batch_id": batch_id,
+                "attempt": f"recovered-{snapshot_id}",
+                "status": "published",
+                "published_snapshot_id": snapshot_id,
+                "published_at": datetime.now(UTC).replace(tzinfo=None),
+                "error": "recovered from the target's lineage; counts were not recorded",
+            }
+        )
+
+    def _update(self, table: str, where: str, assignments: str) -> None:
+        self.backend.spark.sql(
+            f"UPDATE {self.backend.qualified(self.batches)} SET {assignments} "
+            f"WHERE table_name = {sql_literal(table)} AND {where}"
+        )
+
+
+def replay_json(files: list[str]) -> str:
+    return json.dumps({"files": files})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lakefresh")
+    except PackageNotFoundError:
+        return "unknown"

@@ -1,0 +1,46 @@
+"""Strategy `append` (alias `none`): every batch is appended; each row carries its batch id."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.config.strategies import AppendStrategyConfig
+from lakefresh.strategies.base import (
+    BATCH_ID_COLUMN,
+    ChangeSet,
+    StageContext,
+    data_columns,
+    materialize,
+    q,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+
+class AppendStrategy:
+    kind = "append"
+
+    def __init__(self, config: AppendStrategyConfig) -> None:
+        self.config = config
+
+    def unique_keys(self) -> list[str]:
+        return []
+
+    def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        return []
+
+    def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        from pyspark.sql import functions as F
+
+        rows = materialize(
+            batch.select(
+                *[F.col(q(c)) for c in data_columns(batch)],
+                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+            )
+        )
+        count = rows.count()
+        return ChangeSet(rows=rows, counts={"N": count}, record_count=count, expected_delta=count)
+
+    def write(self, ctx: StageContext, change: ChangeSet) -> None:
+        ctx.backend.append(ctx.table, change.rows)

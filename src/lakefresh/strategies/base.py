@@ -1,0 +1,146 @@
+"""The shared interface of refresh strategies, and helpers they share.
+
+A strategy does two things with a batch, and never touches the target in the first:
+
+1. `stage`: compute the change set (the CDC phase) and materialize it, with the counts it will
+   cause and the number of rows the target must hold after it (the audit's prediction);
+2. `write`: apply the change set to the target in one commit (staged by the runner's
+   write-audit-publish, so readers see nothing until it is published).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Protocol
+
+from lakefresh.sources.base import PROVENANCE_COLUMNS
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+    from lakefresh.lakehouse.iceberg import IcebergBackend
+
+BATCH_ID_COLUMN = "_lf_batch_id"
+HASH_COLUMN = "_lf_hash"
+UPDATED_AT_COLUMN = "_lf_updated_at"
+STATUS_COLUMN = "_lf_status"
+SYSTEM_PREFIX = "_lf_"
+
+
+@dataclass
+class StageContext:
+    """What a strategy may know while staging a batch."""
+
+    backend: IcebergBackend
+    table: str  # namespace.table
+    batch_id: str
+    batch_time: datetime
+    target_exists: bool
+
+    def target(self) -> DataFrame:
+        return self.backend.read(self.table)
+
+
+@dataclass
+class ChangeSet:
+    """The staged result of the CDC phase."""
+
+    rows: DataFrame  # target-shaped rows to write, materialized; may carry STATUS_COLUMN
+    counts: dict[str, int] = field(default_factory=dict)
+    record_count: int = 0
+    duplicates: int = 0
+    expected_rows: int | None = None  # rows the target must hold after the commit (audit)
+    expected_delta: int | None = None  # or: rows it must gain (negative: lose)
+
+
+class Strategy(Protocol):
+    """How a batch becomes one commit on the target."""
+
+    kind: str
+
+    def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        """Conditions that send a row to quarantine, with their reasons (e.g. a NULL key).
+
+        Args:
+            df: the batch's rows, typed.
+
+        Returns:
+            Pairs of (boolean column, reason).
+        """
+
+    def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        """Compute and materialize the change set of a batch of good rows.
+
+        Args:
+            ctx: the target and the batch's identity.
+            batch: good rows, typed, with the source's provenance columns.
+
+        Returns:
+            The change set, its counts and the audit's prediction.
+        """
+
+    def write(self, ctx: StageContext, change: ChangeSet) -> None:
+        """Apply the change set to the target in exactly one commit.
+
+        Args:
+            ctx: the target and the batch's identity.
+            change: what `stage` returned.
+        """
+
+    def unique_keys(self) -> list[str]:
+        """Columns that must be unique in the target (for the optional audit); [] for none."""
+
+
+def data_columns(df: DataFrame) -> list[str]:
+    """The batch's own columns: without provenance or system columns."""
+    return [c for c in df.columns if c not in PROVENANCE_COLUMNS and not c.startswith(SYSTEM_PREFIX)]
+
+
+def q(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
+
+def hashdiff(columns: list[str]) -> Column:
+    """A change-detection hash of columns: SHA-256 of their JSON object, keys sorted by name.
+
+    JSON makes it delimiter-safe ('a,b', NULL) != ('a', 'b,NULL') and type-aware (1 != '1').
+    NULL fields are left out of the object, so adding an all-NULL column to a table does not
+    change the hash of existing rows.
+    """
+    from pyspark.sql import functions as F
+
+    ordered = sorted(columns, key=str.lower)
+    if not ordered:
+        return F.sha2(F.lit("{}"), 256)
+    return F.sha2(F.to_json(F.struct(*[F.col(q(c)) for c in ordered])), 256)
+
+
+def materialize(df: DataFrame) -> DataFrame:
+    """Compute once and cut the lineage, so that later steps (a MERGE reads its source more than
+    once) see exactly the same rows."""
+    return df.localCheckpoint(eager=True)
+
+
+def count_by(df: DataFrame, column: str) -> dict[str, int]:
+    return {r[0]: int(r[1]) for r in df.groupBy(column).count().collect()}
+
+
+def null_key_problems(df: DataFrame, keys: list[str]) -> list[tuple[Column, str]]:
+    from pyspark.sql import functions as F
+
+    problems = []
+    for key in keys:
+        if key not in df.columns:
+            continue
+        problems.append((F.col(q(key)).isNull(), f"key column {key} is NULL"))
+    return problems
+
+
+def require_columns(df: DataFrame, columns: list[str], what: str) -> None:
+    from lakefresh.errors import SchemaError
+
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        present = data_columns(df)
+        raise SchemaError(f"{what} {missing} not in the batch; its columns: {present}")

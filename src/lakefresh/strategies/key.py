@@ -1,0 +1,181 @@
+"""Strategy `key` (alias `scd1`): upsert by natural key, with record status codes.
+
+Every batch row gets a status against the stored record with the same key:
+
+| code | meaning                                                  | target     |
+| ---- | -------------------------------------------------------- | ---------- |
+| N    | new key                                                  | inserted   |
+| C    | changed: other hash, date not older than the stored one  | updated    |
+| U    | unchanged: same hash, same date                          | untouched  |
+| S    | unchanged, but with a more recent date                   | untouched  |
+| O    | older than the stored record                             | untouched  |
+| D    | a delete (marker column or condition) of a stored key    | deleted    |
+
+The hash covers the non-key columns minus `exclude_from_cdc` and minus `date_column`. The record's
+date is `date_column`, or, without one, the batch time, so a later batch always wins. A delete of
+a key the target does not hold changes nothing and counts as U; an older delete counts as O.
+
+Duplicate keys inside one batch: the row with the latest date wins; on equal dates, the row that
+comes last (by file name, then by record in the file). The others count as `duplicates`.
+
+Target system columns: `_lf_hash`, `_lf_updated_at` (the record's date), `_lf_batch_id`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.config.strategies import KeyStrategyConfig
+from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.sources.base import FILE_COLUMN, RECORD_COLUMN
+from lakefresh.strategies.base import (
+    BATCH_ID_COLUMN,
+    HASH_COLUMN,
+    STATUS_COLUMN,
+    UPDATED_AT_COLUMN,
+    ChangeSet,
+    StageContext,
+    count_by,
+    data_columns,
+    hashdiff,
+    materialize,
+    null_key_problems,
+    q,
+    require_columns,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+DELETE_FLAG = "_lf_delete"
+WRITES = ("N", "C", "D")
+
+
+class KeyStrategy:
+    kind = "key"
+
+    def __init__(self, config: KeyStrategyConfig) -> None:
+        self.config = config
+
+    def unique_keys(self) -> list[str]:
+        return list(self.config.keys)
+
+    def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        from pyspark.sql import functions as F
+
+        problems = null_key_problems(df, self.config.keys)
+        date = self.config.date_column
+        if date and date in df.columns:
+            problems.append((F.col(q(date)).isNull(), f"date column {date} is NULL"))
+        return problems
+
+    def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        require_columns(batch, cfg.keys, "key column(s)")
+        if cfg.date_column:
+            require_columns(batch, [cfg.date_column], "date_column")
+        columns = data_columns(batch)
+        hashed = [
+            c
+            for c in columns
+            if c not in cfg.keys
+            and c not in cfg.exclude_from_cdc
+            and c != cfg.date_column
+            and c != (cfg.delete.column if cfg.delete else None)
+        ]
+        record_date = (
+            F.col(q(cfg.date_column)).cast("timestamp")
+            if cfg.date_column
+            else F.lit(ctx.batch_time).cast("timestamp")
+        )
+        rows = batch.select(
+            *[F.col(q(c)) for c in columns],
+            hashdiff(hashed).alias(HASH_COLUMN),
+            record_date.alias(UPDATED_AT_COLUMN),
+            F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+            self._delete_flag().alias(DELETE_FLAG),
+            F.col(FILE_COLUMN),
+            F.col(RECORD_COLUMN),
+        )
+        latest_first = Window.partitionBy(*[q(k) for k in cfg.keys]).orderBy(
+            F.col(UPDATED_AT_COLUMN).desc(),
+            F.col(FILE_COLUMN).desc_nulls_last(),
+            F.col(RECORD_COLUMN).desc_nulls_last(),
+        )
+        ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
+
+        if ctx.target_exists:
+            stored = ctx.target().select(
+                *[F.col(q(k)) for k in cfg.keys],
+                F.col(HASH_COLUMN).alias("_lf_t_hash"),
+                F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
+                F.lit(True).alias("_lf_t_exists"),
+            )
+            joined = ranked.join(stored, on=list(cfg.keys), how="left")
+        else:
+            joined = (
+                ranked.withColumn("_lf_t_hash", F.lit(None).cast("string"))
+                .withColumn("_lf_t_at", F.lit(None).cast("timestamp"))
+                .withColumn("_lf_t_exists", F.lit(None).cast("boolean"))
+            )
+        new, at, old_at = F.col("_lf_t_exists").isNull(), F.col(UPDATED_AT_COLUMN), F.col("_lf_t_at")
+        status = (
+            F.when(F.col("_lf_rank") > 1, F.lit("dup"))
+            .when(new & F.col(DELETE_FLAG), F.lit("U"))
+            .when(new, F.lit("N"))
+            .when(at < old_at, F.lit("O"))
+            .when(F.col(DELETE_FLAG), F.lit("D"))
+            .when(F.col(HASH_COLUMN) != F.col("_lf_t_hash"), F.lit("C"))
+            .when(at > old_at, F.lit("S"))
+            .otherwise(F.lit("U"))
+        )
+        target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
+        staged = materialize(
+            joined.select(*[F.col(q(c)) for c in target_columns], status.alias(STATUS_COLUMN))
+        )
+        counts = count_by(staged, STATUS_COLUMN)
+        duplicates = counts.pop("dup", 0)
+        return ChangeSet(
+            rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)),
+            counts=counts,
+            record_count=sum(counts.values()) + duplicates,
+            duplicates=duplicates,
+            expected_delta=counts.get("N", 0) - counts.get("D", 0),
+        )
+
+    def _delete_flag(self) -> Column:
+        from pyspark.sql import functions as F
+
+        rule = self.config.delete
+        if rule is None:
+            return F.lit(False)
+        if rule.column:
+            return F.coalesce(F.col(q(rule.column)) == F.lit(rule.value), F.lit(False))
+        return F.coalesce(F.expr(rule.condition or "false"), F.lit(False))
+
+    def write(self, ctx: StageContext, change: ChangeSet) -> None:
+        from pyspark.sql import functions as F
+
+        columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
+        writes = sum(change.counts.get(code, 0) for code in WRITES)
+        if writes == 0 or not ctx.target_exists:
+            # A new table takes only inserts. A batch that changes nothing still commits (an
+            # empty append), so its id is in the lineage and it is never applied again.
+            inserts = change.rows.filter(F.col(STATUS_COLUMN) == "N").select(*map(q, columns))
+            ctx.backend.append(ctx.table, inserts)
+            return
+        ctx.backend.merge(
+            ctx.table,
+            change.rows,
+            MergeClauses(
+                keys=list(self.config.keys),
+                update_columns=columns,
+                insert_columns=columns,
+                update_when=f"s.{STATUS_COLUMN} = 'C'",
+                delete_when=f"s.{STATUS_COLUMN} = 'D'",
+                insert_when=f"s.{STATUS_COLUMN} = 'N'",
+            ),
+        )
