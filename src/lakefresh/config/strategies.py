@@ -51,7 +51,8 @@ class KeyStrategyConfig(StrategyBase):
     date_column: str | None = Field(
         None,
         description="The record's last update time in the source. Older records never overwrite "
-        "newer ones. Without it, batch order decides: a later batch always wins.",
+        "newer ones. Without it, the batch time (e.g. the file's modification time) is the "
+        "record's date.",
     )
     exclude_from_cdc: list[str] = Field(
         default_factory=list, description="Columns ignored by change detection (still stored)."

@@ -22,6 +22,7 @@ from lakefresh.lakehouse import jars as jar_files
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
 
@@ -43,6 +44,7 @@ def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -
         "spark.app.name": spark.app_name,
         "spark.sql.extensions": ICEBERG_EXTENSIONS,
         "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.adaptive.enabled": "true",
@@ -66,6 +68,9 @@ def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -
     if spark.packages:
         settings["spark.jars.packages"] = ",".join(spark.packages)
 
+    if settings["spark.master"].startswith("local"):
+        log_config = Path(__file__).with_name("log4j2.properties")
+        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={log_config}"
     settings.update(spark.conf)
     conf_env = os.environ.get("LAKEFRESH_SPARK_CONF")
     if conf_env:
@@ -83,6 +88,8 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     """Start (or join) the Spark session with these settings and check that Iceberg loaded."""
     from pyspark.sql import SparkSession
 
+    if settings.get("spark.master", "").startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no hostname lookup for local runs
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -95,3 +102,13 @@ def build_session(settings: dict[str, str]) -> SparkSession:
         if key.startswith("spark.sql.") and not key.startswith("spark.sql.extensions"):
             session.conf.set(key, value)  # a joined session takes runtime settings too
     return session
+
+
+def parse_schema(ddl: str) -> StructType:
+    """A StructType from a DDL column list (`a int, b string`); needs a running Spark."""
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    parsed = _parse_datatype_string(" ".join(ddl.split()))
+    if not isinstance(parsed, StructType):
+        raise ConfigError(f"not a column list: {ddl!r}")
+    return parsed

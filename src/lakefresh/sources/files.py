@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.storage import FileEntry, Storage
 from lakefresh.sources.base import (
     FILE_COLUMN,
@@ -120,7 +121,7 @@ class FilesSource:
     def _empty(self, target_schema: StructType | None) -> DataFrame:
         from pyspark.sql.types import StructType
 
-        schema = StructType.fromDDL(_ddl(self.config.schema_ or {})) if self.config.schema_ else (
+        schema = parse_schema(_ddl(self.config.schema_)) if self.config.schema_ else (
             target_schema or StructType([])
         )
         df = self.spark.createDataFrame([], schema)
@@ -376,9 +377,7 @@ def _count_newlines(column: Column) -> Column:
 
 
 def _parse_type(name: str) -> DataType:
-    from pyspark.sql.types import StructType
-
-    return StructType.fromDDL(f"x {name}").fields[0].dataType
+    return parse_schema(f"x {name}").fields[0].dataType
 
 
 def _ddl(schema: dict[str, str]) -> str:

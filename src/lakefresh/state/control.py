@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
 from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
+from lakefresh.lakehouse.session import parse_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -69,11 +70,9 @@ class ControlTables:
     def ensure(self) -> None:
         if self._ready:
             return
-        from pyspark.sql.types import StructType
-
         for table, ddl in ((self.batches, BATCHES_SCHEMA), (self.quarantine, QUARANTINE_SCHEMA)):
             if not self.backend.exists(table):
-                schema = StructType.fromDDL(" ".join(ddl.split()))
+                schema = parse_schema(ddl)
                 self.backend.create(
                     table, schema, [], {VERSION_PROPERTY: str(STATE_VERSION)}, wap=False
                 )

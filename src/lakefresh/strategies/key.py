@@ -12,7 +12,8 @@ Every batch row gets a status against the stored record with the same key:
 | D    | a delete (marker column or condition) of a stored key    | deleted    |
 
 The hash covers the non-key columns minus `exclude_from_cdc` and minus `date_column`. The record's
-date is `date_column`, or, without one, the batch time, so a later batch always wins. A delete of
+date is `date_column`, or, without one, the batch time (for files, the modification time), so a
+batch produced later wins and one produced earlier counts as O. A delete of
 a key the target does not hold changes nothing and counts as U; an older delete counts as O.
 
 Duplicate keys inside one batch: the row with the latest date wins; on equal dates, the row that

@@ -1,0 +1,197 @@
+"""Strategy `key`: given these batches, the target equals this table, with these status codes."""
+
+from __future__ import annotations
+
+from tests.conftest import rows
+
+CUSTOMERS = """
+- name: customers
+  source:
+    kind: files
+    path: in
+    format: csv
+    schema: {id: int, name: string, city: string, updated_at: timestamp}
+  strategy: {kind: key, keys: [id], date_column: updated_at}
+"""
+
+
+def counts(result, batch_id):
+    return next(b.counts for b in result.batches if b.batch_id == batch_id)
+
+
+def test_every_status_code_across_batches(ws):
+    ws.write("in/b1.csv", """
+        id,name,city,updated_at
+        1,ann,Oslo,2025-01-01 00:00:00
+        2,bob,Rome,2025-01-01 00:00:00
+        3,cat,Kyiv,2025-01-01 00:00:00
+        4,dan,Lima,2025-01-01 00:00:00
+    """)
+    ws.write("in/b2.csv", """
+        id,name,city,updated_at
+        1,ann,Bergen,2025-01-02 00:00:00
+        2,bob,Rome,2025-01-01 00:00:00
+        3,cat,Kyiv,2025-01-05 00:00:00
+        4,dan,Cusco,2024-12-31 00:00:00
+        5,eve,Nice,2025-01-02 00:00:00
+    """)
+    p = ws.pipeline(CUSTOMERS)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert counts(result, "b1.csv") == {"N": 4}
+    # 1 changed, 2 unchanged, 3 same values with a newer date, 4 older than stored, 5 new
+    assert counts(result, "b2.csv") == {"C": 1, "U": 1, "S": 1, "O": 1, "N": 1}
+    assert rows(p.table("customers"), ["id", "name", "city", "_lf_batch_id"]) == [
+        (1, "ann", "Bergen", "b2.csv"),
+        (2, "bob", "Rome", "b1.csv"),
+        (3, "cat", "Kyiv", "b1.csv"),  # S does not rewrite the row
+        (4, "dan", "Lima", "b1.csv"),  # O never overwrites newer data
+        (5, "eve", "Nice", "b2.csv"),
+    ]
+
+
+def test_out_of_order_batches_never_let_older_records_win(ws):
+    # b2 (name order) carries the newest record; b3 arrives later with an older one
+    ws.write("in/b1.csv", "id,name,city,updated_at\n1,ann,Oslo,2025-01-01 00:00:00\n")
+    ws.write("in/b2.csv", "id,name,city,updated_at\n1,ann,Paris,2025-03-01 00:00:00\n")
+    p = ws.pipeline(CUSTOMERS)
+    assert p.run().ok
+    ws.write("in/b3.csv", "id,name,city,updated_at\n1,ann,Berlin,2025-02-01 00:00:00\n")
+    result = p.run()
+    assert counts(result, "b3.csv") == {"O": 1}
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Paris")]
+
+
+def test_duplicate_keys_in_a_batch_latest_date_wins_then_last_row(ws):
+    ws.write("in/b1.csv", """
+        id,name,city,updated_at
+        1,ann,Oslo,2025-01-03 00:00:00
+        1,ann,Rome,2025-01-01 00:00:00
+        2,bob,Lima,2025-01-01 00:00:00
+        2,bob,Kyiv,2025-01-01 00:00:00
+    """)
+    p = ws.pipeline(CUSTOMERS)
+    result = p.run()
+    assert result.batches[0].duplicates == 2
+    assert counts(result, "b1.csv") == {"N": 2}
+    # 1: the latest date wins; 2: equal dates, the row that comes last wins
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Oslo"), (2, "Kyiv")]
+
+
+def test_null_keys_and_null_dates_go_to_quarantine(ws):
+    ws.write("in/b1.csv", """
+        id,name,city,updated_at
+        1,ann,Oslo,2025-01-01 00:00:00
+        ,nokey,Rome,2025-01-01 00:00:00
+        3,nodate,Kyiv,
+    """)
+    p = ws.pipeline(CUSTOMERS)
+    result = p.run()
+    assert result.ok
+    assert result.batches[0].quarantined == 2
+    assert rows(p.table("customers"), ["id", "name"]) == [(1, "ann")]
+    assert rows(p.quarantine("customers"), ["batch_id", "line", "reason"]) == [
+        ("b1.csv", 3, "key column id is NULL"),
+        ("b1.csv", 4, "date column updated_at is NULL"),
+    ]
+
+
+def test_without_a_date_column_the_batch_time_is_the_record_date(ws):
+    ws.write("in/b1.csv", "id,v\n1,a\n2,b\n", mtime=1_700_000_000)
+    ws.write("in/b2.csv", "id,v\n1,A\n2,b\n", mtime=1_700_000_100)
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv, schema: {id: int, v: string}}
+      strategy: {kind: scd1, keys: [id]}
+    """)
+    result = p.run()
+    assert counts(result, "b2.csv") == {"C": 1, "S": 1}
+    assert rows(p.table("t")) == [(1, "A"), (2, "b")]
+    # a batch produced before the stored records (older file time) never overwrites them
+    ws.write("in/b3.csv", "id,v\n1,old\n", mtime=1_600_000_000)
+    assert counts(p.run(), "b3.csv") == {"O": 1}
+    assert rows(p.table("t")) == [(1, "A"), (2, "b")]
+
+
+def test_excluded_columns_do_not_count_as_changes_but_are_stored_on_change(ws):
+    ws.write("in/b1.csv", "id,v,loaded_by\n1,a,x\n2,b,x\n")
+    ws.write("in/b2.csv", "id,v,loaded_by\n1,a,y\n2,B,y\n")
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv, schema: {id: int, v: string, loaded_by: string}}
+      strategy: {kind: key, keys: [id], exclude_from_cdc: [loaded_by]}
+    """)
+    result = p.run()
+    # same batch time (files written in the same second): 1 is unchanged, not "newer"
+    assert counts(result, "b2.csv") == {"U": 1, "C": 1}
+    assert rows(p.table("t")) == [(1, "a", "x"), (2, "B", "y")]
+
+
+def test_deletes_by_marker_column_respect_dates(ws):
+    ws.write("in/b1.csv", """
+        id,v,deleted,ts
+        1,a,false,2025-01-01 00:00:00
+        2,b,false,2025-01-01 00:00:00
+        3,c,false,2025-01-05 00:00:00
+    """)
+    ws.write("in/b2.csv", """
+        id,v,deleted,ts
+        1,a,true,2025-01-02 00:00:00
+        3,c,true,2025-01-02 00:00:00
+        9,z,true,2025-01-02 00:00:00
+    """)
+    p = ws.pipeline("""
+    - name: t
+      source:
+        kind: files
+        path: in
+        format: csv
+        schema: {id: int, v: string, deleted: boolean, ts: timestamp}
+      strategy: {kind: key, keys: [id], date_column: ts, delete: {column: deleted, value: true}}
+    """)
+    result = p.run()
+    # 1 deleted; 3's delete is older than the stored record; 9 was never there
+    assert counts(result, "b2.csv") == {"D": 1, "O": 1, "U": 1}
+    assert rows(p.table("t"), ["id", "v"]) == [(2, "b"), (3, "c")]
+
+
+def test_composite_keys(ws):
+    ws.write("in/b1.csv", "region,id,v\neu,1,a\nus,1,b\n")
+    ws.write("in/b2.csv", "region,id,v\neu,1,A\nus,2,c\n")
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv, schema: {region: string, id: int, v: string}}
+      strategy: {kind: key, keys: [region, id]}
+    """)
+    assert p.run().ok
+    assert rows(p.table("t")) == [("eu", 1, "A"), ("us", 1, "b"), ("us", 2, "c")]
+
+
+def test_new_columns_are_added_and_missing_ones_are_null(ws):
+    ws.write("in/b1.csv", "id,v\n1,a\n2,b\n")
+    ws.write("in/b2.csv", "id,v,extra\n1,a,x\n3,c,y\n")
+    ws.write("in/b3.csv", "id,extra\n2,z\n")
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv}
+      strategy: {kind: key, keys: [id]}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert counts(result, "b2.csv") == {"C": 1, "N": 1}
+    assert rows(p.table("t"), ["id", "v", "extra"]) == [
+        (1, "a", "x"),
+        (2, None, "z"),
+        (3, "c", "y"),
+    ]
+
+
+def test_adding_an_all_null_column_keeps_existing_hashes(ws):
+    ws.write("in/b1.csv", "id,v\n1,a\n", mtime=1_700_000_000)
+    ws.write("in/b2.csv", "id,v,extra\n1,a,\n", mtime=1_700_000_100)
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv, schema: {id: int, v: string, extra: string}}
+      strategy: {kind: key, keys: [id]}
+    """)
+    assert counts(p.run(), "b2.csv") == {"S": 1}
