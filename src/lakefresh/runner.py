@@ -227,11 +227,14 @@ class Runner:
         from pyspark.sql import functions as F
 
         rows = source.read(ref, target_schema).rows
-        reasons = [F.col(REASON_COLUMN)] + [
-            F.when(condition, F.lit(reason)) for condition, reason in strategy.row_problems(rows)
-        ]
-        combined = F.concat_ws("; ", *reasons)
-        return materialize(rows.withColumn(REASON_COLUMN, F.when(combined != "", combined)))
+        problems = [F.when(c, F.lit(reason)) for c, reason in strategy.row_problems(rows)]
+        if problems:
+            # a row the source rejected is reported for that root cause alone (a value that did
+            # not parse also leaves its key NULL: saying so again would only be noise)
+            derived = F.concat_ws("; ", *problems)
+            reason = F.coalesce(F.col(REASON_COLUMN), F.when(derived != "", derived))
+            rows = rows.withColumn(REASON_COLUMN, reason)
+        return materialize(rows)
 
     def _audit(
         self,

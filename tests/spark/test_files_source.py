@@ -1,0 +1,148 @@
+"""Source `files`: strict parsing with quarantine, folders with completion markers, order, formats."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import rows
+
+PEOPLE = """
+- name: people
+  source:
+    kind: files
+    path: in
+    format: csv
+    schema: {id: int, name: string, amount: int}
+  strategy: {kind: append}
+"""
+
+
+def test_malformed_csv_rows_go_to_quarantine_with_file_line_and_reason(ws):
+    ws.write(
+        "in/b1.csv",
+        b'id,name,amount\n'
+        b'1,ann,10\n'
+        b'2,"bob\nsmith, jr",20\n'  # a quoted newline and delimiter: one good record, two lines
+        b'3,cat\n'  # too few cells
+        b'4,dan,abc\n'  # not an int
+        b'5,eve,50,extra\n'  # too many cells
+        b'6,fr\xff\xfeed,60\n'  # bytes that are not UTF-8
+        b'7,"gus ""the"" great",70\n',
+    )
+    p = ws.pipeline(PEOPLE)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.batches[0].record_count == 7
+    assert result.batches[0].quarantined == 4
+    assert rows(p.table("people")) == [
+        (1, "ann", 10),
+        (2, "bob\nsmith, jr", 20),
+        (7, 'gus "the" great', 70),
+    ]
+    quarantined = p.quarantine("people").collect()
+    assert {r["source_file"].rsplit("/", 1)[-1] for r in quarantined} == {"b1.csv"}
+    assert sorted((r["line"], r["record"], r["reason"]) for r in quarantined) == [
+        (5, 3, "wrong number of cells: expected 3 (id, name, amount)"),
+        (6, 4, "amount: 'abc' is not a valid int"),
+        (7, 5, "wrong number of cells: expected 3 (id, name, amount)"),
+        (8, 6, "bytes that are not valid UTF-8"),
+    ]
+    raw = {r["line"]: r["raw"] for r in quarantined}
+    assert raw[5] == "3,cat"
+    assert json.loads(raw[6]) == {"id": "4", "name": "dan", "amount": "abc"}
+
+
+def test_a_batch_of_only_bad_rows_publishes_an_empty_batch(ws):
+    ws.write("in/b1.csv", "id,name,amount\nx,ann,1\n")
+    p = ws.pipeline(PEOPLE)
+    result = p.run()
+    assert result.ok
+    assert (result.batches[0].record_count, result.batches[0].quarantined) == (1, 1)
+    assert rows(p.table("people")) == []
+
+
+def test_folder_batches_wait_for_their_completion_marker(ws):
+    ws.write("in/2025-01-01/part-0.csv", "id,name,amount\n1,ann,10\n")
+    ws.write("in/2025-01-01/part-1.csv", "id,name,amount\n2,bob,20\n")
+    ws.write("in/2025-01-01/_SUCCESS", "")
+    ws.write("in/2025-01-02/part-0.csv", "id,name,amount\n3,cat,30\n")  # still being written
+    p = ws.pipeline(PEOPLE.replace("format: csv", "format: csv\n    layout: folder"))
+    assert [b.batch_id for b in p.run().batches] == ["2025-01-01"]
+    assert rows(p.table("people")) == [(1, "ann", 10), (2, "bob", 20)]
+    assert p.run().batches == []  # still not complete
+    ws.write("in/2025-01-02/_SUCCESS", "")
+    assert [b.batch_id for b in p.run().batches] == ["2025-01-02"]
+    assert p.run().batches == []  # taken exactly once
+    assert rows(p.table("people"), ["id", "_lf_batch_id"]) == [
+        (1, "2025-01-01"),
+        (2, "2025-01-01"),
+        (3, "2025-01-02"),
+    ]
+
+
+def test_order_by_modification_time(ws):
+    ws.write("in/b.csv", "id,name,amount\n1,first,1\n", mtime=1_700_000_000)
+    ws.write("in/a.csv", "id,name,amount\n1,second,2\n", mtime=1_700_000_500)
+    p = ws.pipeline("""
+    - name: t
+      source:
+        kind: files
+        path: in
+        format: csv
+        order_by: modified
+        schema: {id: int, name: string, amount: int}
+      strategy: {kind: full}
+    """)
+    result = p.run()
+    assert [b.batch_id for b in result.batches] == ["b.csv", "a.csv"]
+    assert rows(p.table("t")) == [(1, "second", 2)]
+
+
+def test_types_are_inferred_when_not_declared_then_kept_from_the_target(ws):
+    ws.write("in/b1.csv", "id,amount,day\n1,1.5,2025-01-01\n")
+    ws.write("in/b2.csv", "id,amount,day\n2,oops,2025-01-02\n3,2,2025-01-03\n")
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv}
+      strategy: {kind: append}
+    """)
+    assert p.run().ok
+    types = {f.name: f.dataType.simpleString() for f in p.table("t").schema.fields}
+    assert (types["id"], types["amount"], types["day"]) == ("int", "double", "date")
+    assert rows(p.quarantine("t"), ["batch_id", "reason"]) == [
+        ("b2.csv", "amount: 'oops' is not a valid double")
+    ]
+    assert rows(p.table("t"), ["id", "amount"]) == [(1, 1.5), (3, 2.0)]
+
+
+def test_json_lines_and_parquet(ws, spark):
+    ws.write("json/b1.json", '{"id": 1, "name": "ann"}\n{"id": "x", "name": "bob"}\n{broken\n')
+    spark.createDataFrame([(1, "ann"), (2, "bob")], "id int, name string").coalesce(1).write.parquet(
+        str(ws.root / "pq" / "staging")
+    )
+    part = next((ws.root / "pq" / "staging").glob("*.parquet"))
+    part.rename(ws.root / "pq" / "b1.parquet")
+    p = ws.pipeline("""
+    - name: from_json
+      source: {kind: files, path: json, format: json, schema: {id: int, name: string}}
+      strategy: {kind: key, keys: [id]}
+    - name: from_parquet
+      source: {kind: files, path: pq, format: parquet}
+      strategy: {kind: key, keys: [id]}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("from_json")) == [(1, "ann")]
+    assert rows(p.quarantine("from_json"), ["record", "reason"]) == [
+        (2, "id: 'x' is not a valid int"),
+        (3, "malformed JSON record"),
+    ]
+    assert rows(p.table("from_parquet")) == [(1, "ann"), (2, "bob")]
+
+
+def test_a_missing_source_folder_is_a_clear_error(ws):
+    p = ws.pipeline(PEOPLE)
+    result = p.run()
+    assert not result.ok
+    assert result.tables[0].error == f"source folder {ws.root}/in does not exist"
+    assert result.tables[0].resume_command.endswith("--table people")
