@@ -199,3 +199,7 @@ def main() -> None:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -207,19 +207,27 @@ class Runner:
 
             clock = time.perf_counter()
             snapshot_id = self.backend.publish(staged)
+            result.snapshot_id = snapshot_id
             checkpoint("after_publish", ref.batch_id)
             times.publish = time.perf_counter() - clock
             self.control.mark_published(name, ref.batch_id, attempt, snapshot_id, times.publish)
             checkpoint("after_record", ref.batch_id)
             result.status = "published"
-            result.snapshot_id = snapshot_id
             return result
         except TransientError:
             raise
         except Exception as exc:
             result.status = "audit_failed" if isinstance(exc, AuditError) else "failed"
             result.error = _error_text(exc)
-            self._record_failure(row, result, times, recorded)
+            if result.snapshot_id is not None:
+                # The batch is in the target: only its record is incomplete, and the next run's
+                # reconciliation with the lineage completes it. Nothing is rolled back.
+                result.error += (
+                    f" (the batch was published as snapshot {result.snapshot_id}; the next run "
+                    "completes its record)"
+                )
+            else:
+                self._record_failure(row, result, times, recorded)
             return result
 
     def _read(self, strategy: Strategy, source: Any, ref: BatchRef, target_schema: Any) -> DataFrame:
@@ -281,11 +289,7 @@ class Runner:
     ) -> None:
         try:
             if recorded:
-                self.control._update(
-                    row["table_name"],
-                    f"attempt = '{row['attempt']}'",
-                    f"status = '{result.status}', error = {_sql_text(result.error or '')}",
-                )
+                self.control.mark_failed(row["table_name"], row["attempt"], result.status, result.error)
             else:
                 row.update(status=result.status, error=result.error, **_times(times))
                 self.control.record_attempt(row)
@@ -317,12 +321,6 @@ def _times(times: PhaseTimes) -> dict[str, float]:
 
 def _json(value: object) -> str:
     return json.dumps(value, default=str, sort_keys=True)
-
-
-def _sql_text(text: str) -> str:
-    from lakefresh.lakehouse.iceberg import sql_literal
-
-    return sql_literal(text[:4000])
 
 
 def _error_text(exc: BaseException) -> str:

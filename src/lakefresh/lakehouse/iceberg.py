@@ -9,6 +9,10 @@ are a log that can be rebuilt from it.
 Cherry-pick of a staged overwrite is a fast-forward that does not check whether the same `wap.id`
 was published already, and fails if the head moved: :meth:`IcebergBackend.publish` checks the
 lineage itself and raises :class:`CommitConflictError` when the head moved since staging.
+
+Not every write honours `spark.wap.id`: a `DELETE FROM` that Iceberg can answer by dropping whole
+files (a metadata-only delete) commits directly. Strategies therefore write only through MERGE,
+append and overwrite, which always go through Iceberg's Spark writer and are staged.
 """
 
 from __future__ import annotations

@@ -50,6 +50,8 @@ def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -
         "spark.sql.adaptive.enabled": "true",
         f"spark.sql.catalog.{catalog.name}": "org.apache.iceberg.spark.SparkCatalog",
         f"spark.sql.catalog.{catalog.name}.type": catalog.type,
+        # lineage checks must see other writers' commits: no cached table metadata
+        f"spark.sql.catalog.{catalog.name}.cache-enabled": "false",
     }
     warehouse = resolve_warehouse(catalog, base_dir)
     if warehouse:

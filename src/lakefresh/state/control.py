@@ -148,16 +148,30 @@ class ControlTables:
             f"publish_seconds = {publish_seconds!r}, published_at = current_timestamp()",
         )
 
+    def mark_failed(self, table: str, attempt: str, status: str, error: str | None) -> None:
+        """A recorded attempt that failed before publishing: its quarantine rows are withdrawn
+        (the batch's next attempt quarantines them again)."""
+        self._update(
+            table,
+            f"attempt = {sql_literal(attempt)}",
+            f"status = {sql_literal(status)}, error = {sql_literal((error or '')[:4000])}",
+        )
+        self._drop_quarantine(table, [attempt])
+
+    def _drop_quarantine(self, table: str, attempts: list[str]) -> None:
+        ids = ", ".join(sql_literal(a) for a in attempts)
+        self.backend.spark.sql(
+            f"DELETE FROM {self.backend.qualified(self.quarantine)} "
+            f"WHERE table_name = {sql_literal(table)} AND attempt IN ({ids})"
+        )
+
     def mark_abandoned(self, table: str, attempts: list[AttemptRow]) -> None:
         """Earlier attempts of a batch that never published: mark them, drop their quarantine."""
         if not attempts:
             return
         ids = ", ".join(sql_literal(a.attempt) for a in attempts)
         self._update(table, f"attempt IN ({ids}) AND status = 'staged'", "status = 'abandoned'")
-        self.backend.spark.sql(
-            f"DELETE FROM {self.backend.qualified(self.quarantine)} "
-            f"WHERE table_name = {sql_literal(table)} AND attempt IN ({ids})"
-        )
+        self._drop_quarantine(table, [a.attempt for a in attempts])
 
     def record_recovered(self, table: str, batch_id: str, snapshot_id: int) -> None:
         """A batch found in the target's lineage with no staged record (its log write was lost)."""

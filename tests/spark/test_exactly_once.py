@@ -1,0 +1,161 @@
+"""Exactly once: a batch is applied once, re-runs are no-ops, and a crash at any step leaves the
+target at its last published batch, from which the next run finishes the job."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from lakefresh.errors import CommitConflictError
+from lakefresh.faults import POINTS
+from tests.conftest import rows
+
+TABLE = """
+- name: t
+  source:
+    kind: files
+    path: in
+    format: csv
+    schema: {id: int, v: string, ts: timestamp}
+  strategy: {kind: key, keys: [id], date_column: ts}
+"""
+AFTER_B1 = [(1, "a", "b1.csv"), (2, "b", "b1.csv")]
+AFTER_B2 = [(1, "A", "b2.csv"), (2, "b", "b1.csv"), (3, "c", "b2.csv")]
+
+
+def two_batches(ws):
+    ws.write("in/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n2,b,2025-01-01 00:00:00\n")
+    ws.write(
+        "in/b2.csv",
+        "id,v,ts\n1,A,2025-01-02 00:00:00\n3,c,2025-01-02 00:00:00\nx,bad,2025-01-02 00:00:00\n",
+    )
+
+
+def target(p):
+    return rows(p.table("t"), ["id", "v", "_lf_batch_id"])
+
+
+def published_log(p):
+    return sorted(
+        (r["batch_id"], r["status"]) for r in p.history("t") if r["status"] == "published"
+    )
+
+
+def lineage(ws, p):
+    backend = p.backend
+    return sorted(backend.published_batches(f"{ws.namespace}.t"))
+
+
+def test_a_rerun_with_nothing_new_creates_no_snapshot_anywhere(ws):
+    two_batches(ws)
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    tables = [f"{ws.namespace}.t", f"{ws.control_namespace}.batches", f"{ws.control_namespace}.quarantine"]
+    before = ws.snapshot_counts(tables)
+    again = p.run()
+    assert again.ok and again.batches == []
+    assert ws.snapshot_counts(tables) == before
+    assert target(p) == AFTER_B2
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_raised_fault_at_any_step_is_finished_by_the_next_run(ws, monkeypatch, point):
+    two_batches(ws)
+    p = ws.pipeline(TABLE)
+    monkeypatch.setenv("LAKEFRESH_FAULTS", f"{point}@b2.csv")
+    first = p.run()
+    published_before = point in ("after_publish", "after_record")
+    assert [b.status for b in first.batches] == ["published", "failed"]
+    assert "injected fault" in first.batches[1].error
+    assert target(p) == (AFTER_B2 if published_before else AFTER_B1)
+
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    second = p.run()
+    assert second.ok
+    assert [b.batch_id for b in second.batches] == ([] if published_before else ["b2.csv"])
+    assert target(p) == AFTER_B2
+    assert lineage(ws, p) == ["b1.csv", "b2.csv"]
+    assert published_log(p) == [("b1.csv", "published"), ("b2.csv", "published")]
+    # the quarantine holds the bad row of b2 once, whatever attempt wrote it
+    assert rows(p.quarantine("t"), ["batch_id", "line"]) == [("b2.csv", 4)]
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("point", ["after_write", "after_record_staged", "after_publish"])
+def test_a_killed_process_is_finished_by_the_next_run(ws, point):
+    two_batches(ws)
+    path = ws.root / "pipeline.yml"
+    path.write_text(ws.pipeline_yaml(TABLE), encoding="utf-8")
+    env = {**os.environ, "LAKEFRESH_FAULTS": f"{point}@b2.csv:kill"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "lakefresh.cli", "run", str(path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == -9, proc.stderr  # SIGKILL, mid-batch
+
+    p = ws.pipeline(TABLE)
+    assert target(p) == (AFTER_B2 if point == "after_publish" else AFTER_B1)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert target(p) == AFTER_B2
+    assert lineage(ws, p) == ["b1.csv", "b2.csv"]
+    assert published_log(p) == [("b1.csv", "published"), ("b2.csv", "published")]
+    statuses = sorted(r["status"] for r in p.history("t") if r["batch_id"] == "b2.csv")
+    # only an attempt killed after its record was written leaves a row to abandon
+    assert statuses == (
+        ["abandoned", "published"] if point == "after_record_staged" else ["published"]
+    )
+    assert rows(p.quarantine("t"), ["batch_id", "line"]) == [("b2.csv", 4)]
+
+
+def test_a_lost_log_is_rebuilt_from_the_lineage_and_nothing_is_applied_twice(ws, spark):
+    two_batches(ws)
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    spark.sql(f"DELETE FROM lf_test.{ws.control_namespace}.batches")
+    result = p.run()
+    assert result.ok and result.batches == []
+    assert sorted(result.tables[0].recovered) == ["b1.csv", "b2.csv"]
+    assert published_log(p) == [("b1.csv", "published"), ("b2.csv", "published")]
+    assert target(p) == AFTER_B2
+
+
+def test_a_failed_audit_publishes_nothing(ws, spark):
+    ws.write("in/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n")
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    # someone else writes a duplicate key into the target behind lakefresh's back
+    spark.sql(
+        f"INSERT INTO lf_test.{ws.namespace}.t "
+        "SELECT id, v, ts, _lf_hash, _lf_updated_at, 'manual' FROM "
+        f"lf_test.{ws.namespace}.t"
+    )
+    ws.write("in/b2.csv", "id,v,ts\n5,e,2025-01-02 00:00:00\n")
+    p = ws.pipeline(TABLE, defaults="audit: {unique_keys: true}\n")
+    result = p.run()
+    batch = result.batches[0]
+    assert batch.status == "audit_failed"
+    assert "duplicate keys [(1,)]" in batch.error
+    assert "b2.csv" not in lineage(ws, p)
+    assert rows(p.table("t"), ["id"]) == [(1,), (1,)]
+
+
+def test_publishing_refuses_a_staged_commit_whose_table_moved(ws, spark):
+    ws.write("in/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n")
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    backend, name = p.backend, f"{ws.namespace}.t"
+    full = f"lf_test.{name}"
+    staged = backend.stage(
+        name, "manual-1", lambda: spark.sql(f"INSERT INTO {full} SELECT 8, v, ts, _lf_hash, _lf_updated_at, 'y' FROM {full}")
+    )
+    spark.sql(f"INSERT INTO {full} SELECT 9, 'z', ts, _lf_hash, _lf_updated_at, 'x' FROM {full}")
+    with pytest.raises(CommitConflictError):
+        backend.publish(staged)
+    assert "manual-1" not in backend.published_batches(name)
