@@ -1,0 +1,28 @@
+.DEFAULT_GOAL := help
+.PHONY: help setup demo test lint unit bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+
+setup: ## create .venv, install lakefresh, build the Iceberg jars (idempotent)
+	@bash scripts/setup.sh
+
+demo: setup ## run the example pipeline on freshly generated data
+	@bash examples/orders/demo.sh
+
+test: setup lint ## lint, then every test on real Spark + Iceberg
+	.venv/bin/pytest
+
+lint: setup ## ruff, the import layers, mypy
+	.venv/bin/ruff check src tests bench examples
+	.venv/bin/lint-imports
+	.venv/bin/mypy
+
+unit: setup ## only the tests that need no JVM
+	.venv/bin/pytest tests/unit
+
+bench: setup ## key strategy against a hand-written MERGE (1M rows; see bench/README.md)
+	.venv/bin/python bench/bench_key.py
+
+clean: ## remove generated data and warehouses (keeps .venv)
+	rm -rf examples/orders/data examples/orders/warehouse bench/data

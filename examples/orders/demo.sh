@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The example, start to finish: fresh data, a run, the per-batch counts, a re-run that does nothing.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+lakefresh="$here/../../.venv/bin/lakefresh"
+python="$here/../../.venv/bin/python"
+cd "$here"
+rm -rf data warehouse
+"$python" generate.py data
+
+echo "== lakefresh validate"
+"$lakefresh" validate pipeline.yml
+echo "== lakefresh run (every batch, exactly once)"
+"$lakefresh" run pipeline.yml
+echo "== per-batch counts"
+for table in customers orders products; do
+  echo "-- $table"
+  "$lakefresh" history pipeline.yml "$table"
+done
+echo "== the customers table"
+"$python" - <<'PY'
+import lakefresh
+p = lakefresh.load_pipeline("pipeline.yml")
+p.table("customers").orderBy("customer_id").select(
+    "customer_id", "name", "email", "city", "updated_at", "_lf_batch_id").show(truncate=False)
+p.quarantine().select("table_name", "batch_id", "line", "reason").show(truncate=False)
+PY
+echo "== a second run finds nothing new"
+"$lakefresh" run pipeline.yml
+echo "== status"
+"$lakefresh" status pipeline.yml --pending

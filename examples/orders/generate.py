@@ -1,0 +1,90 @@
+"""Generate the example's input: batches of a customer feed, daily order folders, product lists.
+
+The customer feed shows every record status: inserts (N), updates (C), unchanged rows (U), the
+same values with a newer date (S), an update that arrives after a newer one (O), a delete (D),
+a duplicate key inside one batch, and malformed rows that go to quarantine.
+
+Usage: python generate.py OUTPUT_FOLDER
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+CUSTOMER_HEADER = "customer_id,name,email,city,updated_at,is_deleted\n"
+
+CUSTOMER_BATCHES = {
+    "customers_001.csv": [
+        "1,Ann Lee,ann@example.com,Oslo,2025-01-01 09:00:00,false",
+        "2,Bob Ray,bob@example.com,Rome,2025-01-01 09:00:00,false",
+        "3,Cat Diaz,cat@example.com,Kyiv,2025-01-01 09:00:00,false",
+        "4,Dan Oy,dan@example.com,Lima,2025-01-01 09:00:00,false",
+        '5,"Eve ""the"" Third",eve@example.com,"Nice, FR",2025-01-01 09:00:00,false',
+    ],
+    "customers_002.csv": [
+        "2,Bob Ray,bob.ray@example.com,Rome,2025-01-02 10:00:00,false",  # C: new email
+        "3,Cat Diaz,cat@example.com,Kyiv,2025-01-01 09:00:00,false",  # U: unchanged
+        "6,Fay Wu,fay@example.com,Oslo,2025-01-02 10:00:00,false",  # N
+        "7,Gus,gus@example.com",  # quarantined: too few cells
+        "8,Hal Ng,hal@example.com,Bern,yesterday,false",  # quarantined: not a timestamp
+    ],
+    "customers_003.csv": [
+        "2,Bob Ray,bob@old-domain.example,Rome,2024-12-30 08:00:00,false",  # O: older than stored
+        "4,Dan Oy,dan@example.com,Cusco,2025-01-03 11:00:00,false",  # C: moved
+        "5,Eve,eve@example.com,Nice,2025-01-03 11:00:00,true",  # D: deleted in the source
+    ],
+    "customers_004.csv": [
+        "1,Ann Lee,ann@example.com,Oslo,2025-01-04 12:00:00,false",  # S: same values, newer date
+        "9,Ivy Sun,ivy@example.com,Turin,2025-01-04 12:00:00,false",  # duplicate key in batch:
+        "9,Ivy Sun,ivy.sun@example.com,Turin,2025-01-04 12:30:00,false",  # the later one wins
+    ],
+}
+
+ORDER_DAYS = {
+    "2025-01-01": [(100, 1, 25.0), (101, 2, 12.5)],
+    "2025-01-02": [(102, 3, 40.0), (103, 6, 7.25)],
+    "2025-01-03": [(104, 4, 99.99)],
+    "2025-01-04": [(105, 9, 15.0)],  # no _SUCCESS yet: still being written, not taken
+}
+
+PRODUCT_SNAPSHOTS = {
+    "products_2025-01-01.json": [
+        {"sku": "A-1", "title": "Kettle", "price": 30.0},
+        {"sku": "B-2", "title": "Teapot", "price": 22.5},
+    ],
+    "products_2025-01-03.json": [
+        {"sku": "A-1", "title": "Kettle", "price": 32.0},
+        {"sku": "C-3", "title": "Mug", "price": 6.0},
+    ],
+}
+
+
+def generate(root: Path) -> None:
+    base_time = 1_735_722_000  # 2025-01-01 09:00 UTC: file times follow the batch order
+    customers = root / "customers"
+    customers.mkdir(parents=True, exist_ok=True)
+    for n, (name, lines) in enumerate(CUSTOMER_BATCHES.items()):
+        path = customers / name
+        path.write_text(CUSTOMER_HEADER + "\n".join(lines) + "\n", encoding="utf-8")
+        os.utime(path, (base_time + n * 86_400,) * 2)
+
+    for n, (day, orders) in enumerate(ORDER_DAYS.items()):
+        folder = root / "orders" / day
+        folder.mkdir(parents=True, exist_ok=True)
+        body = "order_id,customer_id,amount\n" + "".join(f"{o},{c},{a}\n" for o, c, a in orders)
+        (folder / "part-00000.csv").write_text(body, encoding="utf-8")
+        if n < len(ORDER_DAYS) - 1:
+            (folder / "_SUCCESS").write_text("", encoding="utf-8")
+
+    products = root / "products"
+    products.mkdir(parents=True, exist_ok=True)
+    for name, items in PRODUCT_SNAPSHOTS.items():
+        lines = "".join(json.dumps(item) + "\n" for item in items)
+        (products / name).write_text(lines, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    generate(Path(sys.argv[1] if len(sys.argv) > 1 else "data"))
