@@ -1,0 +1,77 @@
+"""The CLI on the example pipeline, as a user runs it: one process per command."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "orders"
+
+
+def lakefresh(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "lakefresh.cli", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def example(tmp_path: Path) -> Path:
+    shutil.copy(EXAMPLE / "pipeline.yml", tmp_path)
+    subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), str(tmp_path / "data")], check=True)
+    return tmp_path
+
+
+def test_the_example_runs_once_and_reports_per_batch_counts(example):
+    run = lakefresh("run", "pipeline.yml", "--output", "json", cwd=example)
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["ok"]
+    batches = {t["table"]: t["batches"] for t in result["tables"]}
+    assert [(b["batch_id"], b["counts"], b["quarantined"]) for b in batches["customers"]] == [
+        ("customers_001.csv", {"N": 5}, 0),
+        ("customers_002.csv", {"C": 1, "U": 1, "N": 1}, 2),
+        ("customers_003.csv", {"O": 1, "C": 1, "D": 1}, 0),
+        ("customers_004.csv", {"S": 1, "N": 1}, 0),
+    ]
+    assert [b["batch_id"] for b in batches["orders"]] == ["2025-01-01", "2025-01-02", "2025-01-03"]
+    assert [b["counts"] for b in batches["products"]] == [{"N": 2}, {"N": 2}]
+
+    again = lakefresh("run", "pipeline.yml", "--output", "json", cwd=example)
+    assert again.returncode == 0, again.stderr
+    assert all(t["batches"] == [] for t in json.loads(again.stdout)["tables"])
+
+    history = json.loads(lakefresh("history", "pipeline.yml", "customers", "-o", "json", cwd=example).stdout)
+    assert [(h["batch_id"], h["status"], h["quarantined_count"]) for h in history] == [
+        ("customers_001.csv", "published", 0),
+        ("customers_002.csv", "published", 2),
+        ("customers_003.csv", "published", 0),
+        ("customers_004.csv", "published", 0),
+    ]
+    status = json.loads(lakefresh("status", "pipeline.yml", "-o", "json", "--pending", cwd=example).stdout)
+    assert [(s["table"], s["batches_published"], s["rows"], s["pending"]) for s in status] == [
+        ("customers", 4, 6, 0),
+        ("orders", 3, 5, 0),
+        ("products", 2, 2, 0),
+    ]
+
+
+def test_errors_are_one_line_with_exit_code_1(tmp_path):
+    (tmp_path / "bad.yml").write_text("tables: []\n", encoding="utf-8")
+    proc = lakefresh("validate", "bad.yml", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Error: bad.yml: 1 error(s) in the pipeline")
+    assert "Traceback" not in proc.stderr
+    missing = lakefresh("run", "nope.yml", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert missing.stderr.strip() == "Error: nope.yml: pipeline file not found"

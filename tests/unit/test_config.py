@@ -1,0 +1,132 @@
+"""Config: typed models, Jinja rendering, errors that name file, field, value and valid values.
+No JVM here."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from lakefresh.config import KeyStrategyConfig, PipelineConfig, load_config
+from lakefresh.errors import ConfigError
+
+GOOD = """
+catalog: {name: cat, warehouse: ./wh}
+tables:
+  - name: customers
+    source: {kind: files, path: data, format: csv, schema: {id: int, ts: timestamp}}
+    strategy: {kind: scd1, keys: [id], date_column: ts}
+  - name: sales.orders
+    source: {kind: files, path: orders, format: parquet, layout: folder}
+    strategy: {kind: none}
+    depends_on: [customers]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "pipeline.yml"
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def error_of(tmp_path: Path, text: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, text))
+    return str(info.value)
+
+
+def test_a_good_pipeline_becomes_typed_models(tmp_path):
+    config = load_config(write(tmp_path, GOOD))
+    assert isinstance(config, PipelineConfig)
+    customers, orders = config.tables
+    assert isinstance(customers.strategy, KeyStrategyConfig)
+    assert customers.strategy.kind == "scd1" and customers.strategy.keys == ["id"]
+    assert customers.source.schema_ == {"id": "int", "ts": "timestamp"}
+    assert orders.strategy.kind == "none" and orders.source.completion_marker == "_SUCCESS"
+    assert config.qualified(customers) == "default.customers"
+    assert config.qualified(orders) == "sales.orders"
+
+
+def test_jinja_renders_env_and_vars(tmp_path, monkeypatch):
+    monkeypatch.setenv("LANDING", "/mnt/landing")
+    path = write(tmp_path, GOOD.replace("path: data", "path: {{ env.LANDING }}/{{ var.feed }}"))
+    config = load_config(path, {"feed": "crm"})
+    assert config.tables[0].source.path == "/mnt/landing/crm"
+
+
+def test_an_undefined_template_name_is_named(tmp_path):
+    message = error_of(tmp_path, GOOD.replace("path: data", "path: {{ var.feed }}"))
+    assert "undefined" in message and "--var NAME=VALUE" in message
+
+
+def test_unknown_fields_list_the_valid_ones(tmp_path):
+    message = error_of(tmp_path, GOOD.replace("date_column: ts", "date_column: ts, colour: red"))
+    assert "pipeline.yml: 1 error(s)" in message
+    assert (
+        "tables[0].strategy.scd1.colour: unknown field 'colour'; valid fields: date_column, "
+        "delete, exclude_from_cdc, keys, kind (got 'red')"
+    ) in message
+
+
+def test_an_unknown_strategy_lists_the_valid_kinds(tmp_path):
+    message = error_of(tmp_path, GOOD.replace("kind: scd1", "kind: upsert"))
+    assert "tables[0].strategy: kind 'upsert' does not match any of the expected tags:" in message
+    for kind in ("'key'", "'scd1'", "'append'", "'none'", "'full'"):
+        assert kind in message
+
+
+def test_a_key_strategy_needs_keys(tmp_path):
+    message = error_of(tmp_path, GOOD.replace("keys: [id], ", ""))
+    assert "tables[0].strategy.scd1.keys: Field required" in message
+
+
+def test_keys_must_be_declared_columns(tmp_path):
+    message = error_of(tmp_path, GOOD.replace("keys: [id]", "keys: [customer_id]"))
+    assert "names column(s) ['customer_id'] that the source schema does not declare" in message
+    assert "declared columns: ['id', 'ts']" in message
+
+
+def test_bad_values_are_shown_with_the_valid_ones(tmp_path):
+    message = error_of(tmp_path, GOOD.replace("format: csv", "format: xlsx"))
+    assert "tables[0].source.files.format: Input should be 'csv', 'parquet' or 'json' (got 'xlsx')" in message
+    message = error_of(tmp_path, GOOD.replace("ts: timestamp", "ts: datetime"))
+    assert "column 'ts' has unknown type 'datetime'; valid types:" in message
+
+
+def test_dependencies_must_exist_and_not_cycle(tmp_path):
+    message = error_of(tmp_path, GOOD.replace("depends_on: [customers]", "depends_on: [nope]"))
+    assert "depends on unknown table(s) ['nope']" in message
+    cyclic = GOOD.replace("strategy: {kind: scd1", "depends_on: [sales.orders]\n    strategy: {kind: scd1")
+    assert "dependency cycle: customers -> sales.orders -> customers" in error_of(tmp_path, cyclic)
+
+
+def test_duplicate_table_names(tmp_path):
+    message = error_of(tmp_path, GOOD.replace("sales.orders", "customers").replace("depends_on: [customers]", ""))
+    assert "table names must be unique; repeated: customers" in message
+
+
+def test_invalid_yaml_names_the_line(tmp_path):
+    message = error_of(tmp_path, "tables:\n  - name: [unclosed\n")
+    assert "pipeline.yml:3: invalid YAML" in message or "pipeline.yml:2: invalid YAML" in message
+
+
+def test_a_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="pipeline file not found"):
+        load_config(tmp_path / "nope.yml")
+
+
+def test_validate_never_imports_pyspark(tmp_path):
+    path = write(tmp_path, GOOD)
+    code = (
+        "import sys; from lakefresh.cli import app; "
+        "from typer.testing import CliRunner; "
+        f"r = CliRunner().invoke(app, ['validate', {str(path)!r}]); "
+        "print(r.output); assert r.exit_code == 0; "
+        "assert 'pyspark' not in sys.modules, 'pyspark was imported'"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "valid (2 table(s): customers, sales.orders)" in proc.stdout

@@ -1,0 +1,62 @@
+"""The session factory's settings: embedded defaults, pipeline overrides, environment overrides.
+Computed without a JVM."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from lakefresh.config import CatalogConfig, SparkConfig
+from lakefresh.errors import ConfigError
+from lakefresh.lakehouse.session import spark_settings
+
+
+def settings(catalog=None, spark=None):
+    return spark_settings(
+        catalog or CatalogConfig(), spark or SparkConfig(jars="none"), Path("/pipelines")
+    )
+
+
+def test_embedded_default_is_local_spark_and_a_warehouse_folder_next_to_the_pipeline():
+    s = settings()
+    assert s["spark.master"] == "local[*]"
+    assert s["spark.sql.catalog.lakefresh_catalog"] == "org.apache.iceberg.spark.SparkCatalog"
+    assert s["spark.sql.catalog.lakefresh_catalog.type"] == "hadoop"
+    assert s["spark.sql.catalog.lakefresh_catalog.warehouse"] == "/pipelines/warehouse"
+    assert "IcebergSparkSessionExtensions" in s["spark.sql.extensions"]
+    assert "spark.jars" not in s
+
+
+def test_a_cluster_and_a_shared_catalog_from_config_alone():
+    s = settings(
+        CatalogConfig(
+            name="prod", type="rest", warehouse="s3://lake/wh",
+            properties={"uri": "https://catalog.internal", "io-impl": "org.apache.iceberg.aws.s3.S3FileIO"},
+        ),
+        SparkConfig(master="spark://master:7077", jars="none", packages=["org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0"]),
+    )
+    assert s["spark.master"] == "spark://master:7077"
+    assert s["spark.sql.catalog.prod.type"] == "rest"
+    assert s["spark.sql.catalog.prod.uri"] == "https://catalog.internal"
+    assert s["spark.sql.catalog.prod.warehouse"] == "s3://lake/wh"
+    assert s["spark.jars.packages"] == "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0"
+    assert "spark.driver.extraJavaOptions" not in s  # logging defaults only for local runs
+
+
+def test_the_environment_overrides_the_pipeline(monkeypatch):
+    monkeypatch.setenv("LAKEFRESH_SPARK_MASTER", "yarn")
+    monkeypatch.setenv("LAKEFRESH_WAREHOUSE", "hdfs://nn/wh")
+    monkeypatch.setenv("LAKEFRESH_JARS", "/opt/a.jar,/opt/b.jar")
+    monkeypatch.setenv("LAKEFRESH_SPARK_CONF", '{"spark.executor.memory": "8g"}')
+    s = settings(spark=SparkConfig(conf={"spark.executor.memory": "2g"}))
+    assert s["spark.master"] == "yarn"
+    assert s["spark.sql.catalog.lakefresh_catalog.warehouse"] == "hdfs://nn/wh"
+    assert s["spark.jars"] == "/opt/a.jar,/opt/b.jar"
+    assert s["spark.executor.memory"] == "8g"
+
+
+def test_a_bad_conf_variable_is_a_config_error(monkeypatch):
+    monkeypatch.setenv("LAKEFRESH_SPARK_CONF", "executor.memory=8g")
+    with pytest.raises(ConfigError, match="LAKEFRESH_SPARK_CONF is not a JSON object"):
+        settings()
