@@ -1,11 +1,11 @@
 """The Python API: load a pipeline, run it, inspect its state.
 
-    import lakefresh
-    pipeline = lakefresh.load_pipeline("examples/orders/pipeline.yml")
-    result = pipeline.run()              # RunResult: per table, per batch counts
-    pipeline.status()                    # where each table stands
-    pipeline.history("customers")        # its batches with counts
-    pipeline.table("customers").show()   # the target, as a Spark DataFrame
+import lakefresh
+pipeline = lakefresh.load_pipeline("examples/orders/pipeline.yml")
+result = pipeline.run()              # RunResult: per table, per batch counts
+pipeline.status()                    # where each table stands
+pipeline.history("customers")        # its batches with counts
+pipeline.table("customers").show()   # the target, as a Spark DataFrame
 """
 
 from __future__ import annotations
@@ -77,9 +77,7 @@ class Pipeline:
     def run(self, tables: list[str] | None = None) -> RunResult:
         """Apply every new batch of every table (or of `tables`), each exactly once."""
         hint = f"lakefresh run {self.path}" if self.path else "pipeline.run()"
-        runner = Runner(
-            self.config, self.backend, self.control, str(self.base_dir), self.console, hint
-        )
+        runner = Runner(self.config, self.backend, self.control, str(self.base_dir), self.console, hint)
         return runner.run(tables)
 
     def status(self, pending: bool = False) -> list[TableStatus]:
@@ -91,13 +89,11 @@ class Pipeline:
         for table in self.config.tables:
             name = self.config.qualified(table)
             exists = backend.exists(name)
-            rows = (
-                self.spark.sql(
-                    f"SELECT * FROM {backend.qualified(control.batches)} "
-                    f"WHERE table_name = {sql_literal(name)} AND status = 'published' "
-                    "ORDER BY published_at"
-                ).collect()
-            )
+            rows = self.spark.sql(
+                f"SELECT * FROM {backend.qualified(control.batches)} "
+                f"WHERE table_name = {sql_literal(name)} AND status = 'published' "
+                "ORDER BY published_at"
+            ).collect()
             last = rows[-1] if rows else None
             counts: dict[str, int] = {}
             for r in rows:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +24,7 @@ app = typer.Typer(
 )
 
 
-class Output(str, Enum):
+class Output(StrEnum):
     text = "text"
     json = "json"
 
@@ -88,7 +88,11 @@ def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = 
         _fail(exc)
         return
     names = [t.name for t in p.config.tables]
-    _emit(output, {"ok": True, "tables": names}, f"{pipeline}: valid ({len(names)} table(s): {', '.join(names)})")
+    _emit(
+        output,
+        {"ok": True, "tables": names},
+        f"{pipeline}: valid ({len(names)} table(s): {', '.join(names)})",
+    )
 
 
 @app.command()
@@ -140,8 +144,13 @@ def status(
     for r in rows:
         counts = " ".join(f"{k}={v}" for k, v in sorted(r.counts.items()))
         grid.add_row(
-            r.table, str(r.batches_published), r.last_batch_id or "-", r.position or "-",
-            "-" if r.rows is None else str(r.rows), counts, "-" if r.pending is None else str(r.pending),
+            r.table,
+            str(r.batches_published),
+            r.last_batch_id or "-",
+            r.position or "-",
+            "-" if r.rows is None else str(r.rows),
+            counts,
+            "-" if r.pending is None else str(r.pending),
         )
     Console().print(grid)
 
@@ -168,16 +177,25 @@ def history(
     grid = Table("batch", "status", "rows", "counts", "quarantined", "snapshot", "seconds")
     for r in rows:
         counts = " ".join(f"{k}={v}" for k, v in sorted((r["status_counts"] or {}).items()))
-        seconds = sum(r[k] or 0 for k in ("read_seconds", "stage_seconds", "audit_seconds", "publish_seconds"))
+        seconds = sum(
+            r[k] or 0 for k in ("read_seconds", "stage_seconds", "audit_seconds", "publish_seconds")
+        )
         grid.add_row(
-            r["batch_id"], r["status"], str(r["record_count"] or 0), counts,
-            str(r["quarantined_count"] or 0), str(r["published_snapshot_id"] or "-"), f"{seconds:.1f}",
+            r["batch_id"],
+            r["status"],
+            str(r["record_count"] or 0),
+            counts,
+            str(r["quarantined_count"] or 0),
+            str(r["published_snapshot_id"] or "-"),
+            f"{seconds:.1f}",
         )
     Console().print(grid)
 
 
 @app.command()
-def jars(force: bool = typer.Option(False, "--force", help="Rebuild the relocated Jackson jar.")) -> None:
+def jars(
+    force: bool = typer.Option(False, "--force", help="Rebuild the relocated Jackson jar."),
+) -> None:
     """Build (once) and print the bundled Iceberg jars."""
     from lakefresh.lakehouse import jars as jar_files
 

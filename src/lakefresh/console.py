@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from lakefresh.results import BatchResult, TableResult
 
@@ -46,11 +46,11 @@ class SilentConsole:
 class PlainConsole:
     """One line per event on stderr; what CI logs and pipes get."""
 
-    def __init__(self, stream: object = None) -> None:
+    def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
 
     def _print(self, text: str) -> None:
-        print(text, file=self.stream, flush=True)  # type: ignore[call-overload]
+        print(text, file=self.stream, flush=True)
 
     def table_started(self, table: str, pending: int) -> None:
         self._print(f"{table}: {pending} new batch(es)")
@@ -77,7 +77,10 @@ class RichConsole:
 
         self.console = RConsole(stderr=True)
         self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), console=self.console,
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=self.console,
             transient=True,
         )
         self.task: object = None

@@ -130,7 +130,5 @@ class TableStatus:
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out["last_published_at"] = (
-            self.last_published_at.isoformat() if self.last_published_at else None
-        )
+        out["last_published_at"] = self.last_published_at.isoformat() if self.last_published_at else None
         return out

@@ -20,6 +20,14 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.columns import (
+    FILE_COLUMN,
+    LINE_COLUMN,
+    RAW_COLUMN,
+    REASON_COLUMN,
+    RECORD_COLUMN,
+    STATUS_COLUMN,
+)
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
 from lakefresh.errors import AuditError, LakefreshError, TransientError
 from lakefresh.faults import checkpoint
@@ -27,10 +35,9 @@ from lakefresh.lakehouse.backend import StagedCommit
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.sources import BatchRef, make_source
-from lakefresh.sources.base import RAW_COLUMN, REASON_COLUMN
 from lakefresh.state.control import ControlTables
 from lakefresh.strategies import ChangeSet, StageContext, Strategy, make_strategy
-from lakefresh.strategies.base import STATUS_COLUMN, materialize
+from lakefresh.strategies.base import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -65,9 +72,7 @@ class Runner:
             if unknown:
                 from lakefresh.errors import ConfigError
 
-                raise ConfigError(
-                    f"unknown table(s) {unknown}; tables: {[t.name for t in tables]}"
-                )
+                raise ConfigError(f"unknown table(s) {unknown}; tables: {[t.name for t in tables]}")
             tables = [t for t in tables if t.name in only]
         self.control.ensure()
         failed: set[str] = set()
@@ -299,8 +304,6 @@ class Runner:
 
 def _quarantine_rows(bad: DataFrame) -> DataFrame:
     from pyspark.sql import functions as F
-
-    from lakefresh.sources.base import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN
 
     return bad.select(
         F.col(FILE_COLUMN).alias("source_file"),

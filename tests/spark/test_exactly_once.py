@@ -39,9 +39,7 @@ def target(p):
 
 
 def published_log(p):
-    return sorted(
-        (r["batch_id"], r["status"]) for r in p.history("t") if r["status"] == "published"
-    )
+    return sorted((r["batch_id"], r["status"]) for r in p.history("t") if r["status"] == "published")
 
 
 def lineage(ws, p):
@@ -53,7 +51,11 @@ def test_a_rerun_with_nothing_new_creates_no_snapshot_anywhere(ws):
     two_batches(ws)
     p = ws.pipeline(TABLE)
     assert p.run().ok
-    tables = [f"{ws.namespace}.t", f"{ws.control_namespace}.batches", f"{ws.control_namespace}.quarantine"]
+    tables = [
+        f"{ws.namespace}.t",
+        f"{ws.control_namespace}.batches",
+        f"{ws.control_namespace}.quarantine",
+    ]
     before = ws.snapshot_counts(tables)
     again = p.run()
     assert again.ok and again.batches == []
@@ -108,9 +110,7 @@ def test_a_killed_process_is_finished_by_the_next_run(ws, point):
     assert published_log(p) == [("b1.csv", "published"), ("b2.csv", "published")]
     statuses = sorted(r["status"] for r in p.history("t") if r["batch_id"] == "b2.csv")
     # only an attempt killed after its record was written leaves a row to abandon
-    assert statuses == (
-        ["abandoned", "published"] if point == "after_record_staged" else ["published"]
-    )
+    assert statuses == (["abandoned", "published"] if point == "after_record_staged" else ["published"])
     assert rows(p.quarantine("t"), ["batch_id", "line"]) == [("b2.csv", 4)]
 
 
@@ -153,7 +153,9 @@ def test_publishing_refuses_a_staged_commit_whose_table_moved(ws, spark):
     backend, name = p.backend, f"{ws.namespace}.t"
     full = f"lf_test.{name}"
     staged = backend.stage(
-        name, "manual-1", lambda: spark.sql(f"INSERT INTO {full} SELECT 8, v, ts, _lf_hash, _lf_updated_at, 'y' FROM {full}")
+        name,
+        "manual-1",
+        lambda: spark.sql(f"INSERT INTO {full} SELECT 8, v, ts, _lf_hash, _lf_updated_at, 'y' FROM {full}"),
     )
     spark.sql(f"INSERT INTO {full} SELECT 9, 'z', ts, _lf_hash, _lf_updated_at, 'x' FROM {full}")
     with pytest.raises(CommitConflictError):

@@ -20,13 +20,13 @@ PEOPLE = """
 def test_malformed_csv_rows_go_to_quarantine_with_file_line_and_reason(ws):
     ws.write(
         "in/b1.csv",
-        b'id,name,amount\n'
-        b'1,ann,10\n'
+        b"id,name,amount\n"
+        b"1,ann,10\n"
         b'2,"bob\nsmith, jr",20\n'  # a quoted newline and delimiter: one good record, two lines
-        b'3,cat\n'  # too few cells
-        b'4,dan,abc\n'  # not an int
-        b'5,eve,50,extra\n'  # too many cells
-        b'6,fr\xff\xfeed,60\n'  # bytes that are not UTF-8
+        b"3,cat\n"  # too few cells
+        b"4,dan,abc\n"  # not an int
+        b"5,eve,50,extra\n"  # too many cells
+        b"6,fr\xff\xfeed,60\n"  # bytes that are not UTF-8
         b'7,"gus ""the"" great",70\n',
     )
     p = ws.pipeline(PEOPLE)

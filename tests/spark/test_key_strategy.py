@@ -20,21 +20,27 @@ def counts(result, batch_id):
 
 
 def test_every_status_code_across_batches(ws):
-    ws.write("in/b1.csv", """
+    ws.write(
+        "in/b1.csv",
+        """
         id,name,city,updated_at
         1,ann,Oslo,2025-01-01 00:00:00
         2,bob,Rome,2025-01-01 00:00:00
         3,cat,Kyiv,2025-01-01 00:00:00
         4,dan,Lima,2025-01-01 00:00:00
-    """)
-    ws.write("in/b2.csv", """
+    """,
+    )
+    ws.write(
+        "in/b2.csv",
+        """
         id,name,city,updated_at
         1,ann,Bergen,2025-01-02 00:00:00
         2,bob,Rome,2025-01-01 00:00:00
         3,cat,Kyiv,2025-01-05 00:00:00
         4,dan,Cusco,2024-12-31 00:00:00
         5,eve,Nice,2025-01-02 00:00:00
-    """)
+    """,
+    )
     p = ws.pipeline(CUSTOMERS)
     result = p.run()
     assert result.ok, result.to_dict()
@@ -63,13 +69,16 @@ def test_out_of_order_batches_never_let_older_records_win(ws):
 
 
 def test_duplicate_keys_in_a_batch_latest_date_wins_then_last_row(ws):
-    ws.write("in/b1.csv", """
+    ws.write(
+        "in/b1.csv",
+        """
         id,name,city,updated_at
         1,ann,Oslo,2025-01-03 00:00:00
         1,ann,Rome,2025-01-01 00:00:00
         2,bob,Lima,2025-01-01 00:00:00
         2,bob,Kyiv,2025-01-01 00:00:00
-    """)
+    """,
+    )
     p = ws.pipeline(CUSTOMERS)
     result = p.run()
     assert result.batches[0].duplicates == 2
@@ -79,12 +88,15 @@ def test_duplicate_keys_in_a_batch_latest_date_wins_then_last_row(ws):
 
 
 def test_null_keys_and_null_dates_go_to_quarantine(ws):
-    ws.write("in/b1.csv", """
+    ws.write(
+        "in/b1.csv",
+        """
         id,name,city,updated_at
         1,ann,Oslo,2025-01-01 00:00:00
         ,nokey,Rome,2025-01-01 00:00:00
         3,nodate,Kyiv,
-    """)
+    """,
+    )
     p = ws.pipeline(CUSTOMERS)
     result = p.run()
     assert result.ok
@@ -128,18 +140,24 @@ def test_excluded_columns_do_not_count_as_changes_but_are_stored_on_change(ws):
 
 
 def test_deletes_by_marker_column_respect_dates(ws):
-    ws.write("in/b1.csv", """
+    ws.write(
+        "in/b1.csv",
+        """
         id,v,deleted,ts
         1,a,false,2025-01-01 00:00:00
         2,b,false,2025-01-01 00:00:00
         3,c,false,2025-01-05 00:00:00
-    """)
-    ws.write("in/b2.csv", """
+    """,
+    )
+    ws.write(
+        "in/b2.csv",
+        """
         id,v,deleted,ts
         1,a,true,2025-01-02 00:00:00
         3,c,true,2025-01-02 00:00:00
         9,z,true,2025-01-02 00:00:00
-    """)
+    """,
+    )
     p = ws.pipeline("""
     - name: t
       source:

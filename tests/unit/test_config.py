@@ -104,7 +104,9 @@ def test_dependencies_must_exist_and_not_cycle(tmp_path):
 
 
 def test_duplicate_table_names(tmp_path):
-    message = error_of(tmp_path, GOOD.replace("sales.orders", "customers").replace("depends_on: [customers]", ""))
+    message = error_of(
+        tmp_path, GOOD.replace("sales.orders", "customers").replace("depends_on: [customers]", "")
+    )
     assert "table names must be unique; repeated: customers" in message
 
 

@@ -32,5 +32,5 @@ def test_a_missing_jarjar_says_how_to_get_it_or_skip_it(tmp_path, monkeypatch):
     monkeypatch.setenv("LAKEFRESH_JAR_CACHE", str(tmp_path))
     monkeypatch.setenv("LAKEFRESH_JARJAR", str(tmp_path / "missing.jar"))
     monkeypatch.setattr(jars, "JARJAR_CANDIDATES", ())
-    with pytest.raises(SetupError, match="apt-get install libjarjar-java.*spark.jars: none"):
+    with pytest.raises(SetupError, match=r"apt-get install libjarjar-java.*spark.jars: none"):
         jars.build_shaded_jackson()

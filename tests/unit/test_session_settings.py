@@ -13,9 +13,7 @@ from lakefresh.lakehouse.session import spark_settings
 
 
 def settings(catalog=None, spark=None):
-    return spark_settings(
-        catalog or CatalogConfig(), spark or SparkConfig(jars="none"), Path("/pipelines")
-    )
+    return spark_settings(catalog or CatalogConfig(), spark or SparkConfig(jars="none"), Path("/pipelines"))
 
 
 def test_embedded_default_is_local_spark_and_a_warehouse_folder_next_to_the_pipeline():
@@ -31,10 +29,19 @@ def test_embedded_default_is_local_spark_and_a_warehouse_folder_next_to_the_pipe
 def test_a_cluster_and_a_shared_catalog_from_config_alone():
     s = settings(
         CatalogConfig(
-            name="prod", type="rest", warehouse="s3://lake/wh",
-            properties={"uri": "https://catalog.internal", "io-impl": "org.apache.iceberg.aws.s3.S3FileIO"},
+            name="prod",
+            type="rest",
+            warehouse="s3://lake/wh",
+            properties={
+                "uri": "https://catalog.internal",
+                "io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
+            },
         ),
-        SparkConfig(master="spark://master:7077", jars="none", packages=["org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0"]),
+        SparkConfig(
+            master="spark://master:7077",
+            jars="none",
+            packages=["org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.0"],
+        ),
     )
     assert s["spark.master"] == "spark://master:7077"
     assert s["spark.sql.catalog.prod.type"] == "rest"

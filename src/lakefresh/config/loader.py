@@ -75,9 +75,7 @@ def format_validation_error(exc: ValidationError, data: Any, source: str) -> str
         message = error["msg"]
         if error["type"] == "extra_forbidden":
             valid = valid_fields(PipelineConfig, loc[:-1], data)
-            message = f"unknown field {loc[-1]!r}" + (
-                f"; valid fields: {', '.join(valid)}" if valid else ""
-            )
+            message = f"unknown field {loc[-1]!r}" + (f"; valid fields: {', '.join(valid)}" if valid else "")
         elif error["type"] in {"union_tag_invalid", "union_tag_not_found"}:
             message = message.replace("Input tag", "kind").replace("found using 'kind' ", "")
         value = error.get("input")

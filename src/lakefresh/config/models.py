@@ -21,7 +21,8 @@ class CatalogConfig(Model):
         "nessie... Passed to Spark as spark.sql.catalog.<name>.type.",
     )
     warehouse: str | None = Field(
-        "./warehouse", description="Warehouse location; relative paths are taken from the pipeline file's folder."
+        "./warehouse",
+        description="Warehouse location; relative paths are taken from the pipeline file's folder.",
     )
     properties: dict[str, str] = Field(
         default_factory=dict,
@@ -127,8 +128,7 @@ class PipelineConfig(Model):
             unknown = [d for d in table.depends_on if d not in names]
             if unknown:
                 raise ValueError(
-                    f"table {table.name!r} depends on unknown table(s) {unknown}; "
-                    f"known tables: {names}"
+                    f"table {table.name!r} depends on unknown table(s) {unknown}; known tables: {names}"
                 )
         dependency_order(self.tables)  # raises on cycles
         return self
@@ -161,4 +161,3 @@ def dependency_order(tables: list[TableConfig]) -> list[TableConfig]:
     for table in tables:
         visit(table, ())
     return done
-

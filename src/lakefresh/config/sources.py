@@ -39,7 +39,8 @@ class FilesSourceConfig(Model):
         "file", description="file: every matching file is a batch; folder: every subfolder is one."
     )
     pattern: str | None = Field(
-        None, description="Glob of the files that make up batches; default *.csv, *.parquet or *.json*."
+        None,
+        description="Glob of the files that make up batches; default *.csv, *.parquet or *.json*.",
     )
     order_by: Literal["name", "modified"] = Field(
         "name", description="Batch order: by name, or by modification time (then name)."

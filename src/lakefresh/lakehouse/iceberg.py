@@ -82,9 +82,11 @@ class IcebergBackend:
         ddl = f"CREATE TABLE IF NOT EXISTS {self.qualified(table)} ({columns}) USING iceberg"
         if partition_by:
             ddl += f" PARTITIONED BY ({', '.join(partition_by)})"
-        ddl += " TBLPROPERTIES (" + ", ".join(
-            f"{sql_literal(k)}={sql_literal(v)}" for k, v in props.items()
-        ) + ")"
+        ddl += (
+            " TBLPROPERTIES ("
+            + ", ".join(f"{sql_literal(k)}={sql_literal(v)}" for k, v in props.items())
+            + ")"
+        )
         self.spark.sql(ddl)
 
     def schema(self, table: str) -> StructType:
@@ -129,9 +131,7 @@ class IcebergBackend:
         if isinstance(incoming, NullType) or pair in {(b, a) for a, b in WIDENINGS}:
             return  # narrower or all-null input fits the wider target column
         if pair in WIDENINGS:
-            self.spark.sql(
-                f"ALTER TABLE {self.qualified(table)} ALTER COLUMN {quote(column)} TYPE {pair[1]}"
-            )
+            self.spark.sql(f"ALTER TABLE {self.qualified(table)} ALTER COLUMN {quote(column)} TYPE {pair[1]}")
             return
         if _castable_safely(current, incoming):
             return

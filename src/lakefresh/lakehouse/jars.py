@@ -27,7 +27,12 @@ from pathlib import Path
 from lakefresh.errors import SetupError
 
 RELOCATION_RULE = "rule com.fasterxml.jackson.** org.apache.iceberg.shaded.com.fasterxml.jackson.@1"
-JACKSON_JARS = ("jackson-core", "jackson-databind", "jackson-annotations", "jackson-datatype-jsr310")
+JACKSON_JARS = (
+    "jackson-core",
+    "jackson-databind",
+    "jackson-annotations",
+    "jackson-datatype-jsr310",
+)
 JARJAR_CANDIDATES = ("/usr/share/java/jarjar.jar", "/usr/share/java/jarjar-1.4.jar")
 SCALA_BINARY = "2.12"
 
@@ -47,10 +52,13 @@ def _package_dir(name: str, hint: str) -> Path:
 
 def iceberg_runtime_jar() -> Path:
     """The Iceberg Spark 3.5 runtime jar for Scala 2.12 from the bundled wheel."""
-    jars = _package_dir(
-        "snowpark_connect_deps_iceberg",
-        "install lakefresh[iceberg], or set spark.jars: none / spark.packages in the pipeline",
-    ) / "jars"
+    jars = (
+        _package_dir(
+            "snowpark_connect_deps_iceberg",
+            "install lakefresh[iceberg], or set spark.jars: none / spark.packages in the pipeline",
+        )
+        / "jars"
+    )
     found = sorted(jars.glob(f"iceberg-spark-runtime-3.5_{SCALA_BINARY}-1.10.*.jar"))
     if not found:
         raise SetupError(f"no iceberg-spark-runtime-3.5_{SCALA_BINARY}-1.10.*.jar in {jars}")

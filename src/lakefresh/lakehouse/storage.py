@@ -55,9 +55,7 @@ class Storage:
         fs, jpath = self._fs(path)
         stream = fs.open(jpath)
         try:
-            reader = self._jvm.java.io.BufferedReader(
-                self._jvm.java.io.InputStreamReader(stream, encoding)
-            )
+            reader = self._jvm.java.io.BufferedReader(self._jvm.java.io.InputStreamReader(stream, encoding))
             line = reader.readLine()
             return None if line is None else str(line)
         finally:

@@ -10,14 +10,6 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-# Columns every read batch carries for ordering and provenance; strategies drop them.
-FILE_COLUMN = "_lf_file"
-RECORD_COLUMN = "_lf_record"
-LINE_COLUMN = "_lf_line"
-REASON_COLUMN = "_lf_reason"
-RAW_COLUMN = "_lf_raw"
-PROVENANCE_COLUMNS = (FILE_COLUMN, RECORD_COLUMN, LINE_COLUMN, REASON_COLUMN, RAW_COLUMN)
-
 
 @dataclass(frozen=True)
 class BatchRef:

@@ -19,19 +19,12 @@ import csv
 import fnmatch
 from typing import TYPE_CHECKING
 
+from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.storage import FileEntry, Storage
-from lakefresh.sources.base import (
-    FILE_COLUMN,
-    LINE_COLUMN,
-    RAW_COLUMN,
-    REASON_COLUMN,
-    RECORD_COLUMN,
-    BatchRef,
-    ReadBatch,
-)
+from lakefresh.sources.base import BatchRef, ReadBatch
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -88,6 +81,7 @@ class FilesSource:
             from datetime import UTC, datetime
 
             newest = datetime.now(UTC).replace(tzinfo=None)
+        order: tuple[str, ...]
         if self.config.order_by == "modified":
             order = (newest.isoformat(), batch_id)
             position = f"{newest.isoformat()} {batch_id}"
@@ -121,8 +115,10 @@ class FilesSource:
     def _empty(self, target_schema: StructType | None) -> DataFrame:
         from pyspark.sql.types import StructType
 
-        schema = parse_schema(_ddl(self.config.schema_)) if self.config.schema_ else (
-            target_schema or StructType([])
+        schema = (
+            parse_schema(_ddl(self.config.schema_))
+            if self.config.schema_
+            else (target_schema or StructType([]))
         )
         df = self.spark.createDataFrame([], schema)
         return _with_provenance(df, None)
@@ -234,9 +230,7 @@ class FilesSource:
         with_file = raw.withColumn(FILE_COLUMN, F.input_file_name()).withColumn(
             "_lf_order", F.monotonically_increasing_id()
         )
-        newlines = F.when(
-            F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))
-        ).otherwise(
+        newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
             sum((F.coalesce(_count_newlines(F.col(_q(c))), F.lit(0)) for c in columns), F.lit(0))
         )
         in_file = Window.partitionBy(FILE_COLUMN).orderBy("_lf_order")
@@ -246,9 +240,7 @@ class FilesSource:
             .withColumn("_lf_span", newlines + 1)
             .withColumn(
                 LINE_COLUMN,
-                (F.coalesce(F.sum("_lf_span").over(before), F.lit(0)) + header_lines + 1).cast(
-                    "bigint"
-                ),
+                (F.coalesce(F.sum("_lf_span").over(before), F.lit(0)) + header_lines + 1).cast("bigint"),
             )
             .drop("_lf_order", "_lf_span")
         )
@@ -363,10 +355,10 @@ def _bad_encoding(columns: list[str]) -> Column | None:
 
     if not columns:
         return None
-    hit = None
-    for c in columns:
-        test = F.coalesce(F.instr(F.col(_q(c)), REPLACEMENT_CHAR) > 0, F.lit(False))
-        hit = test if hit is None else hit | test
+    tests = [F.coalesce(F.instr(F.col(_q(c)), REPLACEMENT_CHAR) > 0, F.lit(False)) for c in columns]
+    hit = tests[0]
+    for test in tests[1:]:
+        hit = hit | test
     return F.when(hit, F.lit("bytes that are not valid UTF-8"))
 
 

@@ -73,9 +73,7 @@ class ControlTables:
         for table, ddl in ((self.batches, BATCHES_SCHEMA), (self.quarantine, QUARANTINE_SCHEMA)):
             if not self.backend.exists(table):
                 schema = parse_schema(ddl)
-                self.backend.create(
-                    table, schema, [], {VERSION_PROPERTY: str(STATE_VERSION)}, wap=False
-                )
+                self.backend.create(table, schema, [], {VERSION_PROPERTY: str(STATE_VERSION)}, wap=False)
             self._check_version(table)
         self._ready = True
 

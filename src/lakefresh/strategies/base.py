@@ -14,18 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from lakefresh.sources.base import PROVENANCE_COLUMNS
+from lakefresh.columns import PROVENANCE_COLUMNS, SYSTEM_PREFIX
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from lakefresh.lakehouse.iceberg import IcebergBackend
-
-BATCH_ID_COLUMN = "_lf_batch_id"
-HASH_COLUMN = "_lf_hash"
-UPDATED_AT_COLUMN = "_lf_updated_at"
-STATUS_COLUMN = "_lf_status"
-SYSTEM_PREFIX = "_lf_"
 
 
 @dataclass

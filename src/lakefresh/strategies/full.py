@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.strategies import FullStrategyConfig
 from lakefresh.strategies.base import (
-    BATCH_ID_COLUMN,
     ChangeSet,
     StageContext,
     data_columns,

@@ -26,14 +26,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.config.strategies import KeyStrategyConfig
-from lakefresh.lakehouse.backend import MergeClauses
-from lakefresh.sources.base import FILE_COLUMN, RECORD_COLUMN
-from lakefresh.strategies.base import (
+from lakefresh.columns import (
     BATCH_ID_COLUMN,
+    FILE_COLUMN,
     HASH_COLUMN,
+    RECORD_COLUMN,
     STATUS_COLUMN,
     UPDATED_AT_COLUMN,
+)
+from lakefresh.config.strategies import KeyStrategyConfig
+from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
     count_by,
@@ -122,7 +125,11 @@ class KeyStrategy:
                 .withColumn("_lf_t_at", F.lit(None).cast("timestamp"))
                 .withColumn("_lf_t_exists", F.lit(None).cast("boolean"))
             )
-        new, at, old_at = F.col("_lf_t_exists").isNull(), F.col(UPDATED_AT_COLUMN), F.col("_lf_t_at")
+        new, at, old_at = (
+            F.col("_lf_t_exists").isNull(),
+            F.col(UPDATED_AT_COLUMN),
+            F.col("_lf_t_at"),
+        )
         status = (
             F.when(F.col("_lf_rank") > 1, F.lit("dup"))
             .when(new & F.col(DELETE_FLAG), F.lit("U"))

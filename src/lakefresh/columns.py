@@ -1,0 +1,22 @@
+"""The names of the columns lakefresh adds, in one place. All start with `_lf_`.
+
+Provenance columns travel with a batch between read and stage and are never written:
+`_lf_file`, `_lf_record` (ordinal of the record in its file), `_lf_line` (physical line it starts
+on), `_lf_reason` (why the row is quarantined; NULL when good), `_lf_raw` (the row as read).
+
+System columns are written to targets: `_lf_batch_id` (the batch that last wrote the row),
+`_lf_hash` (change-detection hash), `_lf_updated_at` (the record's date, for `key`).
+"""
+
+FILE_COLUMN = "_lf_file"
+RECORD_COLUMN = "_lf_record"
+LINE_COLUMN = "_lf_line"
+REASON_COLUMN = "_lf_reason"
+RAW_COLUMN = "_lf_raw"
+PROVENANCE_COLUMNS = (FILE_COLUMN, RECORD_COLUMN, LINE_COLUMN, REASON_COLUMN, RAW_COLUMN)
+
+BATCH_ID_COLUMN = "_lf_batch_id"
+HASH_COLUMN = "_lf_hash"
+UPDATED_AT_COLUMN = "_lf_updated_at"
+STATUS_COLUMN = "_lf_status"  # in a change set only: what will happen to the row
+SYSTEM_PREFIX = "_lf_"
