@@ -1,0 +1,183 @@
+"""Benchmark: the `key` strategy against a hand-written Iceberg MERGE INTO of the same batches.
+
+Both paths run in one Spark session on the same data and the same table properties:
+
+- lakefresh: a pipeline with a `files` source (Parquet) and the `key` strategy, with all of its
+  bookkeeping on: strict read, status codes, staged write, audit, control tables, publish;
+- hand-written: `MERGE INTO target USING parquet.<batch> ON id WHEN MATCHED AND newer THEN UPDATE
+  WHEN NOT MATCHED THEN INSERT`, straight into the table.
+
+Target: ROWS rows (default 1,000,000). Batches: 1 % and 10 % of ROWS, each half updates of
+existing keys (with a newer date) and half new keys. Each round loads fresh targets; the reported
+time per batch is the median over rounds. Results go to stdout and bench/results/key.json.
+
+Usage: python bench/bench_key.py [--rows N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CATALOG = "bench"
+
+
+def session(warehouse: Path):  # type: ignore[no-untyped-def]
+    from lakefresh.config import CatalogConfig, SparkConfig
+    from lakefresh.lakehouse.session import build_session, spark_settings
+
+    settings = spark_settings(
+        CatalogConfig(name=CATALOG, warehouse=str(warehouse)),
+        SparkConfig(
+            master="local[2]",
+            conf={
+                "spark.driver.memory": "6g",
+                "spark.sql.shuffle.partitions": "8",
+            },
+        ),
+        HERE,
+    )
+    return build_session(settings)
+
+
+def generate(spark, folder: Path, rows: int) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+    """The initial load and the two change batches, as Parquet files."""
+    from pyspark.sql import functions as F
+
+    def people(df, day: str):  # type: ignore[no-untyped-def]
+        return df.select(
+            F.col("id").cast("bigint").alias("id"),
+            F.concat(F.lit("name-"), F.col("id")).alias("name"),
+            F.concat(F.lit("user"), F.col("id"), F.lit("@example.com")).alias("email"),
+            (F.col("id") % 1000 / 10.0 + F.lit(len(day))).alias("amount"),
+            F.element_at(
+                F.array(*[F.lit(c) for c in ("Oslo", "Rome", "Kyiv", "Lima")]),
+                (F.col("id") % 4 + 1).cast("int"),
+            ).alias("city"),
+            F.lit(f"{day} 00:00:00").cast("timestamp").alias("updated_at"),
+        )
+
+    plans = {"b000_initial": people(spark.range(rows), "2025-01-01")}
+    changes = (("b001_1pct", 0.01, "2025-01-02", 2), ("b002_10pct", 0.10, "2025-01-03", 3))
+    for name, share, day, block in changes:
+        n = int(rows * share)
+        # half: existing keys spread over the whole id range, with a newer date and a new city
+        updates = spark.range(0, rows, max(1, rows // (n // 2))).limit(n // 2)
+        # half: new keys, in an id block of their own for each batch
+        inserts = spark.range(rows * block, rows * block + (n - n // 2))
+        plans[name] = people(updates.union(inserts), day).withColumn("city", F.lit("Paris"))
+    files = {}
+    for name, df in plans.items():
+        out = folder / "staging" / name
+        df.coalesce(1).write.mode("overwrite").parquet(str(out))
+        part = next(out.glob("*.parquet"))
+        target = folder / "in" / f"{name}.parquet"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(part), target)
+        files[name] = target
+    shutil.rmtree(folder / "staging")
+    return files
+
+
+def hand_written(spark, namespace: str, files: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    table = f"{CATALOG}.{namespace}.target"
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{namespace}")
+    spark.sql(
+        f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ('format-version'='2') "
+        f"AS SELECT * FROM parquet.`{files['b000_initial']}`"
+    )
+    times = {}
+    for name in ("b001_1pct", "b002_10pct"):
+        start = time.perf_counter()
+        spark.sql(
+            f"""MERGE INTO {table} t USING (SELECT * FROM parquet.`{files[name]}`) s
+                ON t.id = s.id
+                WHEN MATCHED AND s.updated_at >= t.updated_at THEN UPDATE SET *
+                WHEN NOT MATCHED THEN INSERT *"""
+        )
+        times[name] = time.perf_counter() - start
+    return times
+
+
+def with_lakefresh(spark, namespace: str, folder: Path, files: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    from lakefresh.api import Pipeline
+    from lakefresh.config.loader import parse, validate
+
+    text = f"""
+catalog: {{name: {CATALOG}, control_namespace: {namespace}_ctl}}
+defaults: {{namespace: {namespace}}}
+tables:
+  - name: target
+    source: {{kind: files, path: {folder / "round_in"}, format: parquet}}
+    strategy: {{kind: key, keys: [id], date_column: updated_at}}
+"""
+    pipeline = Pipeline(validate(parse(text, "bench"), "bench"), folder, spark=spark)
+    batch_dir = folder / "round_in"
+    batch_dir.mkdir()
+    times = {}
+    for name in ("b000_initial", "b001_1pct", "b002_10pct"):
+        shutil.copy(files[name], batch_dir / files[name].name)
+        start = time.perf_counter()
+        result = pipeline.run()
+        elapsed = time.perf_counter() - start
+        if not result.ok:
+            raise SystemExit(f"lakefresh failed: {result.to_dict()}")
+        if name != "b000_initial":
+            times[name] = elapsed
+            batch = result.batches[0]
+            print(f"  lakefresh {name}: {elapsed:.2f}s counts={batch.counts} phases={batch.seconds}")
+    shutil.rmtree(batch_dir)
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="lakefresh-bench-"))
+    try:
+        spark = session(work / "warehouse")
+        files = generate(spark, work, args.rows)
+        ours: dict[str, list[float]] = {"b001_1pct": [], "b002_10pct": []}
+        theirs: dict[str, list[float]] = {"b001_1pct": [], "b002_10pct": []}
+        for r in range(args.rounds):
+            # alternate which path goes first so that neither always gets the warmer JVM
+            order = ("merge", "lakefresh") if r % 2 == 0 else ("lakefresh", "merge")
+            for path in order:
+                if path == "merge":
+                    times = hand_written(spark, f"merge_{r}", files)
+                    print(f"round {r}: MERGE {', '.join(f'{k} {v:.2f}s' for k, v in times.items())}")
+                    for k, v in times.items():
+                        theirs[k].append(v)
+                else:
+                    times = with_lakefresh(spark, f"lf_{r}", work, files)
+                    for k, v in times.items():
+                        ours[k].append(v)
+        summary = {}
+        for name in ours:
+            a, b = statistics.median(ours[name]), statistics.median(theirs[name])
+            summary[name] = {"lakefresh_s": round(a, 3), "merge_s": round(b, 3), "ratio": round(a / b, 3)}
+        report = {"rows": args.rows, "rounds": args.rounds, "cores": 2, "batches": summary}
+        out = HERE / "results" / "key.json"
+        out.parent.mkdir(exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+        print(json.dumps(report, indent=2))
+        spark.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
