@@ -11,6 +11,7 @@ pipeline.table("customers").show()   # the target, as a Spark DataFrame
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,11 +59,11 @@ class Pipeline:
             self._spark = build_session(self.spark_settings())
         return self._spark
 
-    @property
+    @cached_property
     def backend(self) -> IcebergBackend:
         return IcebergBackend(self.spark, self.config.catalog.name)
 
-    @property
+    @cached_property
     def control(self) -> ControlTables:
         return ControlTables(self.backend, self.config.catalog.control_namespace)
 

@@ -126,15 +126,15 @@ def test_without_a_date_column_the_batch_time_is_the_record_date(ws):
 
 
 def test_excluded_columns_do_not_count_as_changes_but_are_stored_on_change(ws):
-    ws.write("in/b1.csv", "id,v,loaded_by\n1,a,x\n2,b,x\n")
-    ws.write("in/b2.csv", "id,v,loaded_by\n1,a,y\n2,B,y\n")
+    ws.write("in/b1.csv", "id,v,loaded_by\n1,a,x\n2,b,x\n", mtime=1_700_000_000)
+    ws.write("in/b2.csv", "id,v,loaded_by\n1,a,y\n2,B,y\n", mtime=1_700_000_000)
     p = ws.pipeline("""
     - name: t
       source: {kind: files, path: in, format: csv, schema: {id: int, v: string, loaded_by: string}}
       strategy: {kind: key, keys: [id], exclude_from_cdc: [loaded_by]}
     """)
     result = p.run()
-    # same batch time (files written in the same second): 1 is unchanged, not "newer"
+    # the same batch time: 1 is unchanged (U), not "newer" (S)
     assert counts(result, "b2.csv") == {"U": 1, "C": 1}
     assert rows(p.table("t")) == [(1, "a", "x"), (2, "B", "y")]
 
@@ -171,6 +171,19 @@ def test_deletes_by_marker_column_respect_dates(ws):
     # 1 deleted; 3's delete is older than the stored record; 9 was never there
     assert counts(result, "b2.csv") == {"D": 1, "O": 1, "U": 1}
     assert rows(p.table("t"), ["id", "v"]) == [(2, "b"), (3, "c")]
+
+
+def test_deletes_by_condition(ws):
+    ws.write("in/b1.csv", "id,v,op\n1,a,I\n2,b,I\n3,c,I\n", mtime=1_700_000_000)
+    ws.write("in/b2.csv", "id,v,op\n1,a,D\n2,B,U\n", mtime=1_700_000_100)
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv, schema: {id: int, v: string, op: string}}
+      strategy: {kind: key, keys: [id], delete: {condition: "op = 'D'"}}
+    """)
+    result = p.run()
+    assert counts(result, "b2.csv") == {"D": 1, "C": 1}
+    assert rows(p.table("t")) == [(2, "B", "U"), (3, "c", "I")]
 
 
 def test_composite_keys(ws):
