@@ -54,6 +54,7 @@ class MergeClauses:
     update_when: str | None = None
     delete_when: str | None = None
     insert_when: str | None = None
+    source_rows: int | None = None  # the change set's size, when known: small ones are broadcast
 
 
 class TableBackend(Protocol):

@@ -3,7 +3,8 @@
 Write-audit-publish (verified on Spark 3.5 + Iceberg 1.10): with `write.wap.enabled=true` on the
 table and `spark.wap.id=<batch id>` in the session, any write commits a *staged* snapshot whose
 summary carries `wap.id`; readers keep seeing the current snapshot. `cherrypick_snapshot` publishes
-it atomically. So the target's own lineage records which batches it holds, and the control tables
+it atomically (`cherrypick_snapshot`, or the same operation through the Java API). So the target's
+own lineage records which batches it holds, and the control tables
 are a log that can be rebuilt from it.
 
 Cherry-pick of a staged overwrite is a fast-forward that does not check whether the same `wap.id`
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, SchemaError, StateError
 from lakefresh.lakehouse.backend import MergeClauses, StagedCommit
@@ -32,6 +33,9 @@ WAP_PROPERTIES = {"write.wap.enabled": "true", "format-version": "2"}
 
 # Type changes Iceberg can make in place (metadata only).
 WIDENINGS = {("int", "bigint"), ("float", "double")}
+
+BROADCAST_ROWS_SETTING = "spark.lakefresh.merge.broadcastMaxRows"
+DEFAULT_BROADCAST_ROWS = 1_000_000
 
 _WAP_LOCK = threading.Lock()  # spark.wap.id is session-wide: one staged write at a time
 
@@ -143,33 +147,37 @@ class IcebergBackend:
 
     # --- lineage and write-audit-publish -------------------------------------------------------
 
+    def _iceberg_table(self, table: str) -> Any:
+        """The table through Iceberg's Java API, loaded fresh: lineage questions are answered
+        from its metadata in milliseconds, without a Spark job."""
+        jvm = self.spark.sparkContext._jvm
+        return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(  # type: ignore[union-attr]
+            self.spark._jsparkSession, f"{self.catalog}.{table}"
+        )
+
     def head(self, table: str) -> int | None:
-        rows = self.spark.sql(
-            f"SELECT snapshot_id FROM {self.qualified(table)}.history "
-            "WHERE is_current_ancestor ORDER BY made_current_at DESC LIMIT 1"
-        ).collect()
-        return int(rows[0][0]) if rows else None
+        current = self._iceberg_table(table).currentSnapshot()
+        return None if current is None else int(current.snapshotId())
 
     def published_batches(self, table: str) -> dict[str, int]:
-        name = self.qualified(table)
-        rows = self.spark.sql(
-            f"""SELECT coalesce(s.summary['published-wap-id'], s.summary['wap.id']) AS batch_id,
-                       s.snapshot_id
-                FROM {name}.snapshots s JOIN {name}.history h ON s.snapshot_id = h.snapshot_id
-                WHERE h.is_current_ancestor"""
-        ).collect()
-        return {r["batch_id"]: int(r["snapshot_id"]) for r in rows if r["batch_id"] is not None}
+        jvm = self.spark.sparkContext._jvm
+        ancestors = jvm.org.apache.iceberg.util.SnapshotUtil.currentAncestors(  # type: ignore[union-attr]
+            self._iceberg_table(table)
+        ).iterator()
+        out: dict[str, int] = {}
+        while ancestors.hasNext():
+            snapshot = ancestors.next()
+            summary = snapshot.summary()
+            batch_id = summary.get("published-wap-id") or summary.get("wap.id")
+            if batch_id is not None:
+                out.setdefault(str(batch_id), int(snapshot.snapshotId()))
+        return out
 
     def snapshot(self, table: str, snapshot_id: int) -> StagedCommit:
-        rows = self.spark.sql(
-            f"SELECT snapshot_id, parent_id, summary, summary['wap.id'] AS wap "
-            f"FROM {self.qualified(table)}.snapshots WHERE snapshot_id = {int(snapshot_id)}"
-        ).collect()
-        if not rows:
+        found = self._iceberg_table(table).snapshot(int(snapshot_id))
+        if found is None:
             raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
-        r = rows[0]
-        parent = None if r["parent_id"] is None else int(r["parent_id"])
-        return StagedCommit(table, r["wap"] or "", int(r["snapshot_id"]), parent, dict(r["summary"]))
+        return _commit(table, found)
 
     def stage(self, table: str, batch_id: str, write: Callable[[], None]) -> StagedCommit:
         parent = self.head(table)
@@ -179,18 +187,20 @@ class IcebergBackend:
                 write()
             finally:
                 self.spark.conf.unset("spark.wap.id")
-        parent_test = "parent_id IS NULL" if parent is None else f"parent_id = {parent}"
-        rows = self.spark.sql(
-            f"SELECT snapshot_id FROM {self.qualified(table)}.snapshots "
-            f"WHERE summary['wap.id'] = {sql_literal(batch_id)} AND {parent_test} "
-            "ORDER BY committed_at DESC LIMIT 1"
-        ).collect()
-        if not rows:
+        snapshots = self._iceberg_table(table).snapshots().iterator()
+        staged = None
+        while snapshots.hasNext():  # in commit order: the last match is this write's
+            snapshot = snapshots.next()
+            parent_id = snapshot.parentId()
+            same_parent = (None if parent_id is None else int(parent_id)) == parent
+            if same_parent and snapshot.summary().get("wap.id") == batch_id:
+                staged = snapshot
+        if staged is None:
             raise StateError(
                 f"the write of batch {batch_id!r} to {table} left no staged snapshot; is "
                 "write.wap.enabled=true on the table?"
             )
-        return self.snapshot(table, int(rows[0][0]))
+        return _commit(table, staged)
 
     def publish(self, staged: StagedCommit) -> int:
         published = self.published_batches(staged.table)
@@ -201,10 +211,9 @@ class IcebergBackend:
                 f"{staged.table} moved since batch {staged.batch_id!r} was staged; it is staged again"
             )
         try:
-            self.spark.sql(
-                f"CALL {quote(self.catalog)}.system.cherrypick_snapshot("
-                f"{sql_literal(staged.table)}, {staged.snapshot_id})"
-            ).collect()
+            self._iceberg_table(staged.table).manageSnapshots().cherrypick(
+                staged.snapshot_id
+            ).commit()
         except Exception:
             # The outcome of a failed commit can be unknown: trust the lineage, not the exception.
             published = self.published_batches(staged.table)
@@ -230,6 +239,13 @@ class IcebergBackend:
         df.writeTo(self.qualified(table)).overwrite(F.lit(True))
 
     def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
+        """MERGE a change set. A change set of at most `spark.lakefresh.merge.broadcastMaxRows`
+        rows (default 1,000,000) is broadcast, so the target is scanned without a shuffle: a
+        materialized change set has no size statistics, and Spark would otherwise sort-merge
+        join it against the whole target."""
+        limit = int(self.spark.conf.get(BROADCAST_ROWS_SETTING) or DEFAULT_BROADCAST_ROWS)
+        if clauses.source_rows is not None and clauses.source_rows <= limit:
+            source = source.hint("broadcast")
         view = f"lakefresh_merge_source_{abs(hash((table, id(source))))}"
         source.createOrReplaceTempView(view)
         try:
@@ -248,6 +264,18 @@ class IcebergBackend:
             self.spark.sql(sql)
         finally:
             self.spark.catalog.dropTempView(view)
+
+
+def _commit(table: str, snapshot: Any) -> StagedCommit:
+    parent = snapshot.parentId()
+    summary = {str(k): str(v) for k, v in dict(snapshot.summary()).items()}
+    return StagedCommit(
+        table,
+        summary.get("wap.id", ""),
+        int(snapshot.snapshotId()),
+        None if parent is None else int(parent),
+        summary,
+    )
 
 
 def _castable_safely(current: DataType, incoming: DataType) -> bool:

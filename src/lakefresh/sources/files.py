@@ -214,9 +214,15 @@ class FilesSource:
             raw = self.spark.read.option("mergeSchema", True).parquet(*ref.files)
         except Exception as exc:
             raise SourceError(f"batch {ref.batch_id}: cannot read Parquet: {exc}") from exc
-        raw = raw.withColumn(CORRUPT, F.lit(None).cast("string"))
-        columns = [c for c in raw.columns if c != CORRUPT]
-        numbered = self._number_records(raw, columns, header_lines=0)
+        columns = list(raw.columns)
+        # Parquet knows each row's position in its file: no window needed to number records
+        numbered = raw.select(
+            *[F.col(_q(c)) for c in columns],
+            F.lit(None).cast("string").alias(CORRUPT),
+            F.col("_metadata.file_path").alias(FILE_COLUMN),
+            (F.col("_metadata.row_index") + 1).alias(RECORD_COLUMN),
+            (F.col("_metadata.row_index") + 1).alias(LINE_COLUMN),
+        )
         declared = self.config.schema_ or {}
         types = {c: _parse_type(declared[c]) for c in columns if c in declared}
         raw_col = F.to_json(F.struct(*[F.col(_q(c)) for c in columns]))

@@ -185,5 +185,6 @@ class KeyStrategy:
                 update_when=f"s.{STATUS_COLUMN} = 'C'",
                 delete_when=f"s.{STATUS_COLUMN} = 'D'",
                 insert_when=f"s.{STATUS_COLUMN} = 'N'",
+                source_rows=writes,
             ),
         )
