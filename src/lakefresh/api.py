@@ -77,7 +77,11 @@ class Pipeline:
 
     def run(self, tables: list[str] | None = None) -> RunResult:
         """Apply every new batch of every table (or of `tables`), each exactly once."""
-        hint = f"lakefresh run {self.path}" if self.path else "pipeline.run()"
+        hint = (
+            f"lakefresh run {self.path} --table {{table}}"
+            if self.path
+            else "pipeline.run(tables=['{table}'])"
+        )
         runner = Runner(self.config, self.backend, self.control, str(self.base_dir), self.console, hint)
         return runner.run(tables)
 

@@ -55,7 +55,7 @@ class Runner:
         control: ControlTables,
         base_dir: str,
         console: Console,
-        resume_hint: str = "lakefresh run PIPELINE",
+        resume_hint: str = "lakefresh run PIPELINE --table {table}",
     ) -> None:
         self.config = config
         self.backend = backend
@@ -108,7 +108,7 @@ class Runner:
         except LakefreshError as exc:
             outcome.error = str(exc)
         if outcome.error:
-            outcome.resume_command = f"{self.resume_hint} --table {table.name}"
+            outcome.resume_command = self.resume_hint.format(table=table.name)
         self.console.table_done(outcome)
         return outcome
 

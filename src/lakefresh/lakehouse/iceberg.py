@@ -238,13 +238,16 @@ class IcebergBackend:
 
         df.writeTo(self.qualified(table)).overwrite(F.lit(True))
 
+    def broadcast_rows(self) -> int:
+        """Row sets up to this size are broadcast into joins with a target."""
+        return int(self.spark.conf.get(BROADCAST_ROWS_SETTING, None) or DEFAULT_BROADCAST_ROWS)
+
     def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
         """MERGE a change set. A change set of at most `spark.lakefresh.merge.broadcastMaxRows`
         rows (default 1,000,000) is broadcast, so the target is scanned without a shuffle: a
         materialized change set has no size statistics, and Spark would otherwise sort-merge
         join it against the whole target."""
-        limit = int(self.spark.conf.get(BROADCAST_ROWS_SETTING) or DEFAULT_BROADCAST_ROWS)
-        if clauses.source_rows is not None and clauses.source_rows <= limit:
+        if clauses.source_rows is not None and clauses.source_rows <= self.broadcast_rows():
             source = source.hint("broadcast")
         view = f"lakefresh_merge_source_{abs(hash((table, id(source))))}"
         source.createOrReplaceTempView(view)

@@ -24,6 +24,7 @@ from lakefresh.lakehouse.session import parse_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
 STATE_VERSION = 1
 VERSION_PROPERTY = "lakefresh.state-version"
@@ -44,7 +45,12 @@ source_file string, line bigint, record bigint, reason string NOT NULL, raw stri
 quarantined_at timestamp
 """
 
-TERMINAL_STATUSES = {"published"}
+# Status updates touch one row: merge-on-read writes a small delete file instead of a rewrite.
+CONTROL_PROPERTIES = {
+    VERSION_PROPERTY: str(STATE_VERSION),
+    "write.update.mode": "merge-on-read",
+    "write.delete.mode": "merge-on-read",
+}
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class ControlTables:
         self.batches = f"{namespace}.batches"
         self.quarantine = f"{namespace}.quarantine"
         self._ready = False
+        self._batches_schema: StructType | None = None
 
     # --- setup and versions ------------------------------------------------------------------
 
@@ -73,7 +80,7 @@ class ControlTables:
         for table, ddl in ((self.batches, BATCHES_SCHEMA), (self.quarantine, QUARANTINE_SCHEMA)):
             if not self.backend.exists(table):
                 schema = parse_schema(ddl)
-                self.backend.create(table, schema, [], {VERSION_PROPERTY: str(STATE_VERSION)}, wap=False)
+                self.backend.create(table, schema, [], CONTROL_PROPERTIES, wap=False)
             self._check_version(table)
         self._ready = True
 
@@ -115,7 +122,9 @@ class ControlTables:
     def record_attempt(self, row: dict[str, Any]) -> None:
         """Append one attempt row (status staged, failed or audit_failed)."""
         spark = self.backend.spark
-        schema = spark.table(self.backend.qualified(self.batches)).schema
+        if self._batches_schema is None:
+            self._batches_schema = self.backend.schema(self.batches)
+        schema = self._batches_schema
         full = {f.name: row.get(f.name) for f in schema.fields}
         full["lakefresh_version"] = _version()
         self.backend.append(self.batches, spark.createDataFrame([full], schema))

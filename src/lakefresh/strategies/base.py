@@ -96,18 +96,19 @@ def q(name: str) -> str:
 
 
 def hashdiff(columns: list[str]) -> Column:
-    """A change-detection hash of columns: SHA-256 of their JSON object, keys sorted by name.
+    """A change-detection hash of columns: 16 bytes (MD5) of their JSON object, names sorted.
 
     JSON makes it delimiter-safe ('a,b', NULL) != ('a', 'b,NULL') and type-aware (1 != '1').
     NULL fields are left out of the object, so adding an all-NULL column to a table does not
-    change the hash of existing rows.
+    change the hash of existing rows. Stored as BINARY(16): the hash is rewritten with every row a
+    MERGE touches, so its width is paid on every batch (a hex SHA-256 string is four times wider
+    and does not compress). MD5 detects changes; it is not used for anything adversarial.
     """
     from pyspark.sql import functions as F
 
     ordered = sorted(columns, key=str.lower)
-    if not ordered:
-        return F.sha2(F.lit("{}"), 256)
-    return F.sha2(F.to_json(F.struct(*[F.col(q(c)) for c in ordered])), 256)
+    document = F.to_json(F.struct(*[F.col(q(c)) for c in ordered])) if ordered else F.lit("{}")
+    return F.unhex(F.md5(document))
 
 
 def materialize(df: DataFrame) -> DataFrame:

@@ -112,16 +112,25 @@ class KeyStrategy:
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
 
         if ctx.target_exists:
-            stored = ctx.target().select(
-                *[F.col(q(k)) for k in cfg.keys],
-                F.col(HASH_COLUMN).alias("_lf_t_hash"),
-                F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
-                F.lit(True).alias("_lf_t_exists"),
+            # Only the key, hash and date columns of the target are read, and the batch's keys
+            # are broadcast into that scan, so the target is never shuffled.
+            batch_keys = ranked.select(*[q(k) for k in cfg.keys]).distinct()
+            if batch.count() <= ctx.backend.broadcast_rows():
+                batch_keys = F.broadcast(batch_keys)
+            stored = (
+                ctx.target()
+                .select(
+                    *[F.col(q(k)) for k in cfg.keys],
+                    F.col(HASH_COLUMN).alias("_lf_t_hash"),
+                    F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
+                    F.lit(True).alias("_lf_t_exists"),
+                )
+                .join(batch_keys, on=list(cfg.keys), how="left_semi")
             )
             joined = ranked.join(stored, on=list(cfg.keys), how="left")
         else:
             joined = (
-                ranked.withColumn("_lf_t_hash", F.lit(None).cast("string"))
+                ranked.withColumn("_lf_t_hash", F.lit(None).cast("binary"))
                 .withColumn("_lf_t_at", F.lit(None).cast("timestamp"))
                 .withColumn("_lf_t_exists", F.lit(None).cast("boolean"))
             )
