@@ -211,9 +211,7 @@ class IcebergBackend:
                 f"{staged.table} moved since batch {staged.batch_id!r} was staged; it is staged again"
             )
         try:
-            self._iceberg_table(staged.table).manageSnapshots().cherrypick(
-                staged.snapshot_id
-            ).commit()
+            self._iceberg_table(staged.table).manageSnapshots().cherrypick(staged.snapshot_id).commit()
         except Exception:
             # The outcome of a failed commit can be unknown: trust the lineage, not the exception.
             published = self.published_batches(staged.table)

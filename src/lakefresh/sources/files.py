@@ -27,7 +27,7 @@ from lakefresh.lakehouse.storage import FileEntry, Storage
 from lakefresh.sources.base import BatchRef, ReadBatch
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
     from pyspark.sql.types import DataType, StructType
 
 CORRUPT = "_lf_corrupt"
@@ -138,16 +138,10 @@ class FilesSource:
                 [StructField(c, StringType()) for c in header] + [StructField(CORRUPT, StringType())]
             )
             reader = (
-                self.spark.read.schema(text_schema)
-                .option("header", opts.header)
-                .option("multiLine", True)
+                self._csv_reader()
+                .schema(text_schema)
                 .option("mode", "PERMISSIVE")
                 .option("columnNameOfCorruptRecord", CORRUPT)
-                .option("sep", opts.delimiter)
-                .option("quote", opts.quote)
-                .option("escape", opts.escape)
-                .option("encoding", opts.encoding)
-                .option("nullValue", opts.null_value)
                 .option("enforceSchema", True)
             )
             raw = reader.csv(list(paths))
@@ -173,6 +167,19 @@ class FilesSource:
             date_format=opts.date_format,
         )
         return typed
+
+    def _csv_reader(self) -> DataFrameReader:
+        """Spark's CSV reader with this source's dialect; multiLine so quoted newlines work."""
+        opts = self.config.csv
+        return (
+            self.spark.read.option("header", opts.header)
+            .option("multiLine", True)
+            .option("sep", opts.delimiter)
+            .option("quote", opts.quote)
+            .option("escape", opts.escape)
+            .option("encoding", opts.encoding)
+            .option("nullValue", opts.null_value)
+        )
 
     def _header(self, path: str) -> tuple[str, ...]:
         opts = self.config.csv
@@ -275,16 +282,7 @@ class FilesSource:
     def _infer(self, ref: BatchRef, fmt: str) -> dict[str, DataType]:
         opts = self.config.csv
         if fmt == "csv":
-            reader = (
-                self.spark.read.option("header", opts.header)
-                .option("inferSchema", True)
-                .option("multiLine", True)
-                .option("sep", opts.delimiter)
-                .option("quote", opts.quote)
-                .option("escape", opts.escape)
-                .option("encoding", opts.encoding)
-                .option("nullValue", opts.null_value)
-            )
+            reader = self._csv_reader().option("inferSchema", True)
             if opts.timestamp_format:
                 reader = reader.option("timestampFormat", opts.timestamp_format)
             schema = reader.csv(list(ref.files)).schema

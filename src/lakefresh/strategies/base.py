@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from lakefresh.columns import PROVENANCE_COLUMNS, SYSTEM_PREFIX
+from lakefresh.columns import BATCH_ID_COLUMN, PROVENANCE_COLUMNS, SYSTEM_PREFIX
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -115,6 +115,20 @@ def materialize(df: DataFrame) -> DataFrame:
     """Compute once and cut the lineage, so that later steps (a MERGE reads its source more than
     once) see exactly the same rows."""
     return df.localCheckpoint(eager=True)
+
+
+def stamped(ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, int]:
+    """The batch's own columns plus its batch id, materialized, and how many rows it has: the
+    whole change set of strategies that write every row (append, full)."""
+    from pyspark.sql import functions as F
+
+    rows = materialize(
+        batch.select(
+            *[F.col(q(c)) for c in data_columns(batch)],
+            F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+        )
+    )
+    return rows, rows.count()
 
 
 def count_by(df: DataFrame, column: str) -> dict[str, int]:

@@ -10,15 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.strategies import FullStrategyConfig
-from lakefresh.strategies.base import (
-    ChangeSet,
-    StageContext,
-    data_columns,
-    materialize,
-    q,
-)
+from lakefresh.strategies.base import ChangeSet, StageContext, stamped
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -37,15 +30,7 @@ class FullStrategy:
         return []
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
-        from pyspark.sql import functions as F
-
-        rows = materialize(
-            batch.select(
-                *[F.col(q(c)) for c in data_columns(batch)],
-                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-            )
-        )
-        count = rows.count()
+        rows, count = stamped(ctx, batch)
         return ChangeSet(rows=rows, counts={"N": count}, record_count=count, expected_rows=count)
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
