@@ -70,8 +70,9 @@ def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -
     if spark.packages:
         settings["spark.jars.packages"] = ",".join(spark.packages)
 
-    if settings["spark.master"].startswith("local"):
-        log_config = Path(__file__).with_name("log4j2.properties")
+    log_config = Path(__file__).with_name("log4j2.properties")
+    if settings["spark.master"].startswith("local") and log_config.is_file():
+        # errors only; the driver JVM starts after this, so the setting takes effect
         settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={log_config}"
     settings.update(spark.conf)
     conf_env = os.environ.get("LAKEFRESH_SPARK_CONF")
