@@ -187,14 +187,17 @@ class IcebergBackend:
                 write()
             finally:
                 self.spark.conf.unset("spark.wap.id")
-        snapshots = self._iceberg_table(table).snapshots().iterator()
+        # The table metadata lists snapshots in commit order: search from the newest, so the cost
+        # does not grow with the table's history (this write's snapshot is normally the last).
+        snapshots = self._iceberg_table(table).operations().current().snapshots()
         staged = None
-        while snapshots.hasNext():  # in commit order: the last match is this write's
-            snapshot = snapshots.next()
+        for index in range(snapshots.size() - 1, -1, -1):
+            snapshot = snapshots.get(index)
             parent_id = snapshot.parentId()
             same_parent = (None if parent_id is None else int(parent_id)) == parent
             if same_parent and snapshot.summary().get("wap.id") == batch_id:
                 staged = snapshot
+                break
         if staged is None:
             raise StateError(
                 f"the write of batch {batch_id!r} to {table} left no staged snapshot; is "

@@ -113,8 +113,10 @@ class KeyStrategy:
 
         if ctx.target_exists:
             # Only the key, hash and date columns of the target are read, and the batch's keys
-            # are broadcast into that scan, so the target is never shuffled.
-            batch_keys = ranked.select(*[q(k) for k in cfg.keys]).distinct()
+            # are broadcast into that scan (unless the batch is too large to broadcast), so the
+            # target is not shuffled. The keys come from the batch itself, not from `ranked`,
+            # so the dedupe window is computed once.
+            batch_keys = batch.select(*[q(k) for k in cfg.keys]).distinct()
             if batch.count() <= ctx.backend.broadcast_rows():
                 batch_keys = F.broadcast(batch_keys)
             stored = (
