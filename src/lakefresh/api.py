@@ -140,6 +140,24 @@ class Pipeline:
         """The target table now."""
         return self.backend.read(self.config.qualified(self._table(name)))
 
+    def current(self, table: str) -> DataFrame:
+        """The current state of a `snapshot` table: the latest row of every live key, derived
+        from its event log (so it always agrees with it)."""
+        from lakefresh.config.strategies import SnapshotStrategyConfig
+        from lakefresh.strategies.snapshot import current_state
+
+        config = self._table(table)
+        if not isinstance(config.strategy, SnapshotStrategyConfig):
+            raise ConfigError(
+                f"table {config.name!r} uses strategy {config.strategy.kind!r}; current() derives "
+                "the state of `snapshot` tables (other targets are their own current state)"
+            )
+        return current_state(self.table(table), config.strategy)
+
+    def migrate(self) -> list[str]:
+        """Upgrade the control tables to this lakefresh's state version; the steps taken."""
+        return self.control.migrate()
+
     def read_batch(self, table: str, batch_id: str) -> DataFrame:
         """The target as the given batch left it (time travel to its published snapshot)."""
         name = self.config.qualified(self._table(table))

@@ -174,22 +174,67 @@ def history(
     from rich.console import Console
     from rich.table import Table
 
-    grid = Table("batch", "status", "rows", "counts", "quarantined", "snapshot", "seconds")
+    grid = Table(
+        "batch",
+        "status",
+        "rows",
+        "effective",
+        "counts",
+        "range (effective)",
+        "quarantined",
+        "files",
+        "MB",
+        "read/stage/audit/publish s",
+        "snapshot",
+    )
     for r in rows:
         counts = " ".join(f"{k}={v}" for k, v in sorted((r["status_counts"] or {}).items()))
-        seconds = sum(
-            r[k] or 0 for k in ("read_seconds", "stage_seconds", "audit_seconds", "publish_seconds")
+        seconds = "/".join(
+            f"{r[k] or 0:.1f}" for k in ("read_seconds", "stage_seconds", "audit_seconds", "publish_seconds")
         )
         grid.add_row(
             r["batch_id"],
             r["status"],
             str(r["record_count"] or 0),
+            _or_dash(r.get("effective_count")),
             counts,
+            _range_text(r),
             str(r["quarantined_count"] or 0),
-            str(r["published_snapshot_id"] or "-"),
-            f"{seconds:.1f}",
+            str(r["files_written"] or 0),
+            f"{(r['bytes_written'] or 0) / 1e6:.2f}",
+            seconds,
+            _or_dash(r["published_snapshot_id"]),
         )
     Console().print(grid)
+
+
+def _or_dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+def _range_text(row: dict[str, Any]) -> str:
+    """`[lo, hi]`, then what the batch still owns when later batches took part of it."""
+    if row.get("range_start") is None:
+        return "-"
+    own = f"[{row['range_start']}, {row['range_end']}]"
+    pieces = row.get("effective_ranges")
+    if pieces is None:
+        return own
+    from lakefresh.ranges import Interval
+
+    kept = " ".join(str(Interval(**p)) for p in pieces) or "none"
+    return own if kept == own else f"{own} ({kept})"
+
+
+@app.command()
+def migrate(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
+    """Upgrade the control tables to this lakefresh's state version."""
+    try:
+        steps = _load(pipeline, var, quiet=True).migrate()
+    except Exception as exc:
+        _fail(exc)
+        return
+    print("\n".join(steps) if steps else "control tables are up to date")
 
 
 @app.command()

@@ -6,14 +6,23 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-# Record status codes of the `key` strategy, in display order.
+# Status codes and ops, by strategy (each strategy's module documents its own).
 STATUS_CODES = {
-    "N": "new key",
-    "C": "changed",
-    "U": "unchanged",
-    "S": "unchanged, more recent date",
-    "O": "older than the stored record (ignored)",
-    "D": "deleted",
+    "key": {
+        "N": "new key",
+        "C": "changed",
+        "U": "unchanged",
+        "S": "unchanged, more recent date",
+        "O": "older than the stored record (ignored)",
+        "D": "deleted",
+    },
+    "append": {"N": "appended"},
+    "full": {"N": "loaded"},
+    "ledger": {"N": "appended", "K": "key already in the ledger (ignored)"},
+    "snapshot": {"+A": "appeared", "-R": "retracted", "-C": "corrected from", "+C": "corrected to"},
+    "timestamp": {"N": "appended", "D": "target rows in the batch's range, replaced"},
+    "sequence": {"N": "appended", "D": "target rows in the batch's range, replaced"},
+    "custom": {"N": "appended", "F": "left out by append_filter", "D": "target rows deleted"},
 }
 
 
@@ -48,6 +57,9 @@ class BatchResult:
     bytes_written: int = 0
     seconds: PhaseTimes = field(default_factory=PhaseTimes)
     error: str | None = None
+    effective_count: int | None = None  # rows of this batch in the target when it was published
+    range_start: str | None = None  # the range a range strategy's batch replaced
+    range_end: str | None = None
 
     @property
     def inserted(self) -> int:

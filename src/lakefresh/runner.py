@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import (
+    BATCH_ID_COLUMN,
     FILE_COLUMN,
     LINE_COLUMN,
     RAW_COLUMN,
@@ -33,9 +34,10 @@ from lakefresh.errors import AuditError, LakefreshError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import StagedCommit
 from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.sources import BatchRef, make_source
-from lakefresh.state.control import ControlTables
+from lakefresh.state.control import ControlTables, Effective
 from lakefresh.strategies import ChangeSet, StageContext, Strategy, make_strategy
 from lakefresh.strategies.base import materialize
 
@@ -156,6 +158,7 @@ class Runner:
             "batch_id": ref.batch_id,
             "attempt": attempt,
             "source_kind": table.source.kind,
+            "strategy": table.strategy.kind,
             "source_position": ref.position,
             "replay": _json(ref.replay),
             "started_at": started,
@@ -187,6 +190,8 @@ class Runner:
             result.counts = dict(change.counts)
             result.record_count = change.record_count + result.quarantined
             result.duplicates = change.duplicates
+            if change.range:
+                result.range_start, result.range_end = change.range
             checkpoint("after_stage", ref.batch_id)
 
             parent = self.backend.head(name)
@@ -214,8 +219,10 @@ class Runner:
             snapshot_id = self.backend.publish(staged)
             result.snapshot_id = snapshot_id
             checkpoint("after_publish", ref.batch_id)
+            effective = self._effective(name, strategy, change, ref.batch_id, snapshot_id)
+            result.effective_count = effective[0].count
             times.publish = time.perf_counter() - clock
-            self.control.mark_published(name, ref.batch_id, attempt, snapshot_id, times.publish)
+            self.control.mark_published(name, ref.batch_id, attempt, snapshot_id, times.publish, effective)
             checkpoint("after_record", ref.batch_id)
             result.status = "published"
             return result
@@ -234,6 +241,40 @@ class Runner:
             else:
                 self._record_failure(row, result, times, recorded)
             return result
+
+    def _effective(
+        self, name: str, strategy: Strategy, change: ChangeSet, batch_id: str, snapshot_id: int
+    ) -> list[Effective]:
+        """This batch's effective metrics first, then those of earlier batches that changed.
+
+        Strategies that never rewrite rows keep what they wrote. Otherwise, the rows of each
+        batch still in the published snapshot are counted (one aggregate over the target's batch
+        id column), and range strategies recompute which part of its range each batch still owns,
+        in the order of the target's lineage.
+        """
+        if strategy.keeps_rows:
+            return [Effective(batch_id, change.written)]
+        target = self.backend.read(name, snapshot_id)
+        counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
+        earlier = self.control.published(name)
+        owned = None
+        if strategy.range_type:
+            oldest_first = [b for b in reversed(self.backend.published_batches(name)) if b != batch_id]
+            spans = [
+                (b, earlier[b].range_start, earlier[b].range_end) if b in earlier else (b, None, None)
+                for b in oldest_first
+            ]
+            spans.append((batch_id, *(change.range or (None, None))))
+            owned = effective_ranges(spans, strategy.range_type)
+        out = [Effective(batch_id, counts.get(batch_id, 0), owned.get(batch_id) if owned else None)]
+        for other, row in earlier.items():
+            if other == batch_id:
+                continue
+            count = counts.get(other, 0)
+            ranges = owned.get(other) if owned is not None else row.effective_ranges
+            if count != row.effective_count or ranges != row.effective_ranges:
+                out.append(Effective(other, count, ranges))
+        return out
 
     def _read(self, strategy: Strategy, source: Any, ref: BatchRef, target_schema: Any) -> DataFrame:
         """Read the batch once; every row carries its quarantine reason (NULL when good)."""
@@ -285,6 +326,8 @@ class Runner:
             "quarantined_count": result.quarantined,
             "duplicate_count": result.duplicates,
             "status_counts": dict(result.counts),
+            "range_start": result.range_start,
+            "range_end": result.range_end,
             "files_written": result.files_written,
             "bytes_written": result.bytes_written,
         }

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from lakefresh.config.base import Model, check_column_name
+from lakefresh.config.expressions import parse_row_pure
 
 if TYPE_CHECKING:
     from lakefresh.config.models import TableConfig
@@ -98,5 +99,149 @@ class FullStrategyConfig(StrategyBase):
     kind: Literal["full"]
 
 
-StrategyConfig = KeyStrategyConfig | AppendStrategyConfig | FullStrategyConfig
-STRATEGY_KINDS = ("key", "scd1", "append", "none", "full")
+class KeyedStrategyBase(StrategyBase):
+    keys: list[str] = Field(min_length=1, description="Primary key columns.")
+
+    @field_validator("keys")
+    @classmethod
+    def _key_names(cls, value: list[str]) -> list[str]:
+        for v in value:
+            check_column_name(v, "column")
+        if len(set(value)) != len(value):
+            raise ValueError(f"columns must not repeat, got {value}")
+        return value
+
+
+class LedgerStrategyConfig(KeyedStrategyBase):
+    """Append-only with a primary key: a key already in the ledger is never appended again."""
+
+    kind: Literal["ledger"]
+    event_time: str | None = Field(
+        None,
+        description="When a batch holds several rows with one key, the one with the earliest "
+        "event time is kept (then the first by file and record). Without it: the first row.",
+    )
+
+    def required_columns(self) -> list[str]:
+        return [*self.keys, *([self.event_time] if self.event_time else [])]
+
+
+class SnapshotStrategyConfig(KeyedStrategyBase):
+    """Each batch is a full snapshot; the target is the log of changes between snapshots."""
+
+    kind: Literal["snapshot"]
+    event_time: str | None = Field(
+        None,
+        description="Column holding when a row's state took effect. Without it, the batch's time "
+        "(the file's or folder's modification time) is every event's time.",
+    )
+    op_column: str = Field("op", description="Name of the op column (+A, -R, -C, +C).")
+    system_time_column: str = Field("system_time", description="When lakefresh processed the batch.")
+    event_time_column: str = Field("event_time", description="When the change took effect.")
+    offset_column: str = Field("offset", description="The event's position in the log (0, 1, ...).")
+
+    @model_validator(mode="after")
+    def _distinct_system_columns(self) -> SnapshotStrategyConfig:
+        system = [self.op_column, self.system_time_column, self.event_time_column, self.offset_column]
+        for name in system:
+            check_column_name(name, "column")
+        if len({n.lower() for n in system}) != len(system):
+            raise ValueError(f"op, system time, event time and offset columns must differ, got {system}")
+        clash = [k for k in self.keys if k.lower() in {n.lower() for n in system}]
+        if clash:
+            raise ValueError(f"key column(s) {clash} clash with the log's system columns {system}")
+        return self
+
+    def required_columns(self) -> list[str]:
+        return [*self.keys, *([self.event_time] if self.event_time else [])]
+
+
+class RangeStrategyBase(StrategyBase):
+    column: str = Field(description="The column whose range a batch replaces.")
+
+    @field_validator("column")
+    @classmethod
+    def _column(cls, value: str) -> str:
+        return check_column_name(value, "column")
+
+    def required_columns(self) -> list[str]:
+        return [self.column]
+
+
+class TimestampStrategyConfig(RangeStrategyBase):
+    """Each batch replaces the target's rows inside its [min, max] timestamp range."""
+
+    kind: Literal["timestamp"]
+    format: str | None = Field(
+        None,
+        description="Spark datetime pattern for a string column, e.g. yyyy-MM-dd HH:mm:ss. "
+        "Values that do not match it are quarantined.",
+    )
+
+
+class SequenceStrategyConfig(RangeStrategyBase):
+    """Each batch replaces the target's rows inside its [min, max] range of a numeric column."""
+
+    kind: Literal["sequence"]
+
+
+class CustomStrategyConfig(StrategyBase):
+    """A delete predicate over the target (`this`) and the batch (`input`), then an append."""
+
+    kind: Literal["custom"]
+    delete_when: str = Field(
+        description="Target rows for which some batch row makes this true are deleted before the "
+        "batch is appended, e.g. this.region = input.region AND this.day >= input.day."
+    )
+    append_filter: str | None = Field(
+        None, description="Only batch rows for which this is true are appended, e.g. amount > 0."
+    )
+
+    @field_validator("delete_when")
+    @classmethod
+    def _delete_when(cls, value: str) -> str:
+        parse_row_pure(value, ("this", "input"), "delete_when")
+        return value
+
+    @field_validator("append_filter")
+    @classmethod
+    def _append_filter(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_row_pure(value, ("input",), "append_filter")
+        return value
+
+    def input_columns(self) -> list[str]:
+        """Batch columns the delete predicate reads."""
+        return parse_row_pure(self.delete_when, ("this", "input"), "delete_when").columns.get("input", [])
+
+    def required_columns(self) -> list[str]:
+        columns = self.input_columns()
+        if self.append_filter:
+            columns += parse_row_pure(self.append_filter, ("input",), "append_filter").columns.get(
+                "input", []
+            )
+        return columns
+
+
+StrategyConfig = (
+    KeyStrategyConfig
+    | AppendStrategyConfig
+    | FullStrategyConfig
+    | LedgerStrategyConfig
+    | SnapshotStrategyConfig
+    | TimestampStrategyConfig
+    | SequenceStrategyConfig
+    | CustomStrategyConfig
+)
+STRATEGY_KINDS = (
+    "key",
+    "scd1",
+    "append",
+    "none",
+    "full",
+    "ledger",
+    "snapshot",
+    "timestamp",
+    "sequence",
+    "custom",
+)

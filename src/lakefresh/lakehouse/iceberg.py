@@ -269,6 +269,88 @@ class IcebergBackend:
         finally:
             self.spark.catalog.dropTempView(view)
 
+    def delete_and_append(
+        self,
+        table: str,
+        rows: DataFrame,
+        delete_when: str | None,
+        matches: DataFrame | None,
+        deletes: int,
+        equi_join: bool = False,
+    ) -> None:
+        """In one commit: delete the target rows (alias `this`) for which some row of `matches`
+        (alias `input`; None: one row with no columns) makes `delete_when` true, and insert `rows`.
+
+        One MERGE does both. Its source holds the match rows and the rows to insert; the rows to
+        insert carry their values in separate columns and NULL in the match columns, so they can
+        never match, and are inserted. Conditions on the target alone (a range) are pushed into
+        the target scan, so only files that may hold such rows are read; of those, Spark's runtime
+        group filter rewrites only the files holding a matched row.
+
+        When `delete_when` has no equality between target and batch (`equi_join` False: a range,
+        `true`, `this.day >= input.day`), the match rows are copied once per *salt* (0..n-1) and
+        a target row is paired only with the copy whose salt equals a hash of the row, so the
+        join still hashes instead of comparing every target row with every batch row. Spark 3.5
+        cannot plan its runtime group filter over such a join when the match rows carry columns
+        ("Couldn't find _lf_salt"), so in that one case the filter is off and every file the
+        static pushdown selects is rewritten. With no predicted deletes, rows are appended.
+        """
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        if not delete_when or deletes == 0:
+            self.append(table, rows)
+            return
+        spark = self.spark
+        if matches is None:
+            matches = spark.range(1).select()
+        salts = 0 if equi_join else max(1, min(64, int(spark.conf.get("spark.sql.shuffle.partitions") or 1)))
+        on = f"({delete_when})"
+        if salts:
+            hashable = [
+                quote(f.name)
+                for f in self.schema(table).fields
+                if not isinstance(f.dataType, T.MapType | T.ArrayType | T.StructType)
+            ]
+            salt_of_target = (
+                f"pmod(xxhash64({', '.join('this.' + c for c in hashable)}), {salts})" if hashable else "0"
+            )
+            on += f" AND {salt_of_target} = input._lf_salt"
+            matches = matches.crossJoin(spark.range(salts).select(F.col("id").alias("_lf_salt")))
+        else:
+            matches = matches.withColumn("_lf_salt", F.lit(0).cast("bigint"))
+        payload = [f"_lf_ins_{i}" for i in range(len(rows.columns))]
+        match_part = matches.select(
+            *[F.col(quote(c)) for c in matches.columns],
+            *[
+                F.lit(None).cast(f.dataType).alias(p)
+                for f, p in zip(rows.schema.fields, payload, strict=True)
+            ],
+        )
+        insert_part = rows.select(
+            *[F.lit(None).cast(f.dataType).alias(f.name) for f in matches.schema.fields],
+            *[F.col(quote(c)).alias(p) for c, p in zip(rows.columns, payload, strict=True)],
+        )
+        view = f"lakefresh_replace_source_{abs(hash((table, id(rows))))}"
+        # materialized: a MERGE reads its source more than once
+        match_part.unionByName(insert_part).localCheckpoint(eager=True).createOrReplaceTempView(view)
+        group_filter = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
+        without_filter = bool(salts) and len(matches.columns) > 1
+        try:
+            if without_filter:
+                spark.conf.set(group_filter, "false")
+            columns = ", ".join(quote(c) for c in rows.columns)
+            values = ", ".join(f"input.{p}" for p in payload)
+            spark.sql(
+                f"MERGE INTO {self.qualified(table)} AS this USING {view} AS input ON {on} "
+                "WHEN MATCHED THEN DELETE "
+                f"WHEN NOT MATCHED AND input._lf_salt IS NULL THEN INSERT ({columns}) VALUES ({values})"
+            )
+        finally:
+            if without_filter:
+                spark.conf.unset(group_filter)
+            spark.catalog.dropTempView(view)
+
 
 def _commit(table: str, snapshot: Any) -> StagedCommit:
     parent = snapshot.parentId()

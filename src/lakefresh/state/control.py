@@ -8,7 +8,13 @@
 
 The target's lineage is the authority on what was applied; these tables are the log of it.
 Version: the table property `lakefresh.state-version`. A run against tables of another version
-stops with a message that says what to do.
+stops with a message that says what to do; `lakefresh migrate` upgrades older tables in place
+(each step only adds columns, so no row is rewritten and older readers keep working).
+
+| version | change                                                                            |
+| ------- | --------------------------------------------------------------------------------- |
+| 1       | first release                                                                     |
+| 2       | batches: strategy, effective_count, range_start, range_end, effective_ranges      |
 """
 
 from __future__ import annotations
@@ -21,23 +27,34 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.errors import StateError
 from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
 from lakefresh.lakehouse.session import parse_schema
+from lakefresh.ranges import Interval
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-STATE_VERSION = 1
+STATE_VERSION = 2
 VERSION_PROPERTY = "lakefresh.state-version"
 
-BATCHES_SCHEMA = """
+RANGES_TYPE = "array<struct<start: string, end: string, start_inclusive: boolean, end_inclusive: boolean>>"
+
+BATCHES_SCHEMA = f"""
 table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
 status string NOT NULL, source_kind string, source_position string, replay string,
 record_count bigint, quarantined_count bigint, duplicate_count bigint,
 status_counts map<string, bigint>, staged_snapshot_id bigint, published_snapshot_id bigint,
 files_written bigint, bytes_written bigint,
 read_seconds double, stage_seconds double, audit_seconds double, publish_seconds double,
-started_at timestamp, published_at timestamp, error string, lakefresh_version string
+started_at timestamp, published_at timestamp, error string, lakefresh_version string,
+strategy string, effective_count bigint, range_start string, range_end string,
+effective_ranges {RANGES_TYPE}
 """
+
+# Upgrades, by the version they lead to: columns added to `batches`.
+MIGRATIONS = {
+    2: f"strategy string, effective_count bigint, range_start string, range_end string, "
+    f"effective_ranges {RANGES_TYPE}",
+}
 
 QUARANTINE_SCHEMA = """
 table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
@@ -51,6 +68,24 @@ CONTROL_PROPERTIES = {
     "write.update.mode": "merge-on-read",
     "write.delete.mode": "merge-on-read",
 }
+
+
+@dataclass(frozen=True)
+class Effective:
+    """A published batch's effective metrics: its rows still in the target, the ranges it owns."""
+
+    batch_id: str
+    count: int | None
+    ranges: list[Interval] | None = None
+
+
+@dataclass(frozen=True)
+class PublishedBatch:
+    batch_id: str
+    effective_count: int | None
+    range_start: str | None
+    range_end: str | None
+    effective_ranges: list[Interval] | None
 
 
 @dataclass(frozen=True)
@@ -84,15 +119,42 @@ class ControlTables:
             self._check_version(table)
         self._ready = True
 
-    def _check_version(self, table: str) -> None:
+    def _version(self, table: str) -> int | None:
         found = self.backend.properties(table).get(VERSION_PROPERTY)
-        if found is None or int(found) != STATE_VERSION:
-            newer = found is not None and int(found) > STATE_VERSION
+        return None if found is None else int(found)
+
+    def _check_version(self, table: str) -> None:
+        found = self._version(table)
+        if found != STATE_VERSION:
+            newer = found is not None and found > STATE_VERSION
             raise StateError(
                 f"control table {table} has state version {found}, this lakefresh uses "
                 f"{STATE_VERSION}: "
-                + ("upgrade lakefresh." if newer else "run `lakefresh migrate` to upgrade it.")
+                + ("upgrade lakefresh." if newer else "run `lakefresh migrate PIPELINE` to upgrade it.")
             )
+
+    def migrate(self) -> list[str]:
+        """Upgrade the control tables to this lakefresh's state version; say what was done."""
+        done: list[str] = []
+        for table in (self.batches, self.quarantine):
+            if not self.backend.exists(table):
+                continue
+            found = self._version(table)
+            if found is None or found > STATE_VERSION:
+                raise StateError(f"control table {table} has state version {found}; cannot migrate it")
+            for version in range(found + 1, STATE_VERSION + 1):
+                added = MIGRATIONS.get(version) if table == self.batches else None
+                name = self.backend.qualified(table)
+                if added:
+                    self.backend.spark.sql(f"ALTER TABLE {name} ADD COLUMNS ({added})")
+                self.backend.spark.sql(
+                    f"ALTER TABLE {name} SET TBLPROPERTIES ('{VERSION_PROPERTY}'='{version}')"
+                )
+                done.append(f"{table}: version {version - 1} -> {version}")
+        self._ready = False
+        self._batches_schema = None
+        self.ensure()
+        return done
 
     # --- reads -------------------------------------------------------------------------------
 
@@ -102,6 +164,24 @@ class ControlTables:
             f"{self.backend.qualified(self.batches)} WHERE table_name = {sql_literal(table)}"
         ).collect()
         return [AttemptRow(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def published(self, table: str) -> dict[str, PublishedBatch]:
+        """The table's published batches, by batch id."""
+        rows = self.backend.spark.sql(
+            "SELECT batch_id, effective_count, range_start, range_end, effective_ranges FROM "
+            f"{self.backend.qualified(self.batches)} "
+            f"WHERE table_name = {sql_literal(table)} AND status = 'published'"
+        ).collect()
+        return {
+            r[0]: PublishedBatch(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                None if r[4] is None else [Interval(**x.asDict()) for x in r[4]],
+            )
+            for r in rows
+        }
 
     def history(self, table: str | None = None) -> DataFrame:
         where = f"WHERE table_name = {sql_literal(table)}" if table else ""
@@ -146,14 +226,52 @@ class ControlTables:
         self.backend.append(self.quarantine, out)
 
     def mark_published(
-        self, table: str, batch_id: str, attempt: str, snapshot_id: int, publish_seconds: float
+        self,
+        table: str,
+        batch_id: str,
+        attempt: str,
+        snapshot_id: int,
+        publish_seconds: float,
+        effective: list[Effective] | None = None,
     ) -> None:
-        self._update(
-            table,
-            f"batch_id = {sql_literal(batch_id)} AND attempt = {sql_literal(attempt)}",
+        """Mark an attempt published and, in the same commit, store effective metrics: the
+        batch's own and those of earlier batches that this one superseded."""
+        published = (
             f"status = 'published', published_snapshot_id = {int(snapshot_id)}, "
-            f"publish_seconds = {publish_seconds!r}, published_at = current_timestamp()",
+            f"publish_seconds = {publish_seconds!r}, published_at = current_timestamp()"
         )
+        if not effective:
+            self._update(
+                table, f"batch_id = {sql_literal(batch_id)} AND attempt = {sql_literal(attempt)}", published
+            )
+            return
+        spark = self.backend.spark
+        source = spark.createDataFrame(
+            [
+                (
+                    e.batch_id,
+                    attempt if e.batch_id == batch_id else None,
+                    e.count,
+                    None if e.ranges is None else [r.to_dict() for r in e.ranges],
+                )
+                for e in effective
+            ],
+            f"batch_id string, attempt string, effective_count bigint, effective_ranges {RANGES_TYPE}",
+        )
+        view = f"lakefresh_effective_{abs(hash((table, attempt)))}"
+        source.createOrReplaceTempView(view)
+        try:
+            sets = "t.effective_count = s.effective_count, t.effective_ranges = s.effective_ranges"
+            spark.sql(
+                f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
+                f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id AND "
+                "((s.attempt IS NOT NULL AND t.attempt = s.attempt) "
+                " OR (s.attempt IS NULL AND t.status = 'published')) "
+                f"WHEN MATCHED AND s.attempt IS NOT NULL THEN UPDATE SET {published}, {sets} "
+                f"WHEN MATCHED THEN UPDATE SET {sets}"
+            )
+        finally:
+            spark.catalog.dropTempView(view)
 
     def mark_failed(self, table: str, attempt: str, status: str, error: str | None) -> None:
         """A recorded attempt that failed before publishing: its quarantine rows are withdrawn

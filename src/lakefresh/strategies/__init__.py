@@ -6,8 +6,13 @@ from typing import TYPE_CHECKING
 
 from lakefresh.strategies.append import AppendStrategy
 from lakefresh.strategies.base import ChangeSet, StageContext, Strategy
+from lakefresh.strategies.custom import CustomStrategy
 from lakefresh.strategies.full import FullStrategy
 from lakefresh.strategies.key import KeyStrategy
+from lakefresh.strategies.ledger import LedgerStrategy
+from lakefresh.strategies.sequence import SequenceStrategy
+from lakefresh.strategies.snapshot import SnapshotStrategy
+from lakefresh.strategies.timestamp import TimestampStrategy
 
 if TYPE_CHECKING:
     from lakefresh.config.strategies import StrategyConfig
@@ -18,6 +23,11 @@ STRATEGIES: dict[str, type] = {
     "append": AppendStrategy,
     "none": AppendStrategy,
     "full": FullStrategy,
+    "ledger": LedgerStrategy,
+    "snapshot": SnapshotStrategy,
+    "timestamp": TimestampStrategy,
+    "sequence": SequenceStrategy,
+    "custom": CustomStrategy,
 }
 
 
@@ -31,9 +41,14 @@ __all__ = [
     "STRATEGIES",
     "AppendStrategy",
     "ChangeSet",
+    "CustomStrategy",
     "FullStrategy",
     "KeyStrategy",
+    "LedgerStrategy",
+    "SequenceStrategy",
+    "SnapshotStrategy",
     "StageContext",
     "Strategy",
+    "TimestampStrategy",
     "make_strategy",
 ]

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
 
 class AppendStrategy:
     kind = "append"
+    keeps_rows = True
+    range_type = None
 
     def __init__(self, config: AppendStrategyConfig) -> None:
         self.config = config
@@ -25,7 +27,9 @@ class AppendStrategy:
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         rows, count = stamped(ctx, batch)
-        return ChangeSet(rows=rows, counts={"N": count}, record_count=count, expected_delta=count)
+        return ChangeSet(
+            rows=rows, counts={"N": count}, record_count=count, expected_delta=count, written=count
+        )
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         ctx.backend.append(ctx.table, change.rows)

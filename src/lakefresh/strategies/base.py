@@ -46,12 +46,23 @@ class ChangeSet:
     duplicates: int = 0
     expected_rows: int | None = None  # rows the target must hold after the commit (audit)
     expected_delta: int | None = None  # or: rows it must gain (negative: lose)
+    written: int = 0  # rows of this batch the commit writes to the target
+    range: tuple[str, str] | None = None  # the [min, max] a range strategy replaces, as text
+    # Target rows (alias `this`) for which some row of `matches` (alias `input`) makes
+    # `delete_when` true are deleted in the same commit; `counts["D"]` predicts how many.
+    delete_when: str | None = None
+    matches: DataFrame | None = None
 
 
 class Strategy(Protocol):
     """How a batch becomes one commit on the target."""
 
     kind: str
+    # True when rows once written are never rewritten or removed by later batches: a batch's
+    # effective record count is then simply the rows it wrote, with no scan of the target.
+    keeps_rows: bool
+    # "timestamp" or "sequence" when batches own ranges of a column (effective ranges are kept).
+    range_type: str | None
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
         """Conditions that send a row to quarantine, with their reasons (e.g. a NULL key).

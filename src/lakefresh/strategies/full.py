@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 class FullStrategy:
     kind = "full"
+    keeps_rows = False
+    range_type = None
 
     def __init__(self, config: FullStrategyConfig) -> None:
         self.config = config
@@ -31,7 +33,9 @@ class FullStrategy:
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         rows, count = stamped(ctx, batch)
-        return ChangeSet(rows=rows, counts={"N": count}, record_count=count, expected_rows=count)
+        return ChangeSet(
+            rows=rows, counts={"N": count}, record_count=count, expected_rows=count, written=count
+        )
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         ctx.backend.replace(ctx.table, change.rows)

@@ -57,6 +57,8 @@ WRITES = ("N", "C", "D")
 
 class KeyStrategy:
     kind = "key"
+    keeps_rows = False
+    range_type = None
 
     def __init__(self, config: KeyStrategyConfig) -> None:
         self.config = config

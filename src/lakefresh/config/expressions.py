@@ -1,0 +1,138 @@
+"""Checks on SQL expressions in a pipeline file, made without Spark (sqlglot parses Spark SQL).
+
+An expression that decides which rows a batch deletes must be *row-pure*: its value for one pair
+of rows depends on those rows alone. Aggregates, window functions and subqueries look at other
+rows; non-deterministic functions (rand, uuid, current_timestamp...) give another answer when
+Spark re-runs a task or lakefresh re-runs a batch. Both would make a batch's effect depend on
+something other than the batch, so they are rejected when the file is validated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+
+# Functions whose value changes between evaluations (or between a task and its retry).
+NON_DETERMINISTIC = {
+    "rand",
+    "randn",
+    "random",
+    "uuid",
+    "shuffle",
+    "monotonically_increasing_id",
+    "spark_partition_id",
+    "input_file_name",
+    "input_file_block_start",
+    "input_file_block_length",
+    "now",
+    "current_date",
+    "current_timestamp",
+    "current_timezone",
+    "localtimestamp",
+    "unix_timestamp",
+    "curdate",
+}
+
+ROW_PURE_HINT = (
+    "it must be row-pure: built from the rows' columns, literals and deterministic functions "
+    "(no aggregates, window functions, subqueries or functions such as rand() or "
+    "current_timestamp())"
+)
+
+
+@dataclass(frozen=True)
+class Expression:
+    """A parsed expression and the columns it names, by qualifier ('' when unqualified)."""
+
+    text: str
+    columns: dict[str, list[str]]
+    # a top-level conjunct equates an expression of one qualifier with one of another (e.g.
+    # this.region = input.region): a join on it can hash instead of comparing every pair
+    equi_join: bool = False
+
+
+def _function_name(node: object) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.name).lower()
+    if isinstance(node, exp.Func):
+        return node.sql_name().lower()
+    return ""
+
+
+def parse_row_pure(text: str, qualifiers: tuple[str, ...], what: str) -> Expression:
+    """Parse a boolean SQL expression and check it is row-pure.
+
+    Args:
+        text: the expression, in Spark SQL.
+        qualifiers: the table aliases it may use; `()` means columns must be unqualified, and a
+            single qualifier may also be left out.
+        what: how to name the expression in errors (e.g. "strategy.delete_when").
+
+    Returns:
+        The expression with the columns it names, by qualifier.
+
+    Raises:
+        ValueError: it does not parse, is not row-pure, or names an unknown qualifier.
+    """
+    try:
+        tree = sqlglot.parse_one(text, read="spark")
+    except sqlglot.errors.ParseError as exc:
+        first = str(exc).splitlines()[0]
+        raise ValueError(f"{what} is not a valid SQL expression ({first}): {text!r}") from None
+    if isinstance(tree, exp.Query):
+        raise ValueError(f"{what} must be an expression, not a query: {text!r}")
+    for node in tree.walk():
+        name = _function_name(node)
+        problem = None
+        if isinstance(node, exp.Query | exp.Subquery | exp.Exists):
+            problem = "a subquery"
+        elif isinstance(node, exp.Window):
+            problem = "a window function"
+        elif isinstance(node, exp.AggFunc):
+            problem = f"an aggregate ({node.sql(dialect='spark')})"
+        elif isinstance(node, exp.Rand | exp.Uuid) or name in NON_DETERMINISTIC:
+            problem = f"a non-deterministic function ({node.sql(dialect='spark')})"
+        if problem:
+            raise ValueError(f"{what} uses {problem}; {ROW_PURE_HINT}: {text!r}")
+    columns: dict[str, list[str]] = {}
+    for column in tree.find_all(exp.Column):
+        qualifier = str(column.table or "").lower()
+        if qualifier and qualifier not in qualifiers:
+            allowed = ", ".join(qualifiers) if qualifiers else "none"
+            raise ValueError(
+                f"{what} qualifies column {column.name!r} with {qualifier!r}; "
+                f"allowed qualifiers: {allowed}: {text!r}"
+            )
+        if not qualifier and len(qualifiers) > 1:
+            raise ValueError(
+                f"{what}: column {column.name!r} must be qualified with one of "
+                f"{', '.join(qualifiers)}: {text!r}"
+            )
+        key = qualifier or (qualifiers[0] if len(qualifiers) == 1 else "")
+        names = columns.setdefault(key, [])
+        if column.name not in names:
+            names.append(column.name)
+    return Expression(text, columns, _has_equi_join(tree))
+
+
+def _qualifiers(node: Any) -> set[str]:
+    return {str(c.table or "").lower() for c in node.find_all(exp.Column)}
+
+
+def _has_equi_join(tree: Any) -> bool:
+    conjuncts = list(tree.flatten()) if isinstance(tree, exp.And) else [tree]
+    for conjunct in conjuncts:
+        while isinstance(conjunct, exp.Paren):
+            conjunct = conjunct.this
+        if isinstance(conjunct, exp.And):
+            if _has_equi_join(conjunct):
+                return True
+            continue
+        if isinstance(conjunct, exp.EQ):
+            left, right = _qualifiers(conjunct.left), _qualifiers(conjunct.right)
+            if len(left) == 1 and len(right) == 1 and left != right and "" not in left | right:
+                return True
+    return False

@@ -1,0 +1,109 @@
+"""Strategy `custom`: a delete predicate over the target and the batch, then an append.
+
+`delete_when` is a boolean SQL expression over a target row (alias `this`) and a batch row (alias
+`input`), e.g. `this.region = input.region AND this.day >= input.day`. Every target row for which
+*some* batch row makes it true is deleted; then the batch rows for which `append_filter` (over
+`input` alone; optional) is true are appended. Both happen in one commit
+(`IcebergBackend.delete_and_append`). An empty batch deletes nothing, whatever the predicate.
+
+Both expressions must be row-pure; that is checked when the pipeline file is validated
+(`lakefresh.config.expressions`). Status codes: N rows appended, F batch rows the filter left out,
+D target rows deleted (counted before the commit; the audit checks the staged snapshot against it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.columns import BATCH_ID_COLUMN, STATUS_COLUMN
+from lakefresh.config.expressions import parse_row_pure
+from lakefresh.config.strategies import CustomStrategyConfig
+from lakefresh.errors import SchemaError
+from lakefresh.strategies.base import (
+    ChangeSet,
+    StageContext,
+    count_by,
+    data_columns,
+    materialize,
+    q,
+    require_columns,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+
+class CustomStrategy:
+    kind = "custom"
+    keeps_rows = False
+    range_type = None
+
+    def __init__(self, config: CustomStrategyConfig) -> None:
+        self.config = config
+        self.predicate = parse_row_pure(config.delete_when, ("this", "input"), "delete_when")
+
+    def unique_keys(self) -> list[str]:
+        return []
+
+    def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        return []
+
+    def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        require_columns(batch, self.config.required_columns(), "column(s) named by the custom strategy")
+        keep = F.expr(cfg.append_filter) if cfg.append_filter else F.lit(True)
+        rows = materialize(
+            batch.alias("input").select(
+                *[F.col(q(c)) for c in data_columns(batch)],
+                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+                F.when(F.coalesce(keep, F.lit(False)), F.lit("N")).otherwise(F.lit("F")).alias(STATUS_COLUMN),
+            )
+        )
+        counts = count_by(rows, STATUS_COLUMN)
+        total = sum(counts.values())
+        inputs = self.predicate.columns.get("input", [])
+        matches = (
+            rows.select(*[F.col(q(c)) for c in inputs]).distinct()
+            if inputs
+            else rows.select(F.lit(1).alias("_lf_one")).limit(1)
+        )
+        matches = materialize(matches)
+        deleted = 0
+        if ctx.target_exists and total:
+            target = ctx.target()
+            missing = [c for c in self.predicate.columns.get("this", []) if c not in target.columns]
+            if missing:
+                raise SchemaError(
+                    f"delete_when names target column(s) {missing} that {ctx.table} does not have; "
+                    f"its columns: {target.columns}"
+                )
+            deleted = (
+                target.alias("this")
+                .join(F.broadcast(matches).alias("input"), F.expr(cfg.delete_when), "left_semi")
+                .count()
+            )
+        appended = counts.get("N", 0)
+        return ChangeSet(
+            rows=rows,
+            counts={"N": appended, "F": counts.get("F", 0), "D": deleted},
+            record_count=total,
+            expected_delta=appended - deleted,
+            written=appended,
+            delete_when=cfg.delete_when,
+            matches=matches if inputs else None,
+        )
+
+    def write(self, ctx: StageContext, change: ChangeSet) -> None:
+        from pyspark.sql import functions as F
+
+        inserts = change.rows.filter(F.col(STATUS_COLUMN) == "N").drop(STATUS_COLUMN)
+        ctx.backend.delete_and_append(
+            ctx.table,
+            inserts,
+            change.delete_when,
+            change.matches,
+            change.counts.get("D", 0),
+            equi_join=self.predicate.equi_join,
+        )

@@ -1,0 +1,107 @@
+"""Strategy `ledger` (Open Data Fabric's ledger merge): append-only with a primary key.
+
+A row whose key the ledger already holds is not appended again, even when its other columns
+differ: a ledger records what happened, and a fact once recorded is not restated. Status codes:
+
+| code | meaning                                         | target    |
+| ---- | ----------------------------------------------- | --------- |
+| N    | a key the ledger does not hold yet              | appended  |
+| K    | a key the ledger already holds (values ignored) | untouched |
+
+Several rows with one key in a batch: the one with the earliest `event_time` is kept; on equal
+event times (or without an event time column), the first by file name, then by record in the file.
+The others count as `duplicates`. NULL keys and NULL event times go to quarantine.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, RECORD_COLUMN
+from lakefresh.config.strategies import LedgerStrategyConfig
+from lakefresh.strategies.base import (
+    ChangeSet,
+    StageContext,
+    count_by,
+    data_columns,
+    materialize,
+    null_key_problems,
+    q,
+    require_columns,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+
+class LedgerStrategy:
+    kind = "ledger"
+    keeps_rows = True
+    range_type = None
+
+    def __init__(self, config: LedgerStrategyConfig) -> None:
+        self.config = config
+
+    def unique_keys(self) -> list[str]:
+        return list(self.config.keys)
+
+    def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        from pyspark.sql import functions as F
+
+        problems = null_key_problems(df, self.config.keys)
+        event = self.config.event_time
+        if event and event in df.columns:
+            problems.append((F.col(q(event)).isNull(), f"event time column {event} is NULL"))
+        return problems
+
+    def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        keys = list(cfg.keys)
+        require_columns(batch, keys, "key column(s)")
+        order = [F.col(FILE_COLUMN).asc_nulls_first(), F.col(RECORD_COLUMN).asc_nulls_first()]
+        if cfg.event_time:
+            require_columns(batch, [cfg.event_time], "event_time")
+            order.insert(0, F.col(q(cfg.event_time)).asc())
+        first = Window.partitionBy(*[q(k) for k in keys]).orderBy(*order)
+        ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
+        columns = data_columns(batch)
+        firsts = ranked.filter(F.col("_lf_rank") == 1)
+        if ctx.target_exists:
+            batch_keys = firsts.select(*[q(k) for k in keys])
+            if batch.count() <= ctx.backend.broadcast_rows():
+                batch_keys = F.broadcast(batch_keys)
+            seen = (
+                ctx.target()
+                .select(*[F.col(q(k)) for k in keys])
+                .join(batch_keys, on=keys, how="left_semi")
+                .distinct()
+                .withColumn("_lf_seen", F.lit(True))
+            )
+            firsts = firsts.join(seen, on=keys, how="left")
+        else:
+            firsts = firsts.withColumn("_lf_seen", F.lit(None).cast("boolean"))
+        staged = materialize(
+            firsts.select(
+                *[F.col(q(c)) for c in columns],
+                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+                F.when(F.col("_lf_seen"), F.lit("K")).otherwise(F.lit("N")).alias("_lf_code"),
+            )
+        )
+        counts = count_by(staged, "_lf_code")
+        appended = counts.get("N", 0)
+        rows = staged.filter(F.col("_lf_code") == "N").drop("_lf_code")
+        total = batch.count()
+        return ChangeSet(
+            rows=rows,
+            counts={"N": appended, "K": counts.get("K", 0)},
+            record_count=total,
+            duplicates=total - sum(counts.values()),
+            expected_delta=appended,
+            written=appended,
+        )
+
+    def write(self, ctx: StageContext, change: ChangeSet) -> None:
+        ctx.backend.append(ctx.table, change.rows)

@@ -1,0 +1,37 @@
+"""Strategy `sequence`: each batch replaces the target's rows inside its [min, max] range of an
+increasing numeric column, inclusive (see `lakefresh.strategies.replace`). NULLs are quarantined.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.config.strategies import SequenceStrategyConfig
+from lakefresh.errors import SchemaError
+from lakefresh.strategies.base import q
+from lakefresh.strategies.replace import RangeReplace
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+
+class SequenceStrategy(RangeReplace):
+    kind = "sequence"
+    range_type = "sequence"
+    config: SequenceStrategyConfig
+
+    def __init__(self, config: SequenceStrategyConfig) -> None:
+        self.config = config
+
+    def value(self, df: DataFrame) -> Column:
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        column = self.config.column
+        kind = df.schema[column].dataType
+        if not isinstance(kind, T.NumericType):
+            raise SchemaError(
+                f"sequence column {column!r} is {kind.simpleString()}; it must be numeric "
+                "(declare its type in the source schema)"
+            )
+        return F.col(q(column))
