@@ -13,7 +13,7 @@ echo "== lakefresh validate"
 echo "== lakefresh run (every batch, exactly once)"
 "$lakefresh" run pipeline.yml
 echo "== per-batch counts"
-for table in customers orders products; do
+for table in customers orders products stock_changes traffic; do
   echo "-- $table"
   "$lakefresh" history pipeline.yml "$table"
 done
@@ -24,6 +24,12 @@ p = lakefresh.load_pipeline("pipeline.yml")
 p.table("customers").orderBy("customer_id").select(
     "customer_id", "name", "email", "city", "updated_at", "_lf_batch_id").show(truncate=False)
 p.quarantine().select("table_name", "batch_id", "line", "reason").show(truncate=False)
+print("the stock change log, and the current stock derived from it")
+p.table("stock_changes").orderBy("offset").select(
+    "offset", "op", "sku", "qty", "event_time", "_lf_batch_id").show(truncate=False)
+p.current("stock_changes").orderBy("sku").show()
+print("traffic: each delivery replaced the hours it covers")
+p.table("traffic").orderBy("hour", "page").select("hour", "page", "views", "_lf_batch_id").show()
 PY
 echo "== a second run finds nothing new"
 "$lakefresh" run pipeline.yml

@@ -1,4 +1,5 @@
-"""Generate the example's input: batches of a customer feed, daily order folders, product lists.
+"""Generate the example's input: batches of a customer feed, daily order folders, product lists,
+daily stock snapshots and hourly web traffic that is re-sent with corrections.
 
 The customer feed shows every record status: inserts (N), updates (C), unchanged rows (U), the
 same values with a newer date (S), an update that arrives after a newer one (O), a delete (D),
@@ -61,6 +62,32 @@ PRODUCT_SNAPSHOTS = {
     ],
 }
 
+# Full snapshots of the warehouse stock: the `snapshot` strategy turns them into an event log.
+STOCK_SNAPSHOTS = {
+    "stock_2025-01-01.csv": [("A-1", 10), ("B-2", 4)],
+    "stock_2025-01-02.csv": [("A-1", 8), ("B-2", 4), ("C-3", 50)],  # -C/+C A-1, +A C-3
+    "stock_2025-01-03.csv": [("A-1", 8), ("C-3", 45)],  # -R B-2 (sold out), -C/+C C-3
+    "stock_2025-01-04.csv": [("A-1", 8), ("C-3", 45)],  # identical: nothing appended
+}
+
+# Hourly page views. Each delivery covers a window of hours and replaces what the table holds
+# for those hours (`timestamp` strategy): the second one corrects 10:00 and 11:00 and drops the
+# bogus 11:00 row for /cart; the third one is late data for one hour only.
+TRAFFIC_BATCHES = {
+    "traffic_001.csv": [
+        ("2025-01-01 09:00", "/", 120),
+        ("2025-01-01 10:00", "/", 140),
+        ("2025-01-01 11:00", "/", 90),
+        ("2025-01-01 11:00", "/cart", 9999),
+    ],
+    "traffic_002.csv": [
+        ("2025-01-01 10:00", "/", 142),
+        ("2025-01-01 11:00", "/", 95),
+        ("2025-01-01 12:00", "/", 130),
+    ],
+    "traffic_003.csv": [("2025-01-01 09:00", "/", 121), ("2025-01-01 09:00", "/cart", 7)],
+}
+
 
 def generate(root: Path) -> None:
     base_time = 1_735_722_000  # 2025-01-01 09:00 UTC: file times follow the batch order
@@ -84,6 +111,19 @@ def generate(root: Path) -> None:
     for name, items in PRODUCT_SNAPSHOTS.items():
         lines = "".join(json.dumps(item) + "\n" for item in items)
         (products / name).write_text(lines, encoding="utf-8")
+
+    stock = root / "stock"
+    stock.mkdir(parents=True, exist_ok=True)
+    for name, items in STOCK_SNAPSHOTS.items():
+        as_of = name.removeprefix("stock_").removesuffix(".csv")
+        body = "sku,qty,as_of\n" + "".join(f"{sku},{qty},{as_of}\n" for sku, qty in items)
+        (stock / name).write_text(body, encoding="utf-8")
+
+    traffic = root / "traffic"
+    traffic.mkdir(parents=True, exist_ok=True)
+    for name, hours in TRAFFIC_BATCHES.items():
+        body = "hour,page,views\n" + "".join(f"{h},{page},{views}\n" for h, page, views in hours)
+        (traffic / name).write_text(body, encoding="utf-8")
 
 
 if __name__ == "__main__":

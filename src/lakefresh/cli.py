@@ -137,7 +137,6 @@ def status(
     if output is Output.json:
         _emit(output, [r.to_dict() for r in rows], "")
         return
-    from rich.console import Console
     from rich.table import Table
 
     grid = Table("table", "batches", "last batch", "position", "rows", "counts", "pending")
@@ -152,7 +151,7 @@ def status(
             counts,
             "-" if r.pending is None else str(r.pending),
         )
-    Console().print(grid)
+    _console().print(grid)
 
 
 @app.command()
@@ -171,7 +170,6 @@ def history(
     if output is Output.json:
         _emit(output, rows, "")
         return
-    from rich.console import Console
     from rich.table import Table
 
     grid = Table(
@@ -183,8 +181,8 @@ def history(
         "range (effective)",
         "quarantined",
         "files",
-        "MB",
-        "read/stage/audit/publish s",
+        "written",
+        "seconds read/stage/audit/publish",
         "snapshot",
     )
     for r in rows:
@@ -201,11 +199,27 @@ def history(
             _range_text(r),
             str(r["quarantined_count"] or 0),
             str(r["files_written"] or 0),
-            f"{(r['bytes_written'] or 0) / 1e6:.2f}",
+            _size(r["bytes_written"] or 0),
             seconds,
             _or_dash(r["published_snapshot_id"]),
         )
-    Console().print(grid)
+    _console().print(grid)
+
+
+def _console() -> Any:
+    """Rich in a terminal; piped, a fixed width wide enough for every column (Rich would
+    otherwise assume 80 columns and squeeze the tables to nothing)."""
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=220)
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if count < 1024 or unit == "GB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024  # type: ignore[assignment]
+    raise AssertionError("unreachable")
 
 
 def _or_dash(value: object) -> str:
@@ -216,14 +230,17 @@ def _range_text(row: dict[str, Any]) -> str:
     """`[lo, hi]`, then what the batch still owns when later batches took part of it."""
     if row.get("range_start") is None:
         return "-"
-    own = f"[{row['range_start']}, {row['range_end']}]"
+    from lakefresh.ranges import Interval
+
+    def short(piece: Interval) -> str:
+        return str(piece).replace(".000000", "")
+
+    own = short(Interval(row["range_start"], row["range_end"]))
     pieces = row.get("effective_ranges")
     if pieces is None:
         return own
-    from lakefresh.ranges import Interval
-
-    kept = " ".join(str(Interval(**p)) for p in pieces) or "none"
-    return own if kept == own else f"{own} ({kept})"
+    kept = " ".join(short(Interval(**p)) for p in pieces) or "none"
+    return own if kept == own else f"{own} owns {kept}"
 
 
 @app.command()

@@ -46,6 +46,17 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example):
     ]
     assert [b["batch_id"] for b in batches["orders"]] == ["2025-01-01", "2025-01-02", "2025-01-03"]
     assert [b["counts"] for b in batches["products"]] == [{"N": 2}, {"N": 2}]
+    assert [b["counts"] for b in batches["stock_changes"]] == [
+        {"+A": 2},
+        {"-C": 1, "+C": 1, "+A": 1},
+        {"-R": 1, "-C": 1, "+C": 1},
+        {},
+    ]
+    assert [(b["counts"], b["range_start"], b["range_end"]) for b in batches["traffic"]] == [
+        ({"N": 4, "D": 0}, "2025-01-01 09:00:00.000000", "2025-01-01 11:00:00.000000"),
+        ({"N": 3, "D": 3}, "2025-01-01 10:00:00.000000", "2025-01-01 12:00:00.000000"),
+        ({"N": 2, "D": 1}, "2025-01-01 09:00:00.000000", "2025-01-01 09:00:00.000000"),
+    ]
 
     again = lakefresh("run", "pipeline.yml", "--output", "json", cwd=example)
     assert again.returncode == 0, again.stderr
@@ -63,7 +74,21 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example):
         ("customers", 4, 6, 0),
         ("orders", 3, 5, 0),
         ("products", 2, 2, 0),
+        ("stock_changes", 4, 8, 0),
+        ("traffic", 3, 5, 0),
     ]
+    traffic = json.loads(lakefresh("history", "pipeline.yml", "traffic", "-o", "json", cwd=example).stdout)
+    assert [
+        (h["effective_count"], [(r["start"][11:16], r["end"][11:16]) for r in h["effective_ranges"]])
+        for h in traffic
+    ] == [
+        (0, [("09:00", "10:00")]),  # (09:00, 10:00): 09:00 re-sent by the third, 10-11 by the second
+        (3, [("10:00", "12:00")]),
+        (2, [("09:00", "09:00")]),
+    ]
+    table = lakefresh("history", "pipeline.yml", "traffic", cwd=example)
+    assert table.returncode == 0, table.stderr
+    assert "effective" in table.stdout
 
 
 def test_errors_are_one_line_with_exit_code_1(tmp_path):

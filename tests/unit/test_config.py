@@ -132,3 +132,25 @@ def test_validate_never_imports_pyspark(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "valid (2 table(s): customers, sales.orders)" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("strategy", "message"),
+    [
+        ("{kind: ledger}", "keys"),
+        ("{kind: snapshot, keys: [id], op_column: event_time}", "must differ"),
+        ("{kind: snapshot, keys: [op]}", "clash with the log's system columns"),
+        ("{kind: timestamp}", "column"),
+        ("{kind: custom, delete_when: 'this.id = sum(input.id)'}", "delete_when uses an aggregate"),
+        ("{kind: custom, delete_when: 'true', append_filter: 'this.id > 0'}", "qualifies column 'id'"),
+        ("{kind: sequence, column: missing}", "names column(s) ['missing']"),
+    ],
+)
+def test_new_strategies_are_validated_before_spark(tmp_path, strategy, message):
+    text = f"""
+    tables:
+      - name: t
+        source: {{kind: files, path: d, format: csv, schema: {{id: int, op: string}}}}
+        strategy: {strategy}
+    """
+    assert message in error_of(tmp_path, text)

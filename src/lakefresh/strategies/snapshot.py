@@ -18,7 +18,9 @@ appends nothing (its commit is empty, so it is still applied exactly once).
 
 The comparison runs over the union of the state's and the snapshot's columns, a missing column
 counting as NULL: a column that disappears from the source makes its non-NULL rows change, and a
-new column is added to the log. Several rows with one key in a snapshot: the latest by event time,
+new column is added to the log. The `event_time` column says when, not what: it is not compared,
+so a snapshot whose only difference is its date appends nothing. Several rows with one key in a
+snapshot: the latest by event time,
 then the last by file and record; the others count as `duplicates`.
 
 The current state (the latest row of every live key) is `current_state(log)`, exposed as
@@ -120,7 +122,7 @@ class SnapshotStrategy:
         latest_first = Window.partitionBy(*[q(k) for k in keys]).orderBy(
             event_time.desc(), F.col(FILE_COLUMN).desc_nulls_last(), F.col(RECORD_COLUMN).desc_nulls_last()
         )
-        values = [c for c in columns if c not in keys]
+        values = [c for c in columns if c not in keys and c != cfg.event_time]
         snapshot = (
             batch.withColumn("_lf_rank", F.row_number().over(latest_first))
             .filter(F.col("_lf_rank") == 1)
@@ -135,11 +137,12 @@ class SnapshotStrategy:
             log = ctx.target()
             state = current_state(log, cfg)
             before = [c for c in state.columns if c not in keys]
+            compared = [c for c in before if c != cfg.event_time]
             base_offset = log.agg(F.max(F.col(q(cfg.offset_column)))).first()[0]  # type: ignore[index]
             previous = state.select(
                 *[F.col(q(k)) for k in keys],
                 *[F.col(q(c)).alias(f"_lf_p_{c}") for c in before],
-                hashdiff(before).alias("_lf_p_hash"),
+                hashdiff(compared).alias("_lf_p_hash"),
                 F.lit(True).alias("_lf_p"),
             )
             joined = snapshot.join(previous, on=keys, how="full_outer")
