@@ -247,16 +247,28 @@ class Runner:
     ) -> list[Effective]:
         """This batch's effective metrics first, then those of earlier batches that changed.
 
-        Strategies that never rewrite rows keep what they wrote. Otherwise, the rows of each
-        batch still in the published snapshot are counted (one aggregate over the target's batch
-        id column), and range strategies recompute which part of its range each batch still owns,
-        in the order of the target's lineage.
+        Counts: the batch keeps what it wrote, and each earlier batch loses the rows the change
+        set says it superseded, with no scan of the target. When the change set cannot say
+        (`full`), or an earlier batch has no count yet (recovered from the lineage, or published
+        before state version 2), the rows of every batch in the published snapshot are counted
+        instead (one aggregate over the target's batch id column). Range strategies then
+        recompute which part of its range each batch still owns, in the order of the lineage.
         """
-        if strategy.keeps_rows:
+        superseded = change.superseded
+        if superseded == {} and not strategy.range_type:
             return [Effective(batch_id, change.written)]
-        target = self.backend.read(name, snapshot_id)
-        counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
         earlier = self.control.published(name)
+        known = superseded is not None and all(
+            b in earlier and earlier[b].effective_count is not None for b in superseded
+        )
+        if superseded is not None and known:
+            counts = {b: row.effective_count for b, row in earlier.items()}
+            for b, lost in superseded.items():
+                counts[b] = (counts[b] or 0) - lost
+            counts[batch_id] = change.written
+        else:
+            target = self.backend.read(name, snapshot_id)
+            counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
         owned = None
         if strategy.range_type:
             oldest_first = [b for b in reversed(self.backend.published_batches(name)) if b != batch_id]
@@ -270,7 +282,7 @@ class Runner:
         for other, row in earlier.items():
             if other == batch_id:
                 continue
-            count = counts.get(other, 0)
+            count = counts.get(other, 0) if row.effective_count is not None or not known else None
             ranges = owned.get(other) if owned is not None else row.effective_ranges
             if count != row.effective_count or ranges != row.effective_ranges:
                 out.append(Effective(other, count, ranges))

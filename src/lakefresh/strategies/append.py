@@ -13,7 +13,6 @@ if TYPE_CHECKING:
 
 class AppendStrategy:
     kind = "append"
-    keeps_rows = True
     range_type = None
 
     def __init__(self, config: AppendStrategyConfig) -> None:
@@ -28,7 +27,12 @@ class AppendStrategy:
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         rows, count = stamped(ctx, batch)
         return ChangeSet(
-            rows=rows, counts={"N": count}, record_count=count, expected_delta=count, written=count
+            rows=rows,
+            counts={"N": count},
+            record_count=count,
+            expected_delta=count,
+            written=count,
+            superseded={},
         )
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:

@@ -47,6 +47,9 @@ class ChangeSet:
     expected_rows: int | None = None  # rows the target must hold after the commit (audit)
     expected_delta: int | None = None  # or: rows it must gain (negative: lose)
     written: int = 0  # rows of this batch the commit writes to the target
+    # Rows of earlier batches this commit removes or rewrites, by batch id: their effective
+    # counts drop by as much, with no scan of the target. None: unknown (the runner recounts).
+    superseded: dict[str, int] | None = None
     range: tuple[str, str] | None = None  # the [min, max] a range strategy replaces, as text
     # Target rows (alias `this`) for which some row of `matches` (alias `input`) makes
     # `delete_when` true are deleted in the same commit; `counts["D"]` predicts how many.
@@ -58,9 +61,6 @@ class Strategy(Protocol):
     """How a batch becomes one commit on the target."""
 
     kind: str
-    # True when rows once written are never rewritten or removed by later batches: a batch's
-    # effective record count is then simply the rows it wrote, with no scan of the target.
-    keeps_rows: bool
     # "timestamp" or "sequence" when batches own ranges of a column (effective ranges are kept).
     range_type: str | None
 

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 
 class CustomStrategy:
     kind = "custom"
-    keeps_rows = False
     range_type = None
 
     def __init__(self, config: CustomStrategyConfig) -> None:
@@ -70,7 +69,7 @@ class CustomStrategy:
             else rows.select(F.lit(1).alias("_lf_one")).limit(1)
         )
         matches = materialize(matches)
-        deleted = 0
+        owners: dict[str, int] = {}
         if ctx.target_exists and total:
             target = ctx.target()
             missing = [c for c in self.predicate.columns.get("this", []) if c not in target.columns]
@@ -79,11 +78,11 @@ class CustomStrategy:
                     f"delete_when names target column(s) {missing} that {ctx.table} does not have; "
                     f"its columns: {target.columns}"
                 )
-            deleted = (
-                target.alias("this")
-                .join(F.broadcast(matches).alias("input"), F.expr(cfg.delete_when), "left_semi")
-                .count()
+            doomed = target.alias("this").join(
+                F.broadcast(matches).alias("input"), F.expr(cfg.delete_when), "left_semi"
             )
+            owners = count_by(doomed, BATCH_ID_COLUMN)
+        deleted = sum(owners.values())
         appended = counts.get("N", 0)
         return ChangeSet(
             rows=rows,
@@ -91,6 +90,7 @@ class CustomStrategy:
             record_count=total,
             expected_delta=appended - deleted,
             written=appended,
+            superseded=owners,
             delete_when=cfg.delete_when,
             matches=matches if inputs else None,
         )

@@ -19,7 +19,6 @@ if TYPE_CHECKING:
 
 class FullStrategy:
     kind = "full"
-    keeps_rows = False
     range_type = None
 
     def __init__(self, config: FullStrategyConfig) -> None:

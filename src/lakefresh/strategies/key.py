@@ -57,7 +57,6 @@ WRITES = ("N", "C", "D")
 
 class KeyStrategy:
     kind = "key"
-    keeps_rows = False
     range_type = None
 
     def __init__(self, config: KeyStrategyConfig) -> None:
@@ -127,6 +126,7 @@ class KeyStrategy:
                     *[F.col(q(k)) for k in cfg.keys],
                     F.col(HASH_COLUMN).alias("_lf_t_hash"),
                     F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
+                    F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
                     F.lit(True).alias("_lf_t_exists"),
                 )
                 .join(batch_keys, on=list(cfg.keys), how="left_semi")
@@ -136,6 +136,7 @@ class KeyStrategy:
             joined = (
                 ranked.withColumn("_lf_t_hash", F.lit(None).cast("binary"))
                 .withColumn("_lf_t_at", F.lit(None).cast("timestamp"))
+                .withColumn("_lf_t_batch", F.lit(None).cast("string"))
                 .withColumn("_lf_t_exists", F.lit(None).cast("boolean"))
             )
         new, at, old_at = (
@@ -155,16 +156,24 @@ class KeyStrategy:
         )
         target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
         staged = materialize(
-            joined.select(*[F.col(q(c)) for c in target_columns], status.alias(STATUS_COLUMN))
+            joined.select(
+                *[F.col(q(c)) for c in target_columns],
+                status.alias(STATUS_COLUMN),
+                F.col("_lf_t_batch"),
+            )
         )
         counts = count_by(staged, STATUS_COLUMN)
         duplicates = counts.pop("dup", 0)
+        # a changed or deleted row no longer belongs to the batch that wrote it
+        superseded = count_by(staged.filter(F.col(STATUS_COLUMN).isin("C", "D")), "_lf_t_batch")
         return ChangeSet(
-            rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)),
+            rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
             counts=counts,
             record_count=sum(counts.values()) + duplicates,
             duplicates=duplicates,
             expected_delta=counts.get("N", 0) - counts.get("D", 0),
+            written=counts.get("N", 0) + counts.get("C", 0),
+            superseded=superseded,
         )
 
     def _delete_flag(self) -> Column:

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
 
 class LedgerStrategy:
     kind = "ledger"
-    keeps_rows = True
     range_type = None
 
     def __init__(self, config: LedgerStrategyConfig) -> None:
@@ -101,6 +100,7 @@ class LedgerStrategy:
             duplicates=total - sum(counts.values()),
             expected_delta=appended,
             written=appended,
+            superseded={},
         )
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:

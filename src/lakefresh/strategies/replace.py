@@ -19,7 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.strategies import SequenceStrategyConfig, TimestampStrategyConfig
-from lakefresh.strategies.base import ChangeSet, StageContext, data_columns, materialize, q, require_columns
+from lakefresh.strategies.base import (
+    ChangeSet,
+    StageContext,
+    count_by,
+    data_columns,
+    materialize,
+    q,
+    require_columns,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -53,7 +61,6 @@ class RangeReplace:
     """Base of the range strategies; subclasses type the column."""
 
     kind: str
-    keeps_rows = False
     range_type: str | None
     config: TimestampStrategyConfig | SequenceStrategyConfig
 
@@ -86,13 +93,14 @@ class RangeReplace:
         )
         low, high, count = rows.agg(F.min(q(column)), F.max(q(column)), F.count(F.lit(1))).first()  # type: ignore[misc]
         if not count:
-            return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0)
+            return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0, superseded={})
         condition = f"this.{q(column)} BETWEEN {range_literal(low)} AND {range_literal(high)}"
-        replaced = (
-            ctx.target().filter(F.col(q(column)).between(F.lit(low), F.lit(high))).count()
+        owners = (
+            count_by(ctx.target().filter(F.col(q(column)).between(F.lit(low), F.lit(high))), BATCH_ID_COLUMN)
             if ctx.target_exists
-            else 0
+            else {}
         )
+        replaced = sum(owners.values())
         return ChangeSet(
             rows=rows,
             counts={"N": int(count), "D": replaced},
@@ -100,6 +108,7 @@ class RangeReplace:
             expected_delta=int(count) - replaced,
             written=int(count),
             range=(range_text(low), range_text(high)),
+            superseded=owners,
             delete_when=condition,
         )
 

@@ -85,7 +85,6 @@ def current_state(log: DataFrame, cfg: SnapshotStrategyConfig) -> DataFrame:
 
 class SnapshotStrategy:
     kind = "snapshot"
-    keeps_rows = True
     range_type = None
 
     def __init__(self, config: SnapshotStrategyConfig) -> None:
@@ -201,6 +200,7 @@ class SnapshotStrategy:
             duplicates=total - snapshot.count(),
             expected_delta=written,
             written=written,
+            superseded={},
         )
 
     def _check_names(self, columns: list[str]) -> None:
