@@ -223,8 +223,68 @@ class CustomStrategyConfig(StrategyBase):
         return columns
 
 
+class Scd2StrategyConfig(KeyedStrategyBase):
+    """Slowly changing dimension, type 2: every change of the tracked columns is a version."""
+
+    kind: Literal["scd2"]
+    track: list[str] | None = Field(
+        None, description="Columns whose change opens a new version (default: all non-key columns)."
+    )
+    track_except: list[str] = Field(
+        default_factory=list,
+        description="Columns that never open a version; a change to them updates the version in place.",
+    )
+    sequence_by: str | None = Field(
+        None,
+        description="Timestamp or number ordering a key's changes; a version is valid from it. "
+        "Without it, the batch time (e.g. the file's modification time).",
+    )
+    delete: DeleteRule | None = Field(None, description="Rows that close their key's version.")
+    soft_delete_column: str | None = Field(
+        None, description="Boolean column set on a version that a delete closed."
+    )
+    full_snapshots: bool = Field(
+        False,
+        description="Each batch is a full snapshot of the source: a key with a current version "
+        "that the batch lacks is closed at the batch's time. Leave false for incremental feeds, "
+        "where an absent key is simply unchanged.",
+    )
+    valid_from_column: str = Field("valid_from", description="Name of the valid-from column.")
+    valid_to_column: str = Field("valid_to", description="Name of the valid-to column (NULL: open).")
+    is_current_column: str = Field("is_current", description="Name of the is-current flag.")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Scd2StrategyConfig:
+        if self.track is not None and self.track_except:
+            raise ValueError("give `track` or `track_except`, not both")
+        for name in [*(self.track or []), *self.track_except]:
+            check_column_name(name, "column")
+        clash = set(self.keys) & set([*(self.track or []), *self.track_except])
+        if clash:
+            raise ValueError(f"key column(s) {sorted(clash)} cannot be tracked or excluded")
+        system = [self.valid_from_column, self.valid_to_column, self.is_current_column]
+        if self.soft_delete_column:
+            system.append(self.soft_delete_column)
+        if len({n.lower() for n in system}) != len(system):
+            raise ValueError(
+                f"valid_from, valid_to, is_current and soft-delete columns must differ: {system}"
+            )
+        if self.sequence_by and self.sequence_by in self.keys:
+            raise ValueError(f"sequence_by {self.sequence_by!r} cannot be a key column")
+        return self
+
+    def required_columns(self) -> list[str]:
+        cols = [*self.keys, *(self.track or []), *self.track_except]
+        if self.sequence_by:
+            cols.append(self.sequence_by)
+        if self.delete and self.delete.column:
+            cols.append(self.delete.column)
+        return cols
+
+
 StrategyConfig = (
     KeyStrategyConfig
+    | Scd2StrategyConfig
     | AppendStrategyConfig
     | FullStrategyConfig
     | LedgerStrategyConfig
@@ -236,6 +296,7 @@ StrategyConfig = (
 STRATEGY_KINDS = (
     "key",
     "scd1",
+    "scd2",
     "append",
     "none",
     "full",

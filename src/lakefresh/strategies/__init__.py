@@ -10,6 +10,7 @@ from lakefresh.strategies.custom import CustomStrategy
 from lakefresh.strategies.full import FullStrategy
 from lakefresh.strategies.key import KeyStrategy
 from lakefresh.strategies.ledger import LedgerStrategy
+from lakefresh.strategies.scd2 import Scd2Strategy
 from lakefresh.strategies.sequence import SequenceStrategy
 from lakefresh.strategies.snapshot import SnapshotStrategy
 from lakefresh.strategies.timestamp import TimestampStrategy
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 STRATEGIES: dict[str, type] = {
     "key": KeyStrategy,
     "scd1": KeyStrategy,
+    "scd2": Scd2Strategy,
     "append": AppendStrategy,
     "none": AppendStrategy,
     "full": FullStrategy,
@@ -45,6 +47,7 @@ __all__ = [
     "FullStrategy",
     "KeyStrategy",
     "LedgerStrategy",
+    "Scd2Strategy",
     "SequenceStrategy",
     "SnapshotStrategy",
     "StageContext",

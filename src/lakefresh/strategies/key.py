@@ -39,7 +39,6 @@ from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
-    count_by,
     data_columns,
     hashdiff,
     materialize,
@@ -162,10 +161,15 @@ class KeyStrategy:
                 F.col("_lf_t_batch"),
             )
         )
-        counts = count_by(staged, STATUS_COLUMN)
+        # one pass: counts per status and, for changed or deleted rows, per batch that wrote the
+        # stored row (it no longer owns it)
+        counts: dict[str, int] = {}
+        superseded: dict[str, int] = {}
+        for code, owner, n in staged.groupBy(STATUS_COLUMN, "_lf_t_batch").count().collect():
+            counts[code] = counts.get(code, 0) + n
+            if code in ("C", "D") and owner is not None:
+                superseded[owner] = superseded.get(owner, 0) + n
         duplicates = counts.pop("dup", 0)
-        # a changed or deleted row no longer belongs to the batch that wrote it
-        superseded = count_by(staged.filter(F.col(STATUS_COLUMN).isin("C", "D")), "_lf_t_batch")
         return ChangeSet(
             rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
             counts=counts,

@@ -1,0 +1,389 @@
+"""Strategy `scd2`: slowly changing dimension type 2, correct under late and bunched events.
+
+Every key has versions `[valid_from, valid_to)`; the open one (`valid_to` NULL) is current. A
+version opens when the *tracked* columns change (all non-key columns by default, or `track` /
+`track_except`; never the `sequence_by` or delete-marker columns); a change to untracked columns
+only updates the version it falls in. A delete closes the open version (and sets
+`soft_delete_column` on it when configured); a later row for the key opens a new one. Validity
+comes from `sequence_by` (a timestamp, date or number) or else the batch time.
+
+How a batch is applied, so that the result never depends on how events were cut into batches or
+in which order the batches came:
+
+1. The *touched* keys are those in the batch (with `full_snapshots`, also the keys with a current
+   version that the batch lacks: each gets a delete at the batch time).
+2. The stored versions of the touched keys are turned back into events: a row at every
+   `valid_from`, and a delete at a `valid_to` that no version of the key starts at.
+3. The batch's events join them. On one key and one sequence value the batch wins over what is
+   stored, and inside the batch the last row (by file, then record) wins; the others count as
+   `duplicates`.
+4. The touched keys' histories are recomputed from all their events in sequence order (windows
+   over key, sequence), exactly as if every event had arrived at once.
+5. The recomputed versions are compared with the stored ones on (key, valid_from): new versions
+   are inserted, changed ones (valid_to, current flag, untracked values) updated, vanished ones
+   deleted, in ONE MERGE: the single atomic commit the runner stages, audits and publishes.
+
+So several changes of one key in a batch each become a version; an event older than the current
+version is slotted into history and the versions around it are re-cut so intervals chain with no
+gap and no overlap; a re-sent unchanged row changes nothing. A version stores the values of its
+latest event; when a late event splits it, the earlier part keeps those values for untracked
+columns (only the start and the latest event of a version are stored, and the `sequence_by`
+column of each part is exact). Status codes of batch rows:
+
+| code | meaning                                                          |
+| ---- | ---------------------------------------------------------------- |
+| N    | opens the first version of a key, or reopens a deleted key       |
+| C    | a tracked change: opens a new version                            |
+| T    | only untracked columns changed: the version is updated in place  |
+| U    | nothing changed: a re-sent row or delete, a delete of nothing, a  |
+|      | row equal to its version but for a newer `sequence_by` (recorded) |
+| D    | a delete that closed a version                                   |
+| L    | late: older than the key's latest stored event; slotted in       |
+
+Target system columns: `valid_from`, `valid_to`, `is_current` (names configurable), the optional
+soft-delete flag, `_lf_hash` (hashdiff of the tracked columns) and `_lf_batch_id` (the batch that
+last wrote the version).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_COLUMN, STATUS_COLUMN
+from lakefresh.config.strategies import Scd2StrategyConfig
+from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.strategies.base import (
+    ChangeSet,
+    StageContext,
+    count_by,
+    data_columns,
+    hashdiff,
+    materialize,
+    null_key_problems,
+    q,
+    require_columns,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+SEQ, DEL, SRC, ROW_HASH = "_lf_seq", "_lf_del", "_lf_src", "_lf_row_hash"
+
+
+class Scd2Strategy:
+    kind = "scd2"
+    range_type = None
+
+    def __init__(self, config: Scd2StrategyConfig) -> None:
+        self.config = config
+
+    def unique_keys(self) -> list[str]:
+        return [*self.config.keys, self.config.valid_from_column]
+
+    def system_columns(self) -> list[str]:
+        cfg = self.config
+        out = [cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column]
+        return out + ([cfg.soft_delete_column] if cfg.soft_delete_column else [])
+
+    def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        from pyspark.sql import functions as F
+
+        problems = null_key_problems(df, self.config.keys)
+        seq = self.config.sequence_by
+        if seq and seq in df.columns:
+            problems.append((F.col(q(seq)).isNull(), f"sequence_by column {seq} is NULL"))
+        return problems
+
+    def tracked(self, columns: list[str]) -> list[str]:
+        cfg = self.config
+        if cfg.track is not None:
+            return [c for c in cfg.track if c in columns]
+        skip = {*cfg.keys, *cfg.track_except, cfg.sequence_by, cfg.delete.column if cfg.delete else None}
+        return [c for c in columns if c not in skip]
+
+    def _delete_flag(self) -> Column:
+        from pyspark.sql import functions as F
+
+        rule = self.config.delete
+        if rule is None:
+            return F.lit(False)
+        if rule.column:
+            return F.coalesce(F.col(q(rule.column)) == F.lit(rule.value), F.lit(False))
+        return F.coalesce(F.expr(rule.condition or "false"), F.lit(False))
+
+    def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        keys = list(cfg.keys)
+        vf, vt, cur = cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column
+        require_columns(batch, keys, "key column(s)")
+        if cfg.sequence_by:
+            require_columns(batch, [cfg.sequence_by], "sequence_by")
+        system = set(self.system_columns())
+        columns = [c for c in data_columns(batch) if c not in system]
+        seq = F.col(q(cfg.sequence_by)) if cfg.sequence_by else F.lit(ctx.batch_time).cast("timestamp")
+        new = batch.select(
+            *[F.col(q(c)) for c in columns],
+            seq.alias(SEQ),
+            self._delete_flag().alias(DEL),
+            F.lit(1).alias(SRC),
+            F.col(FILE_COLUMN),
+            F.col(RECORD_COLUMN),
+        )
+        total = batch.count()
+
+        # 1-2. stored versions of the touched keys, back as events
+        stored = None
+        if ctx.target_exists:
+            target = ctx.target()
+            touched = batch.select(*[q(k) for k in keys]).distinct()
+            if cfg.full_snapshots:
+                absent = (
+                    target.filter(F.col(q(cur)))
+                    .select(*[q(k) for k in keys])
+                    .join(touched, on=keys, how="left_anti")
+                )
+                deletion_time = F.lit(ctx.batch_time).cast("timestamp")
+                if cfg.sequence_by and not _is_time(batch.schema[cfg.sequence_by].dataType):
+                    deletion_time = F.lit(batch.agg(F.max(q(cfg.sequence_by))).first()[0])  # type: ignore[index]
+                retired = absent.select(
+                    *[F.col(q(k)) for k in keys],
+                    deletion_time.alias(SEQ),
+                    F.lit(True).alias(DEL),
+                    F.lit(1).alias(SRC),
+                    F.lit(None).cast("string").alias(FILE_COLUMN),
+                    F.lit(None).cast("long").alias(RECORD_COLUMN),
+                )
+                new = new.unionByName(retired, allowMissingColumns=True)
+                touched = touched.unionByName(absent).distinct()
+            if total <= ctx.backend.broadcast_rows():
+                touched = F.broadcast(touched)
+            stored = materialize(target.join(touched, on=keys, how="left_semi"))
+            stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
+            # a version's start event: its sequence value is valid_from itself
+            rows_back = stored.select(
+                *[
+                    (
+                        F.col(q(vf)).cast(stored.schema[c].dataType).alias(c)
+                        if c == cfg.sequence_by
+                        else F.col(q(c))
+                    )
+                    for c in stored_data
+                ],
+                F.col(q(vf)).alias(SEQ),
+                F.lit(False).alias(DEL),
+                F.lit(0).alias(SRC),
+            )
+            if cfg.sequence_by and cfg.sequence_by in stored.columns:
+                # a version holds the values of its latest event, whose sequence value it records:
+                # that event comes back too, so a re-sent earlier event cannot undo it
+                latest = F.col(q(cfg.sequence_by))
+                rows_back = rows_back.unionByName(
+                    stored.filter(latest > F.col(q(vf))).select(
+                        *[F.col(q(c)) for c in stored_data],
+                        latest.alias(SEQ),
+                        F.lit(False).alias(DEL),
+                        F.lit(0).alias(SRC),
+                    )
+                )
+            starts = stored.select(
+                *[F.col(q(k)).alias(f"_lf_start_{i}") for i, k in enumerate(keys)],
+                F.col(q(vf)).alias("_lf_start_at"),
+            )
+            closed = stored.filter(F.col(q(vt)).isNotNull()).select(
+                *[F.col(q(k)) for k in keys], F.col(q(vt))
+            )
+            reopened = [F.col(q(k)) == F.col(f"_lf_start_{i}") for i, k in enumerate(keys)]
+            deletes_back = (
+                closed.join(starts, on=[*reopened, F.col(q(vt)) == F.col("_lf_start_at")], how="left_anti")
+                .select(*[F.col(q(k)) for k in keys], F.col(q(vt)).alias(SEQ))
+                .withColumn(DEL, F.lit(True))
+                .withColumn(SRC, F.lit(0))
+            )
+            events = new.unionByName(rows_back, allowMissingColumns=True).unionByName(
+                deletes_back, allowMissingColumns=True
+            )
+            all_columns = columns + [c for c in stored_data if c not in columns]
+        else:
+            events = new
+            all_columns = columns
+
+        # 3. one event per key and sequence value: the batch over what is stored, then the last row
+        by_key = [F.col(q(k)) for k in keys]
+        last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(
+            F.col(SRC).desc(), F.col(FILE_COLUMN).desc_nulls_last(), F.col(RECORD_COLUMN).desc_nulls_last()
+        )
+        same_point = Window.partitionBy(*by_key, F.col(SEQ))
+        values = [c for c in all_columns if c not in keys]
+        tracked = self.tracked(all_columns)
+        data_hash = [c for c in values if c != cfg.sequence_by]
+        stored_here = F.col(SRC) == 0
+
+        def stored_at_point(column: Column) -> Column:
+            return F.max(F.when(stored_here, column)).over(same_point)
+
+        hashed = events.select(
+            *[F.col(q(c)) for c in all_columns],
+            F.col(SEQ),
+            F.col(DEL),
+            F.col(SRC),
+            F.col(FILE_COLUMN),
+            F.col(RECORD_COLUMN),
+            F.when(~F.col(DEL), hashdiff(tracked)).alias(HASH_COLUMN),
+            F.when(~F.col(DEL), hashdiff(data_hash)).alias(ROW_HASH),
+        )
+        # what the batch replaces at the same key and sequence value, if anything is stored there
+        ranked = (
+            hashed.withColumn("_lf_rank", F.row_number().over(last_first))
+            .withColumn("_lf_was", stored_at_point(F.lit(True)))
+            .withColumn("_lf_was_del", stored_at_point(F.col(DEL)))
+            .withColumn("_lf_was_hash", stored_at_point(F.col(HASH_COLUMN)))
+            .withColumn("_lf_was_row", stored_at_point(F.col(ROW_HASH)))
+        )
+        duplicates = ranked.filter((F.col("_lf_rank") > 1) & (F.col(SRC) == 1)).count()
+        events = ranked.filter(F.col("_lf_rank") == 1).drop("_lf_rank", FILE_COLUMN, RECORD_COLUMN)
+
+        # 4. histories, recomputed in sequence order
+        in_order = Window.partitionBy(*by_key).orderBy(F.col(SEQ))
+        after = in_order.rowsBetween(1, Window.unboundedFollowing)
+        prev_del = F.lag(F.col(DEL)).over(in_order)
+        prev_hash = F.lag(F.col(HASH_COLUMN)).over(in_order)
+        is_row = ~F.col(DEL)
+        opens = is_row & (prev_del.isNull() | prev_del | (prev_hash != F.col(HASH_COLUMN)))
+        closes = F.col(DEL) & prev_del.isNotNull() & ~prev_del
+        marked = events.withColumn("_lf_opens", opens).withColumn("_lf_closes", closes)
+        boundary = F.col("_lf_opens") | F.col("_lf_closes")
+        marked = (
+            marked.withColumn("_lf_version", F.sum(F.col("_lf_opens").cast("int")).over(in_order))
+            .withColumn("_lf_to", F.first(F.when(boundary, F.col(SEQ)), ignorenulls=True).over(after))
+            .withColumn("_lf_to_delete", F.first(F.when(boundary, F.col(DEL)), ignorenulls=True).over(after))
+            .withColumn("_lf_prev_row_hash", F.lag(F.col(ROW_HASH)).over(in_order))
+            .withColumn(
+                "_lf_stored_max",
+                F.max(F.when(F.col(SRC) == 0, F.col(SEQ))).over(Window.partitionBy(*by_key)),
+            )
+        )
+        marked = materialize(marked)
+        versions = (
+            marked.filter(is_row)
+            .groupBy(*by_key, F.col("_lf_version"))
+            .agg(
+                F.min(F.col(SEQ)).alias(vf),
+                F.max_by(
+                    F.struct(
+                        *[F.col(q(c)) for c in all_columns if c not in keys],
+                        F.col(HASH_COLUMN),
+                        F.col("_lf_to"),
+                        F.col("_lf_to_delete"),
+                    ),
+                    F.col(SEQ),
+                ).alias("_lf_last"),
+            )
+        )
+        fields = [c for c in all_columns if c not in keys]
+        recomputed = versions.select(
+            *by_key,
+            *[F.col("_lf_last").getField(c).alias(c) for c in fields],
+            F.col(q(vf)),
+            F.col("_lf_last._lf_to").alias(vt),
+            F.col("_lf_last._lf_to").isNull().alias(cur),
+            *(
+                [F.coalesce(F.col("_lf_last._lf_to_delete"), F.lit(False)).alias(cfg.soft_delete_column)]
+                if cfg.soft_delete_column
+                else []
+            ),
+            F.col(f"_lf_last.{HASH_COLUMN}").alias(HASH_COLUMN),
+        )
+
+        # batch rows' status codes
+        was, was_del = F.col("_lf_was").isNotNull(), F.coalesce(F.col("_lf_was_del"), F.lit(False))
+        same_tracked = F.col(HASH_COLUMN) == F.col("_lf_was_hash")
+        status = (
+            # a batch event where one is stored: judged against what it replaces
+            F.when(was & F.col(DEL) & was_del, F.lit("U"))
+            .when(was & ~F.col(DEL) & same_tracked & (F.col(ROW_HASH) == F.col("_lf_was_row")), F.lit("U"))
+            .when(was & ~F.col(DEL) & same_tracked, F.lit("T"))
+            .when(F.col(DEL) & F.col("_lf_closes"), F.lit("D"))
+            .when(F.col(DEL), F.lit("U"))
+            .when(F.col("_lf_stored_max").isNotNull() & (F.col(SEQ) < F.col("_lf_stored_max")), F.lit("L"))
+            .when(F.col("_lf_opens") & (prev_del.isNull() | prev_del), F.lit("N"))
+            .when(F.col("_lf_opens"), F.lit("C"))
+            .when(F.col(ROW_HASH) != F.col("_lf_prev_row_hash"), F.lit("T"))
+            .otherwise(F.lit("U"))
+        )
+        counts = count_by(marked.withColumn("_lf_code", status).filter(F.col(SRC) == 1), "_lf_code")
+
+        # 5. the versions to insert, update and delete
+        fingerprint = [c for c in recomputed.columns if c not in keys and c != vf]
+        mine = recomputed.select(
+            *[F.col(q(c)) for c in recomputed.columns],
+            hashdiff(fingerprint).alias("_lf_fp"),
+            F.lit(True).alias("_lf_mine"),
+        )
+        if stored is not None:
+            theirs = stored.select(
+                *[F.col(q(k)) for k in keys],
+                F.col(q(vf)),
+                hashdiff([c for c in fingerprint if c in stored.columns]).alias("_lf_their_fp"),
+                F.col(BATCH_ID_COLUMN).alias("_lf_their_batch"),
+            )
+            diff = mine.join(theirs, on=[*keys, vf], how="full_outer")
+        else:
+            diff = mine.withColumn("_lf_their_fp", F.lit(None).cast("binary")).withColumn(
+                "_lf_their_batch", F.lit(None).cast("string")
+            )
+        op = (
+            F.when(F.col("_lf_mine").isNull(), F.lit("D"))
+            .when(F.col("_lf_their_fp").isNull(), F.lit("I"))
+            .when(F.col("_lf_fp") != F.col("_lf_their_fp"), F.lit("U"))
+        )
+        changes = materialize(
+            diff.withColumn(STATUS_COLUMN, op)
+            .filter(F.col(STATUS_COLUMN).isNotNull())
+            .select(
+                *[F.col(q(c)) for c in recomputed.columns],
+                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+                F.col(STATUS_COLUMN),
+                F.col("_lf_their_batch"),
+            )
+        )
+        ops = count_by(changes, STATUS_COLUMN)
+        superseded = count_by(changes.filter(F.col(STATUS_COLUMN).isin("U", "D")), "_lf_their_batch")
+        return ChangeSet(
+            rows=changes.drop("_lf_their_batch"),
+            counts=counts,
+            record_count=total,
+            duplicates=duplicates,
+            expected_delta=ops.get("I", 0) - ops.get("D", 0),
+            written=ops.get("I", 0) + ops.get("U", 0),
+            superseded=superseded,
+        )
+
+    def write(self, ctx: StageContext, change: ChangeSet) -> None:
+        from pyspark.sql import functions as F
+
+        columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
+        if not ctx.target_exists or not (change.written or change.expected_delta):
+            inserts = change.rows.filter(F.col(STATUS_COLUMN) == "I").select(*map(q, columns))
+            ctx.backend.append(ctx.table, inserts)
+            return
+        ctx.backend.merge(
+            ctx.table,
+            change.rows,
+            MergeClauses(
+                keys=[*self.config.keys, self.config.valid_from_column],
+                update_columns=columns,
+                insert_columns=columns,
+                update_when=f"s.{STATUS_COLUMN} = 'U'",
+                delete_when=f"s.{STATUS_COLUMN} = 'D'",
+                insert_when=f"s.{STATUS_COLUMN} = 'I'",
+            ),
+        )
+
+
+def _is_time(kind: object) -> bool:
+    from pyspark.sql import types as T
+
+    return isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType)

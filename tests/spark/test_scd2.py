@@ -1,0 +1,144 @@
+"""Strategy `scd2`: given these batches, the dimension holds exactly these versions."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime
+
+from tests.conftest import rows
+
+DIM = """
+- name: dim
+  source:
+    kind: files
+    path: in
+    format: csv
+    schema: {id: int, city: string, note: string, day: timestamp, gone: boolean}
+  strategy:
+    kind: scd2
+    keys: [id]
+    sequence_by: day
+    track_except: [note]
+    delete: {column: gone, value: true}
+    soft_delete_column: is_deleted
+"""
+
+HEADER = "id,city,note,day,gone\n"
+
+
+def d(day: int) -> datetime:
+    return datetime(2025, 1, day)
+
+
+def line(key, city, day, note="", gone="false"):
+    return f"{key},{city},{note},2025-01-{day:02d},{gone}\n"
+
+
+def versions(p):
+    return rows(p.table("dim"), ["id", "city", "valid_from", "valid_to", "is_current", "is_deleted"])
+
+
+def check_invariants(p):
+    df = p.table("dim")
+    current = [r for r in df.collect() if r["is_current"]]
+    assert len({r["id"] for r in current}) == len(current), "one current row per key"
+    by_key = {}
+    for r in df.collect():
+        by_key.setdefault(r["id"], []).append((r["valid_from"], r["valid_to"]))
+    for spans in by_key.values():
+        spans.sort()
+        for (_, end), (start, _) in itertools.pairwise(spans):
+            assert end is not None and end <= start, f"overlap in {spans}"
+
+
+def test_several_changes_of_one_key_in_one_batch_each_become_a_version(ws):
+    ws.write("in/b1.csv", HEADER + line(1, "Oslo", 1) + line(1, "Rome", 3) + line(1, "Kyiv", 2))
+    p = ws.pipeline(DIM)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.batches[0].counts == {"N": 1, "C": 2}
+    assert versions(p) == [
+        (1, "Kyiv", d(2), d(3), False, False),
+        (1, "Oslo", d(1), d(2), False, False),
+        (1, "Rome", d(3), None, True, False),
+    ]
+
+
+def test_a_late_event_is_slotted_into_history_and_the_versions_around_it_re_cut(ws):
+    ws.write("in/b1.csv", HEADER + line(1, "Oslo", 1) + line(1, "Rome", 5))
+    ws.write("in/b2.csv", HEADER + line(1, "Kyiv", 3))
+    p = ws.pipeline(DIM)
+    result = p.run()
+    assert result.batches[1].counts == {"L": 1}
+    assert versions(p) == [
+        (1, "Kyiv", d(3), d(5), False, False),
+        (1, "Oslo", d(1), d(3), False, False),
+        (1, "Rome", d(5), None, True, False),
+    ]
+    check_invariants(p)
+
+
+def test_an_unchanged_row_resent_opens_nothing_and_an_untracked_change_updates_in_place(ws):
+    ws.write("in/b1.csv", HEADER + line(1, "Oslo", 1, note="a") + line(2, "Rome", 1))
+    ws.write("in/b2.csv", HEADER + line(1, "Oslo", 4, note="b") + line(2, "Rome", 4))
+    p = ws.pipeline(DIM)
+    result = p.run()
+    assert result.batches[1].counts == {"T": 1, "U": 1}
+    # a version keeps its valid_from, and records its latest event's values (note, day)
+    assert rows(p.table("dim"), ["id", "city", "note", "day", "valid_from", "valid_to"]) == [
+        (1, "Oslo", "b", d(4), d(1), None),
+        (2, "Rome", None, d(4), d(1), None),
+    ]
+    ws.write("in/b3.csv", HEADER + line(1, "Oslo", 4, note="b") + line(2, "Rome", 1))
+    result = p.run()  # an exact repeat, and a stored event re-sent
+    assert result.batches[0].counts == {"U": 2}
+    assert rows(p.table("dim"), ["id", "note", "day", "valid_from"]) == [
+        (1, "b", d(4), d(1)),
+        (2, None, d(4), d(1)),
+    ]
+
+
+def test_a_delete_closes_the_version_and_a_reinsert_opens_a_new_one(ws):
+    ws.write("in/b1.csv", HEADER + line(1, "Oslo", 1) + line(2, "Rome", 1))
+    ws.write("in/b2.csv", HEADER + line(1, "Oslo", 3, gone="true") + line(3, "Lima", 3, gone="true"))
+    ws.write("in/b3.csv", HEADER + line(1, "Bern", 6))
+    p = ws.pipeline(DIM)
+    result = p.run()
+    assert [b.counts for b in result.batches] == [{"N": 2}, {"D": 1, "U": 1}, {"N": 1}]
+    assert versions(p) == [
+        (1, "Bern", d(6), None, True, False),
+        (1, "Oslo", d(1), d(3), False, True),
+        (2, "Rome", d(1), None, True, False),
+    ]
+    check_invariants(p)
+    assert p.run().batches == []  # every batch applied once; a re-run changes nothing
+
+
+def test_a_late_event_after_a_delete_does_not_reopen_the_key(ws):
+    ws.write("in/b1.csv", HEADER + line(1, "Oslo", 1) + line(1, "x", 5, gone="true"))
+    ws.write("in/b2.csv", HEADER + line(1, "Rome", 3))
+    p = ws.pipeline(DIM)
+    assert p.run().ok
+    assert versions(p) == [
+        (1, "Oslo", d(1), d(3), False, False),
+        (1, "Rome", d(3), d(5), False, True),
+    ]
+
+
+def test_full_snapshots_close_keys_that_disappear_and_incremental_feeds_do_not(ws):
+    snapshot_dim = DIM.replace(
+        "soft_delete_column: is_deleted", "soft_delete_column: is_deleted\n    full_snapshots: true"
+    )
+    ws.write("in/b1.csv", HEADER + line(1, "Oslo", 1) + line(2, "Rome", 1))
+    ws.write("in/b2.csv", HEADER + line(1, "Oslo", 2))
+    full = ws.pipeline(snapshot_dim, name="full.yml")
+    result = full.run()
+    assert result.batches[1].counts == {"U": 1, "D": 1}  # id 2 absent: closed at the batch time
+    [(key, end, deleted)] = [
+        (r["id"], r["valid_to"], r["is_deleted"]) for r in full.table("dim").collect() if not r["is_current"]
+    ]
+    assert (key, deleted) == (2, True) and end is not None
+
+    incremental = ws.pipeline(DIM.replace("name: dim", "name: dim_inc"), name="inc.yml")
+    assert incremental.run().ok
+    assert rows(incremental.table("dim_inc"), ["id", "is_current"]) == [(1, True), (2, True)]
