@@ -109,6 +109,7 @@ def test_a_delete_closes_the_version_and_a_reinsert_opens_a_new_one(ws):
         (1, "Bern", d(6), None, True, False),
         (1, "Oslo", d(1), d(3), False, True),
         (2, "Rome", d(1), None, True, False),
+        (3, None, d(3), d(3), False, True),  # a tombstone: key 3 was deleted before it was seen
     ]
     check_invariants(p)
     assert p.run().batches == []  # every batch applied once; a re-run changes nothing
@@ -142,3 +143,32 @@ def test_full_snapshots_close_keys_that_disappear_and_incremental_feeds_do_not(w
     incremental = ws.pipeline(DIM.replace("name: dim", "name: dim_inc"), name="inc.yml")
     assert incremental.run().ok
     assert rows(incremental.table("dim_inc"), ["id", "is_current"]) == [(1, True), (2, True)]
+
+
+def test_a_late_delete_splits_a_version_at_the_events_it_absorbed(ws):
+    # found by the property test: a@6 is absorbed into the version a@2.., then a delete at 5
+    # arrives; the key must reopen at 6 (the first absorbed event after the delete), not at 7
+    ws.write("in/b1.csv", HEADER + line(2, "a", 7) + line(2, "a", 6))
+    ws.write("in/b2.csv", HEADER + line(2, "a", 2))
+    ws.write("in/b3.csv", HEADER + line(2, "a", 5, gone="true") + line(2, "a", 1))
+    p = ws.pipeline(DIM)
+    assert p.run().ok
+    assert versions(p) == [
+        (2, "a", d(1), d(5), False, True),
+        (2, "a", d(6), None, True, False),
+    ]
+    check_invariants(p)
+
+
+def test_an_early_delete_is_remembered_for_rows_that_arrive_later(ws):
+    # found by the property test: the delete arrives first, the rows around it later
+    ws.write("in/b1.csv", HEADER + line(2, "a", 5, gone="true"))
+    ws.write("in/b2.csv", HEADER + line(2, "a", 1) + line(2, "a", 2) + line(2, "a", 7))
+    p = ws.pipeline(DIM)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert versions(p) == [
+        (2, "a", d(1), d(5), False, True),
+        (2, "a", d(7), None, True, False),
+    ]
+    check_invariants(p)

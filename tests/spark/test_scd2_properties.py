@@ -58,7 +58,7 @@ def _d(day: int) -> datetime:
     return datetime(2025, 1, day)
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
 @given(events=event_map, data=st.data())
 def test_any_batching_and_arrival_order_gives_the_reference_history(
     spark, warehouse, tmp_path_factory, events, data
@@ -76,5 +76,7 @@ def test_any_batching_and_arrival_order_gives_the_reference_history(
     p = ws.pipeline(DIM)
     result = p.run()
     assert result.ok, result.to_dict()
-    got = rows(p.table("dim"), ["id", "v", "valid_from", "valid_to", "is_current", "is_deleted"])
+    # tombstones (valid_from = valid_to) keep deletes of keys with no version: not versions
+    versions = p.table("dim").filter("valid_to IS NULL OR valid_from < valid_to")
+    got = rows(versions, ["id", "v", "valid_from", "valid_to", "is_current", "is_deleted"])
     assert got == reference(events)

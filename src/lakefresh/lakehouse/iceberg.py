@@ -116,7 +116,7 @@ class IcebergBackend:
             existing = target.get(field.name.lower())
             if existing is None:
                 additions.append(f"{quote(field.name)} {field.dataType.simpleString()}")
-            elif existing.dataType != field.dataType:
+            elif existing.dataType.simpleString() != field.dataType.simpleString():  # not nullability
                 self._reconcile_type(table, field.name, existing.dataType, field.dataType)
         if additions:
             self.spark.sql(f"ALTER TABLE {self.qualified(table)} ADD COLUMNS ({', '.join(additions)})")

@@ -25,10 +25,18 @@ in which order the batches came:
 
 So several changes of one key in a batch each become a version; an event older than the current
 version is slotted into history and the versions around it are re-cut so intervals chain with no
-gap and no overlap; a re-sent unchanged row changes nothing. A version stores the values of its
-latest event; when a late event splits it, the earlier part keeps those values for untracked
-columns (only the start and the latest event of a version are stored, and the `sequence_by`
-column of each part is exact). Status codes of batch rows:
+gap and no overlap; a re-sent unchanged row changes nothing.
+
+A version stores the values of its latest event, and in `_lf_events` the sequence value of every
+event it absorbed (re-sent rows, the delete that closed it, deletes of the already-deleted key),
+so that a late event that splits it later re-cuts it exactly where a computation over all events
+would: the part after a late delete starts at the first absorbed row after it. A key that has only
+ever been deleted keeps its deletes in a *tombstone* row (valid_from = valid_to, not current,
+soft-deleted, NULL values), replaced by real versions when rows for the key arrive. The cost is
+one array entry per event: a feed that re-sends unchanged rows every day grows its current
+versions by one entry a day. Untracked columns of the earlier
+part of a split version keep the version's latest values (only those are stored); its
+`sequence_by` column is exact. Status codes of batch rows:
 
 | code | meaning                                                          |
 | ---- | ---------------------------------------------------------------- |
@@ -68,6 +76,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 SEQ, DEL, SRC, ROW_HASH = "_lf_seq", "_lf_del", "_lf_src", "_lf_row_hash"
+SEEN = "_lf_events"  # target column: (sequence value, is delete) of every event a version absorbed
 
 
 class Scd2Strategy:
@@ -162,49 +171,24 @@ class Scd2Strategy:
                 touched = F.broadcast(touched)
             stored = materialize(target.join(touched, on=keys, how="left_semi"))
             stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
-            # a version's start event: its sequence value is valid_from itself
-            rows_back = stored.select(
+            # every event a version absorbed comes back at its own sequence value (kept in
+            # `_lf_events`): rows with the version's values, and deletes, so a late event splits
+            # or closes the version exactly where a computation over all events would
+            point = F.explode(F.col(SEEN)).alias("_lf_point")
+            rows_back = stored.select(*[F.col(q(c)) for c in stored_data], point).select(
                 *[
                     (
-                        F.col(q(vf)).cast(stored.schema[c].dataType).alias(c)
+                        F.col("_lf_point.seq").cast(stored.schema[c].dataType).alias(c)
                         if c == cfg.sequence_by
                         else F.col(q(c))
                     )
                     for c in stored_data
                 ],
-                F.col(q(vf)).alias(SEQ),
-                F.lit(False).alias(DEL),
+                F.col("_lf_point.seq").alias(SEQ),
+                F.col("_lf_point.del").alias(DEL),
                 F.lit(0).alias(SRC),
             )
-            if cfg.sequence_by and cfg.sequence_by in stored.columns:
-                # a version holds the values of its latest event, whose sequence value it records:
-                # that event comes back too, so a re-sent earlier event cannot undo it
-                latest = F.col(q(cfg.sequence_by))
-                rows_back = rows_back.unionByName(
-                    stored.filter(latest > F.col(q(vf))).select(
-                        *[F.col(q(c)) for c in stored_data],
-                        latest.alias(SEQ),
-                        F.lit(False).alias(DEL),
-                        F.lit(0).alias(SRC),
-                    )
-                )
-            starts = stored.select(
-                *[F.col(q(k)).alias(f"_lf_start_{i}") for i, k in enumerate(keys)],
-                F.col(q(vf)).alias("_lf_start_at"),
-            )
-            closed = stored.filter(F.col(q(vt)).isNotNull()).select(
-                *[F.col(q(k)) for k in keys], F.col(q(vt))
-            )
-            reopened = [F.col(q(k)) == F.col(f"_lf_start_{i}") for i, k in enumerate(keys)]
-            deletes_back = (
-                closed.join(starts, on=[*reopened, F.col(q(vt)) == F.col("_lf_start_at")], how="left_anti")
-                .select(*[F.col(q(k)) for k in keys], F.col(q(vt)).alias(SEQ))
-                .withColumn(DEL, F.lit(True))
-                .withColumn(SRC, F.lit(0))
-            )
-            events = new.unionByName(rows_back, allowMissingColumns=True).unionByName(
-                deletes_back, allowMissingColumns=True
-            )
+            events = new.unionByName(rows_back, allowMissingColumns=True)
             all_columns = columns + [c for c in stored_data if c not in columns]
         else:
             events = new
@@ -266,35 +250,43 @@ class Scd2Strategy:
             )
         )
         marked = materialize(marked)
-        versions = (
-            marked.filter(is_row)
-            .groupBy(*by_key, F.col("_lf_version"))
-            .agg(
-                F.min(F.col(SEQ)).alias(vf),
-                F.max_by(
-                    F.struct(
-                        *[F.col(q(c)) for c in all_columns if c not in keys],
-                        F.col(HASH_COLUMN),
-                        F.col("_lf_to"),
-                        F.col("_lf_to_delete"),
-                    ),
-                    F.col(SEQ),
-                ).alias("_lf_last"),
-            )
+        # Every event belongs to the version open at its time (deletes to the version they close
+        # or follow; those before a key's first row to its first version). A key with deletes
+        # only keeps them in a tombstone: valid_from = valid_to = its first delete.
+        last_row = F.struct(
+            F.col(SEQ).alias("_lf_at"),
+            *[F.col(q(c)) for c in all_columns if c not in keys],
+            F.col(HASH_COLUMN),
+            F.col("_lf_to"),
+            F.col("_lf_to_delete"),
         )
+        versions = marked.groupBy(*by_key, F.greatest(F.col("_lf_version"), F.lit(1)).alias("_lf_v")).agg(
+            F.min(F.when(is_row, F.col(SEQ))).alias("_lf_from"),
+            F.min(F.col(SEQ)).alias("_lf_first"),
+            F.array_sort(F.collect_list(F.struct(F.col(SEQ).alias("seq"), F.col(DEL).alias("del")))).alias(
+                SEEN
+            ),
+            F.max(F.when(is_row, last_row)).alias("_lf_last"),
+        )
+        tombstone = F.col("_lf_from").isNull()
         fields = [c for c in all_columns if c not in keys]
         recomputed = versions.select(
             *by_key,
             *[F.col("_lf_last").getField(c).alias(c) for c in fields],
-            F.col(q(vf)),
-            F.col("_lf_last._lf_to").alias(vt),
-            F.col("_lf_last._lf_to").isNull().alias(cur),
+            F.coalesce(F.col("_lf_from"), F.col("_lf_first")).alias(vf),
+            F.when(tombstone, F.col("_lf_first")).otherwise(F.col("_lf_last._lf_to")).alias(vt),
+            (~tombstone & F.col("_lf_last._lf_to").isNull()).alias(cur),
             *(
-                [F.coalesce(F.col("_lf_last._lf_to_delete"), F.lit(False)).alias(cfg.soft_delete_column)]
+                [
+                    (tombstone | F.coalesce(F.col("_lf_last._lf_to_delete"), F.lit(False))).alias(
+                        cfg.soft_delete_column
+                    )
+                ]
                 if cfg.soft_delete_column
                 else []
             ),
             F.col(f"_lf_last.{HASH_COLUMN}").alias(HASH_COLUMN),
+            F.col(SEEN),
         )
 
         # batch rows' status codes
