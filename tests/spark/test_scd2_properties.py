@@ -58,7 +58,7 @@ def _d(day: int) -> datetime:
     return datetime(2025, 1, day)
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck))
 @given(events=event_map, data=st.data())
 def test_any_batching_and_arrival_order_gives_the_reference_history(
     spark, warehouse, tmp_path_factory, events, data
