@@ -19,6 +19,7 @@ from lakefresh.columns import BATCH_ID_COLUMN, PROVENANCE_COLUMNS, SYSTEM_PREFIX
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from lakefresh.config.strategies import DeleteRule
     from lakefresh.lakehouse.iceberg import IcebergBackend
 
 
@@ -146,7 +147,10 @@ def count_by(df: DataFrame, column: str) -> dict[str, int]:
     return {r[0]: int(r[1]) for r in df.groupBy(column).count().collect()}
 
 
-def null_key_problems(df: DataFrame, keys: list[str]) -> list[tuple[Column, str]]:
+def null_key_problems(
+    df: DataFrame, keys: list[str], column: str | None = None, what: str = ""
+) -> list[tuple[Column, str]]:
+    """NULL keys (and, when given, a NULL `column`, named `what`) send a row to quarantine."""
     from pyspark.sql import functions as F
 
     problems = []
@@ -154,7 +158,20 @@ def null_key_problems(df: DataFrame, keys: list[str]) -> list[tuple[Column, str]
         if key not in df.columns:
             continue
         problems.append((F.col(q(key)).isNull(), f"key column {key} is NULL"))
+    if column and column in df.columns:
+        problems.append((F.col(q(column)).isNull(), f"{what} column {column} is NULL"))
     return problems
+
+
+def delete_flag(rule: DeleteRule | None) -> Column:
+    """True for batch rows that are deletes: a marker column holding its value, or a condition."""
+    from pyspark.sql import functions as F
+
+    if rule is None:
+        return F.lit(False)
+    if rule.column:
+        return F.coalesce(F.col(q(rule.column)) == F.lit(rule.value), F.lit(False))
+    return F.coalesce(F.expr(rule.condition or "false"), F.lit(False))
 
 
 def require_columns(df: DataFrame, columns: list[str], what: str) -> None:

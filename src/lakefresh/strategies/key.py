@@ -40,6 +40,7 @@ from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
     data_columns,
+    delete_flag,
     hashdiff,
     materialize,
     null_key_problems,
@@ -65,13 +66,7 @@ class KeyStrategy:
         return list(self.config.keys)
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        from pyspark.sql import functions as F
-
-        problems = null_key_problems(df, self.config.keys)
-        date = self.config.date_column
-        if date and date in df.columns:
-            problems.append((F.col(q(date)).isNull(), f"date column {date} is NULL"))
-        return problems
+        return null_key_problems(df, self.config.keys, self.config.date_column, "date")
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import Window
@@ -100,7 +95,7 @@ class KeyStrategy:
             hashdiff(hashed).alias(HASH_COLUMN),
             record_date.alias(UPDATED_AT_COLUMN),
             F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-            self._delete_flag().alias(DELETE_FLAG),
+            delete_flag(cfg.delete).alias(DELETE_FLAG),
             F.col(FILE_COLUMN),
             F.col(RECORD_COLUMN),
         )
@@ -179,16 +174,6 @@ class KeyStrategy:
             written=counts.get("N", 0) + counts.get("C", 0),
             superseded=superseded,
         )
-
-    def _delete_flag(self) -> Column:
-        from pyspark.sql import functions as F
-
-        rule = self.config.delete
-        if rule is None:
-            return F.lit(False)
-        if rule.column:
-            return F.coalesce(F.col(q(rule.column)) == F.lit(rule.value), F.lit(False))
-        return F.coalesce(F.expr(rule.condition or "false"), F.lit(False))
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         from pyspark.sql import functions as F

@@ -65,6 +65,7 @@ from lakefresh.strategies.base import (
     StageContext,
     count_by,
     data_columns,
+    delete_flag,
     hashdiff,
     materialize,
     null_key_problems,
@@ -95,13 +96,7 @@ class Scd2Strategy:
         return out + ([cfg.soft_delete_column] if cfg.soft_delete_column else [])
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        from pyspark.sql import functions as F
-
-        problems = null_key_problems(df, self.config.keys)
-        seq = self.config.sequence_by
-        if seq and seq in df.columns:
-            problems.append((F.col(q(seq)).isNull(), f"sequence_by column {seq} is NULL"))
-        return problems
+        return null_key_problems(df, self.config.keys, self.config.sequence_by, "sequence_by")
 
     def tracked(self, columns: list[str]) -> list[str]:
         cfg = self.config
@@ -109,16 +104,6 @@ class Scd2Strategy:
             return [c for c in cfg.track if c in columns]
         skip = {*cfg.keys, *cfg.track_except, cfg.sequence_by, cfg.delete.column if cfg.delete else None}
         return [c for c in columns if c not in skip]
-
-    def _delete_flag(self) -> Column:
-        from pyspark.sql import functions as F
-
-        rule = self.config.delete
-        if rule is None:
-            return F.lit(False)
-        if rule.column:
-            return F.coalesce(F.col(q(rule.column)) == F.lit(rule.value), F.lit(False))
-        return F.coalesce(F.expr(rule.condition or "false"), F.lit(False))
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import Window
@@ -136,7 +121,7 @@ class Scd2Strategy:
         new = batch.select(
             *[F.col(q(c)) for c in columns],
             seq.alias(SEQ),
-            self._delete_flag().alias(DEL),
+            delete_flag(cfg.delete).alias(DEL),
             F.lit(1).alias(SRC),
             F.col(FILE_COLUMN),
             F.col(RECORD_COLUMN),

@@ -94,13 +94,7 @@ class SnapshotStrategy:
         return []  # the log holds many events per key
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        from pyspark.sql import functions as F
-
-        problems = null_key_problems(df, self.config.keys)
-        event = self.config.event_time
-        if event and event in df.columns:
-            problems.append((F.col(q(event)).isNull(), f"event time column {event} is NULL"))
-        return problems
+        return null_key_problems(df, self.config.keys, self.config.event_time, "event time")
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import Window
