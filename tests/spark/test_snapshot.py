@@ -101,6 +101,7 @@ def test_event_time_from_a_column(ws):
     ws.write("in/s1.csv", "sku,qty,seen_at\na,1,2024-06-01 00:00:00\n", mtime=T0)
     ws.write("in/s2.csv", "sku,qty,seen_at\na,2,2024-06-05 00:00:00\n", mtime=T0 + DAY)
     ws.write("in/s3.csv", "sku,qty,seen_at\na,2,2024-06-09 00:00:00\n", mtime=T0 + 2 * DAY)
+    ws.write("in/s4.csv", "sku,qty,seen_at\nb,1,2024-06-10 00:00:00\n", mtime=T0 + 3 * DAY)
     p = ws.pipeline(tables)
     result = p.run()
     assert [b.counts for b in result.batches][2] == {}  # only the event time moved: not a change
@@ -113,6 +114,8 @@ def test_event_time_from_a_column(ws):
         ("+A", 1, june, june),
         ("-C", 1, june, datetime(2024, 6, 5)),  # old values, the time the correction took effect
         ("+C", 2, datetime(2024, 6, 5), datetime(2024, 6, 5)),
+        ("-R", 2, datetime(2024, 6, 5), datetime(2024, 6, 10)),  # as of the snapshot's time
+        ("+A", 1, datetime(2024, 6, 10), datetime(2024, 6, 10)),
     ]
 
 

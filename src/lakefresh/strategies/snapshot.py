@@ -12,7 +12,8 @@ previous snapshots left, and the differences are appended to the target, which i
 
 Every event has `system_time` (when lakefresh processed the batch: the same for all its events),
 `event_time` (the row's `event_time` column when configured, else the batch's time, e.g. the
-file's or folder's modification time; a retraction carries the batch's time) and `offset` (its
+file's or folder's modification time; a retraction has no row: it carries the snapshot's latest
+event time, or the batch's time without an `event_time` column) and `offset` (its
 position in the log: 0, 1, 2, ... in the order key, then -R, -C, +C, +A). An identical snapshot
 appends nothing (its commit is empty, so it is still applied exactly once).
 
@@ -111,6 +112,11 @@ class SnapshotStrategy:
         else:
             event_time = F.lit(ctx.batch_time).cast("timestamp")
         batch_time = F.lit(ctx.batch_time).cast("timestamp")
+        if cfg.event_time:
+            # a retraction has no row: it happened as of the snapshot, i.e. its latest event time
+            latest = batch.agg(F.max(event_time)).first()[0]  # type: ignore[index]
+            if latest is not None:
+                batch_time = F.lit(latest).cast("timestamp")
 
         latest_first = Window.partitionBy(*[q(k) for k in keys]).orderBy(
             event_time.desc(), F.col(FILE_COLUMN).desc_nulls_last(), F.col(RECORD_COLUMN).desc_nulls_last()
