@@ -11,6 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# By default property tests run a fixed set of examples, so a run passes or fails the same way
+# every time (CI included); HYPOTHESIS_PROFILE=explore draws new examples on every run.
+hypothesis_settings.register_profile("fixed", derandomize=True, database=None)
+hypothesis_settings.register_profile("explore", derandomize=False)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 CATALOG = "lf_test"
 _counter = itertools.count()
