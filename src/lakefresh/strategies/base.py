@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
-from lakefresh.columns import BATCH_ID_COLUMN, PROVENANCE_COLUMNS, SYSTEM_PREFIX
+from lakefresh.columns import (
+    BATCH_ID_COLUMN,
+    FILE_COLUMN,
+    PROVENANCE_COLUMNS,
+    RECORD_COLUMN,
+    SYSTEM_PREFIX,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -141,6 +147,29 @@ def stamped(ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, int]:
         )
     )
     return rows, rows.count()
+
+
+def broadcast_if_small(ctx: StageContext, df: DataFrame, batch_rows: int) -> DataFrame:
+    """`df` (derived from the batch) hinted for broadcast into a join with the target, unless the
+    batch is larger than the backend's broadcast limit: then the target is not shuffled."""
+    from pyspark.sql import functions as F
+
+    return F.broadcast(df) if batch_rows <= ctx.backend.broadcast_rows() else df
+
+
+def last_row_first(*leading: Column) -> list[Column]:
+    """Window order putting the winning row of a key first: by `leading` (e.g. date descending),
+    then the last file, then the last record in it."""
+    from pyspark.sql import functions as F
+
+    return [*leading, F.col(FILE_COLUMN).desc_nulls_last(), F.col(RECORD_COLUMN).desc_nulls_last()]
+
+
+def is_temporal(kind: object) -> bool:
+    """Whether a Spark type is a date or a timestamp (with or without time zone)."""
+    from pyspark.sql import types as T
+
+    return isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType)
 
 
 def count_by(df: DataFrame, column: str) -> dict[str, int]:

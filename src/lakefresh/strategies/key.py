@@ -39,9 +39,11 @@ from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
+    broadcast_if_small,
     data_columns,
     delete_flag,
     hashdiff,
+    last_row_first,
     materialize,
     null_key_problems,
     q,
@@ -100,9 +102,7 @@ class KeyStrategy:
             F.col(RECORD_COLUMN),
         )
         latest_first = Window.partitionBy(*[q(k) for k in cfg.keys]).orderBy(
-            F.col(UPDATED_AT_COLUMN).desc(),
-            F.col(FILE_COLUMN).desc_nulls_last(),
-            F.col(RECORD_COLUMN).desc_nulls_last(),
+            *last_row_first(F.col(UPDATED_AT_COLUMN).desc())
         )
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
 
@@ -111,9 +111,9 @@ class KeyStrategy:
             # are broadcast into that scan (unless the batch is too large to broadcast), so the
             # target is not shuffled. The keys come from the batch itself, not from `ranked`,
             # so the dedupe window is computed once.
-            batch_keys = batch.select(*[q(k) for k in cfg.keys]).distinct()
-            if batch.count() <= ctx.backend.broadcast_rows():
-                batch_keys = F.broadcast(batch_keys)
+            batch_keys = broadcast_if_small(
+                ctx, batch.select(*[q(k) for k in cfg.keys]).distinct(), batch.count()
+            )
             stored = (
                 ctx.target()
                 .select(

@@ -22,6 +22,7 @@ from lakefresh.config.strategies import LedgerStrategyConfig
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
+    broadcast_if_small,
     count_by,
     data_columns,
     materialize,
@@ -62,10 +63,9 @@ class LedgerStrategy:
         ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
         columns = data_columns(batch)
         firsts = ranked.filter(F.col("_lf_rank") == 1)
+        total = batch.count()
         if ctx.target_exists:
-            batch_keys = firsts.select(*[q(k) for k in keys])
-            if batch.count() <= ctx.backend.broadcast_rows():
-                batch_keys = F.broadcast(batch_keys)
+            batch_keys = broadcast_if_small(ctx, firsts.select(*[q(k) for k in keys]), total)
             seen = (
                 ctx.target()
                 .select(*[F.col(q(k)) for k in keys])
@@ -86,7 +86,6 @@ class LedgerStrategy:
         counts = count_by(staged, "_lf_code")
         appended = counts.get("N", 0)
         rows = staged.filter(F.col("_lf_code") == "N").drop("_lf_code")
-        total = batch.count()
         return ChangeSet(
             rows=rows,
             counts={"N": appended, "K": counts.get("K", 0)},

@@ -63,10 +63,13 @@ from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
+    broadcast_if_small,
     count_by,
     data_columns,
     delete_flag,
     hashdiff,
+    is_temporal,
+    last_row_first,
     materialize,
     null_key_problems,
     q,
@@ -140,7 +143,7 @@ class Scd2Strategy:
                     .join(touched, on=keys, how="left_anti")
                 )
                 deletion_time = F.lit(ctx.batch_time).cast("timestamp")
-                if cfg.sequence_by and not _is_time(batch.schema[cfg.sequence_by].dataType):
+                if cfg.sequence_by and not is_temporal(batch.schema[cfg.sequence_by].dataType):
                     deletion_time = F.lit(batch.agg(F.max(q(cfg.sequence_by))).first()[0])  # type: ignore[index]
                 retired = absent.select(
                     *[F.col(q(k)) for k in keys],
@@ -152,8 +155,7 @@ class Scd2Strategy:
                 )
                 new = new.unionByName(retired, allowMissingColumns=True)
                 touched = touched.unionByName(absent).distinct()
-            if total <= ctx.backend.broadcast_rows():
-                touched = F.broadcast(touched)
+            touched = broadcast_if_small(ctx, touched, total)
             stored = materialize(target.join(touched, on=keys, how="left_semi"))
             stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
             # every event a version absorbed comes back at its own sequence value (kept in
@@ -181,9 +183,7 @@ class Scd2Strategy:
 
         # 3. one event per key and sequence value: the batch over what is stored, then the last row
         by_key = [F.col(q(k)) for k in keys]
-        last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(
-            F.col(SRC).desc(), F.col(FILE_COLUMN).desc_nulls_last(), F.col(RECORD_COLUMN).desc_nulls_last()
-        )
+        last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(*last_row_first(F.col(SRC).desc()))
         same_point = Window.partitionBy(*by_key, F.col(SEQ))
         values = [c for c in all_columns if c not in keys]
         tracked = self.tracked(all_columns)
@@ -358,9 +358,3 @@ class Scd2Strategy:
                 insert_when=f"s.{STATUS_COLUMN} = 'I'",
             ),
         )
-
-
-def _is_time(kind: object) -> bool:
-    from pyspark.sql import types as T
-
-    return isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType)

@@ -33,7 +33,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, RECORD_COLUMN, SYSTEM_PREFIX
+from lakefresh.columns import BATCH_ID_COLUMN, SYSTEM_PREFIX
 from lakefresh.config.strategies import SnapshotStrategyConfig
 from lakefresh.errors import SchemaError
 from lakefresh.strategies.base import (
@@ -42,6 +42,7 @@ from lakefresh.strategies.base import (
     count_by,
     data_columns,
     hashdiff,
+    last_row_first,
     materialize,
     null_key_problems,
     q,
@@ -118,9 +119,7 @@ class SnapshotStrategy:
             if latest is not None:
                 batch_time = F.lit(latest).cast("timestamp")
 
-        latest_first = Window.partitionBy(*[q(k) for k in keys]).orderBy(
-            event_time.desc(), F.col(FILE_COLUMN).desc_nulls_last(), F.col(RECORD_COLUMN).desc_nulls_last()
-        )
+        latest_first = Window.partitionBy(*[q(k) for k in keys]).orderBy(*last_row_first(event_time.desc()))
         values = [c for c in columns if c not in keys and c != cfg.event_time]
         snapshot = (
             batch.withColumn("_lf_rank", F.row_number().over(latest_first))
@@ -190,7 +189,7 @@ class SnapshotStrategy:
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
             )
         )
-        counts = {op: n for op, n in count_by(rows, cfg.op_column).items()}
+        counts = count_by(rows, cfg.op_column)
         total = batch.count()
         written = sum(counts.values())
         return ChangeSet(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.strategies import TimestampStrategyConfig
 from lakefresh.errors import SchemaError
-from lakefresh.strategies.base import q
+from lakefresh.strategies.base import is_temporal, q
 from lakefresh.strategies.replace import RangeReplace
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ class TimestampStrategy(RangeReplace):
         column = self.config.column
         kind = df.schema[column].dataType
         raw = F.col(q(column))
-        if isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType):
+        if is_temporal(kind):
             return raw
         if isinstance(kind, T.StringType):
             fmt = self.config.format
