@@ -37,7 +37,7 @@ from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.sources import BatchRef, make_source
-from lakefresh.state.control import ControlTables, Effective
+from lakefresh.state.control import ControlTables, Effective, PublishedBatch
 from lakefresh.strategies import ChangeSet, StageContext, Strategy, make_strategy
 from lakefresh.strategies.base import materialize
 
@@ -258,17 +258,12 @@ class Runner:
         if superseded == {} and not strategy.range_type:
             return [Effective(batch_id, change.written)]
         earlier = self.control.published(name)
-        known = superseded is not None and all(
-            b in earlier and earlier[b].effective_count is not None for b in superseded
-        )
-        if superseded is not None and known:
-            counts = {b: row.effective_count for b, row in earlier.items()}
-            for b, lost in superseded.items():
-                counts[b] = (counts[b] or 0) - lost
-            counts[batch_id] = change.written
-        else:
+        counts = _decremented(earlier, superseded)
+        if counts is None:
             target = self.backend.read(name, snapshot_id)
             counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
+        else:
+            counts[batch_id] = change.written
         owned = None
         if strategy.range_type:
             oldest_first = [b for b in reversed(self.backend.published_batches(name)) if b != batch_id]
@@ -282,7 +277,7 @@ class Runner:
         for other, row in earlier.items():
             if other == batch_id:
                 continue
-            count = counts.get(other, 0) if row.effective_count is not None or not known else None
+            count = counts.get(other, 0)
             ranges = owned.get(other) if owned is not None else row.effective_ranges
             if count != row.effective_count or ranges != row.effective_ranges:
                 out.append(Effective(other, count, ranges))
@@ -355,6 +350,22 @@ class Runner:
                 self.control.record_attempt(row)
         except Exception as exc:  # the log is secondary to the error being reported
             self.console.message(f"could not record the failure in the batches table: {exc}")
+
+
+def _decremented(
+    earlier: dict[str, PublishedBatch], superseded: dict[str, int] | None
+) -> dict[str, int | None] | None:
+    """Earlier batches' effective counts minus what a change set superseded; None when that
+    cannot be known (the change set cannot say, or a superseded batch has no count yet)."""
+    if superseded is None:
+        return None
+    counts = {b: row.effective_count for b, row in earlier.items()}
+    for b, lost in superseded.items():
+        count = counts.get(b)
+        if count is None:
+            return None
+        counts[b] = count - lost
+    return counts
 
 
 def _quarantine_rows(bad: DataFrame) -> DataFrame:

@@ -100,3 +100,15 @@ class TableBackend(Protocol):
 
     def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
         """MERGE a change set into the table."""
+
+    def delete_and_append(
+        self,
+        table: str,
+        rows: DataFrame,
+        delete_when: str | None,
+        matches: DataFrame | None,
+        deletes: int,
+        equi_join: bool = False,
+    ) -> None:
+        """In one commit: delete target rows (`this`) for which some row of `matches` (`input`)
+        makes `delete_when` true, and insert `rows`."""
