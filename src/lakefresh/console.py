@@ -20,6 +20,8 @@ def describe(result: BatchResult) -> str:
     extra = []
     if result.quarantined:
         extra.append(f"quarantined={result.quarantined}")
+    if result.skeletons:
+        extra.append(f"skeletons={result.skeletons}")
     if result.duplicates:
         extra.append(f"duplicates={result.duplicates}")
     tail = (" " + " ".join(extra)) if extra else ""

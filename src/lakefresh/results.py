@@ -59,6 +59,7 @@ class BatchResult:
     record_count: int = 0
     quarantined: int = 0
     duplicates: int = 0
+    skeletons: int = 0  # skeleton rows this batch's lookups added to dimensions
     counts: dict[str, int] = field(default_factory=dict)
     snapshot_id: int | None = None
     files_written: int = 0

@@ -34,12 +34,14 @@ from lakefresh.errors import AuditError, LakefreshError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import StagedCommit
 from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.lookups import with_lookups
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.sources import BatchRef, make_source
 from lakefresh.state.control import ControlTables, Effective, PublishedBatch
 from lakefresh.strategies import ChangeSet, StageContext, Strategy, make_strategy
 from lakefresh.strategies.base import materialize
+from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -79,7 +81,7 @@ class Runner:
         self.control.ensure()
         failed: set[str] = set()
         for table in tables:
-            blocked = [d for d in table.depends_on if d in failed]
+            blocked = [d for d in table.upstream([t.name for t in tables]) if d in failed]
             if blocked:
                 outcome = TableResult(table.name, error=f"not run: depends on failed {blocked}")
             else:
@@ -168,10 +170,12 @@ class Runner:
             clock = time.perf_counter()
             exists = self.backend.exists(name)
             target_schema = self.backend.schema(name) if exists else None
-            rows = self._read(strategy, source, ref, target_schema)
+            rows = self._read(table, strategy, source, ref, target_schema)
             bad = rows.filter(rows[REASON_COLUMN].isNotNull())
             good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
             result.quarantined = bad.count()
+            if table.lookups:
+                good, result.skeletons = with_lookups(self.config, self.backend, table, good, ref.batch_time)
             times.read = time.perf_counter() - clock
             checkpoint("after_read", ref.batch_id)
 
@@ -283,11 +287,16 @@ class Runner:
                 out.append(Effective(other, count, ranges))
         return out
 
-    def _read(self, strategy: Strategy, source: Any, ref: BatchRef, target_schema: Any) -> DataFrame:
-        """Read the batch once; every row carries its quarantine reason (NULL when good)."""
+    def _read(
+        self, table: TableConfig, strategy: Strategy, source: Any, ref: BatchRef, target_schema: Any
+    ) -> DataFrame:
+        """Read the batch once (and transform it); every row carries its quarantine reason (NULL
+        when good)."""
         from pyspark.sql import functions as F
 
-        rows = source.read(ref, target_schema).rows
+        rows = source.read(ref, target_schema if table.transform is None else None).rows
+        if table.transform is not None:
+            rows = transformed(self.config, self.backend, table, rows)
         problems = [F.when(c, F.lit(reason)) for c, reason in strategy.row_problems(rows)]
         if problems:
             # a row the source rejected is reported for that root cause alone (a value that did

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -78,6 +78,56 @@ class Defaults(Model):
     audit: AuditConfig = Field(default_factory=AuditConfig)  # type: ignore[arg-type]
 
 
+class TransformConfig(Model):
+    """SQL run on every batch between read and stage (after quarantine of unreadable rows)."""
+
+    sql: str = Field(
+        description="A SELECT over the batch (view `batch`) and the `views`; its result is what "
+        "the strategy merges. Keep `batch.*` (or its `_lf_` columns) to keep each row's file and "
+        "record for duplicate resolution and quarantine reports."
+    )
+    views: dict[str, str] = Field(
+        default_factory=dict,
+        description="More views for the SQL: alias -> a table of this pipeline (refreshed first) "
+        "or any `namespace.table` of the catalog.",
+    )
+
+    @field_validator("views")
+    @classmethod
+    def _aliases(cls, value: dict[str, str]) -> dict[str, str]:
+        for alias in value:
+            if not IDENTIFIER.match(alias) or alias.lower() == "batch":
+                raise ValueError(f"view alias must be an identifier other than `batch`, got {alias!r}")
+        return value
+
+
+class LookupConfig(Model):
+    """A dimension lookup: fact columns -> a dimension's natural key -> its surrogate key."""
+
+    dimension: str = Field(description="A table of this pipeline with a `surrogate_key`.")
+    keys: dict[str, str] = Field(
+        min_length=1,
+        description="Fact column -> the dimension's natural key column, for each key column.",
+    )
+    surrogate_key: str | None = Field(
+        None,
+        description="The fact column that receives the surrogate key; default: its name in the dimension.",
+    )
+    at: str | None = Field(
+        None,
+        description="For an scd2 dimension: the fact column (time or sequence) that picks the "
+        "version valid then. Default: the current version.",
+    )
+    skeletons: bool = Field(
+        True,
+        description="Natural keys the dimension lacks get a skeleton row (is_inferred = true) "
+        "before the facts load. False: their surrogate key stays NULL.",
+    )
+    defaults: dict[str, Any] = Field(
+        default_factory=dict, description="Values of other dimension columns in skeleton rows."
+    )
+
+
 class TableConfig(Model):
     """One target table: where its batches come from and how they merge into it."""
 
@@ -93,6 +143,10 @@ class TableConfig(Model):
     depends_on: list[str] = Field(
         default_factory=list, description="Tables that must be refreshed before this one."
     )
+    transform: TransformConfig | None = Field(None, description="SQL between read and stage.")
+    lookups: list[LookupConfig] = Field(
+        default_factory=list, description="Surrogate key lookups into dimensions of this pipeline."
+    )
 
     @field_validator("name")
     @classmethod
@@ -106,8 +160,17 @@ class TableConfig(Model):
 
     @model_validator(mode="after")
     def _keys_and_columns(self) -> TableConfig:
-        self.strategy.check_against(self)
+        if self.transform is None:  # with one, the strategy sees the SQL's columns, not the source's
+            self.strategy.check_against(self)
         return self
+
+    def upstream(self, names: list[str]) -> list[str]:
+        """Tables of the pipeline (`names`) refreshed before this one: `depends_on`, looked-up
+        dimensions and transform views."""
+        implied = [lk.dimension for lk in self.lookups]
+        if self.transform:
+            implied += [t for t in self.transform.views.values() if t in names]
+        return list(dict.fromkeys([*self.depends_on, *implied]))
 
 
 class PipelineConfig(Model):
@@ -117,6 +180,21 @@ class PipelineConfig(Model):
     spark: SparkConfig = Field(default_factory=SparkConfig)  # type: ignore[arg-type]
     defaults: Defaults = Field(default_factory=Defaults)  # type: ignore[arg-type]
     tables: list[TableConfig] = Field(min_length=1, description="The target tables.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _history_tables(cls, data: Any) -> Any:
+        """A `key` table with `history: true` brings `<name>_history`: an scd2 table over the same
+        source, as if it had been written out."""
+        if not isinstance(data, dict) or not isinstance(data.get("tables"), list):
+            return data
+        tables = []
+        for table in data["tables"]:
+            tables.append(table)
+            strategy = table.get("strategy") if isinstance(table, dict) else None
+            if isinstance(strategy, dict) and strategy.get("history") is True:
+                tables.append(history_table(table, strategy))
+        return {**data, "tables": tables}
 
     @model_validator(mode="after")
     def _unique_and_ordered(self) -> PipelineConfig:
@@ -130,8 +208,13 @@ class PipelineConfig(Model):
                 raise ValueError(
                     f"table {table.name!r} depends on unknown table(s) {unknown}; known tables: {names}"
                 )
+            for lookup in table.lookups:
+                check_lookup(table, lookup, {t.name: t for t in self.tables})
         dependency_order(self.tables)  # raises on cycles
         return self
+
+    def table(self, name: str) -> TableConfig:
+        return next(t for t in self.tables if t.name == name)
 
     def qualified(self, table: TableConfig) -> str:
         """The target's `namespace.table` name."""
@@ -153,7 +236,7 @@ def dependency_order(tables: list[TableConfig]) -> list[TableConfig]:
         if table.name in visiting:
             raise ValueError(f"dependency cycle: {' -> '.join((*path, table.name))}")
         visiting.add(table.name)
-        for dep in table.depends_on:
+        for dep in table.upstream(list(by_name)):
             visit(by_name[dep], (*path, table.name))
         visiting.discard(table.name)
         done.append(table)
@@ -161,3 +244,37 @@ def dependency_order(tables: list[TableConfig]) -> list[TableConfig]:
     for table in tables:
         visit(table, ())
     return done
+
+
+def history_table(table: dict[str, Any], strategy: dict[str, Any]) -> dict[str, Any]:
+    """The `<name>_history` table of a `key` table with `history: true` (raw config)."""
+    scd2: dict[str, Any] = {"kind": "scd2", "keys": strategy.get("keys")}
+    if strategy.get("date_column"):
+        scd2["sequence_by"] = strategy["date_column"]
+    if strategy.get("exclude_from_cdc"):
+        scd2["track_except"] = strategy["exclude_from_cdc"]
+    if strategy.get("delete"):
+        scd2["delete"] = strategy["delete"]
+    copied = ("source", "transform", "depends_on", "audit", "properties", "lookups")
+    return {
+        **{k: table[k] for k in copied if k in table},
+        "name": f"{table.get('name')}_history",
+        "strategy": scd2,
+    }
+
+
+def check_lookup(fact: TableConfig, lookup: LookupConfig, tables: dict[str, TableConfig]) -> None:
+    where = f"table {fact.name!r}: lookup of {lookup.dimension!r}"
+    dimension = tables.get(lookup.dimension)
+    if dimension is None:
+        raise ValueError(f"{where}: no such table in the pipeline; tables: {sorted(tables)}")
+    strategy = dimension.strategy
+    if strategy.kind not in ("key", "scd1", "scd2"):
+        raise ValueError(f"{where}: the dimension must be a key, scd1 or scd2 table, not {strategy.kind!r}")
+    if getattr(strategy, "surrogate_key", None) is None:
+        raise ValueError(f"{where}: the dimension has no surrogate_key; give its strategy one")
+    keys = list(strategy.keys)
+    if sorted(lookup.keys.values()) != sorted(keys):
+        raise ValueError(f"{where}: `keys` must map a fact column to each of {keys}, got {lookup.keys}")
+    if lookup.at and strategy.kind != "scd2":
+        raise ValueError(f"{where}: `at` is only for scd2 dimensions, not {strategy.kind!r}")

@@ -44,6 +44,33 @@ class DeleteRule(Model):
         return self
 
 
+class SurrogateKeyConfig(Model):
+    """A surrogate key column the strategy fills, for facts to reference rows by one number."""
+
+    column: str = Field(description="Name of the surrogate key column, e.g. customer_sk.")
+    generator: Literal["hash", "sequence"] = Field(
+        "hash",
+        description="hash: xxhash64 of the natural key (with scd2: and valid_from), the same in "
+        "every run and rebuild; sequence: the largest key in the table + 1, 2, ... in natural key "
+        "order, never reused.",
+    )
+    inferred_column: str = Field(
+        "is_inferred",
+        description="Boolean column, true on skeleton rows made for early-arriving facts.",
+    )
+
+    @field_validator("column", "inferred_column")
+    @classmethod
+    def _names(cls, value: str) -> str:
+        return check_column_name(value, "column")
+
+    @model_validator(mode="after")
+    def _differ(self) -> SurrogateKeyConfig:
+        if self.column.lower() == self.inferred_column.lower():
+            raise ValueError(f"column and inferred_column must differ, both are {self.column!r}")
+        return self
+
+
 class KeyStrategyConfig(StrategyBase):
     """Upsert by natural key, with change detection by hash and record status codes N/C/U/S/O."""
 
@@ -59,6 +86,12 @@ class KeyStrategyConfig(StrategyBase):
         default_factory=list, description="Columns ignored by change detection (still stored)."
     )
     delete: DeleteRule | None = Field(None, description="Rows that delete their key.")
+    surrogate_key: SurrogateKeyConfig | None = Field(None, description="A surrogate key column.")
+    history: bool = Field(
+        False,
+        description="Also keep `<table>_history`: every change of a key as an SCD2 version "
+        "(valid_from, valid_to, is_current), refreshed from the same batches.",
+    )
 
     @field_validator("keys", "exclude_from_cdc")
     @classmethod
@@ -76,6 +109,11 @@ class KeyStrategyConfig(StrategyBase):
             raise ValueError(f"key column(s) {sorted(clash)} cannot also be in exclude_from_cdc")
         if self.date_column and self.date_column in self.keys:
             raise ValueError(f"date_column {self.date_column!r} cannot be a key column")
+        if self.surrogate_key:
+            named = {self.surrogate_key.column, self.surrogate_key.inferred_column}
+            clash = named & {*self.keys, *self.exclude_from_cdc, self.date_column}
+            if clash:
+                raise ValueError(f"surrogate key column(s) {sorted(clash)} clash with other columns")
         return self
 
     def required_columns(self) -> list[str]:
@@ -249,6 +287,9 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         "that the batch lacks is closed at the batch's time. Leave false for incremental feeds, "
         "where an absent key is simply unchanged.",
     )
+    surrogate_key: SurrogateKeyConfig | None = Field(
+        None, description="A surrogate key column: one key per version."
+    )
     valid_from_column: str = Field("valid_from", description="Name of the valid-from column.")
     valid_to_column: str = Field("valid_to", description="Name of the valid-to column (NULL: open).")
     is_current_column: str = Field("is_current", description="Name of the is-current flag.")
@@ -265,9 +306,12 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         system = [self.valid_from_column, self.valid_to_column, self.is_current_column]
         if self.soft_delete_column:
             system.append(self.soft_delete_column)
+        if self.surrogate_key:
+            system += [self.surrogate_key.column, self.surrogate_key.inferred_column]
         if len({n.lower() for n in system}) != len(system):
             raise ValueError(
-                f"valid_from, valid_to, is_current and soft-delete columns must differ: {system}"
+                "valid_from, valid_to, is_current, soft-delete and surrogate key columns must "
+                f"differ: {system}"
             )
         if self.sequence_by and self.sequence_by in self.keys:
             raise ValueError(f"sequence_by {self.sequence_by!r} cannot be a key column")

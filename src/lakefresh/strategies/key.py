@@ -49,6 +49,7 @@ from lakefresh.strategies.base import (
     q,
     require_columns,
 )
+from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -78,7 +79,9 @@ class KeyStrategy:
         require_columns(batch, cfg.keys, "key column(s)")
         if cfg.date_column:
             require_columns(batch, [cfg.date_column], "date_column")
-        columns = data_columns(batch)
+        sk = cfg.surrogate_key
+        own = {sk.column, sk.inferred_column} if sk else set()
+        columns = [c for c in data_columns(batch) if c not in own]
         hashed = [
             c
             for c in columns
@@ -106,7 +109,14 @@ class KeyStrategy:
         )
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
 
+        stored_sk = F.lit(None).cast("long")
+        stored_inferred = F.lit(False)
         if ctx.target_exists:
+            stored_columns = set(ctx.target().columns)
+            if sk and sk.column in stored_columns:
+                stored_sk = F.col(q(sk.column))
+            if sk and sk.inferred_column in stored_columns:
+                stored_inferred = F.coalesce(F.col(q(sk.inferred_column)), F.lit(False))
             # Only the key, hash and date columns of the target are read, and the batch's keys
             # are broadcast into that scan (unless the batch is too large to broadcast), so the
             # target is not shuffled. The keys come from the batch itself, not from `ranked`,
@@ -122,6 +132,8 @@ class KeyStrategy:
                     F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
                     F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
                     F.lit(True).alias("_lf_t_exists"),
+                    stored_sk.alias("_lf_t_sk"),
+                    stored_inferred.alias("_lf_t_inferred"),
                 )
                 .join(batch_keys, on=list(cfg.keys), how="left_semi")
             )
@@ -132,6 +144,8 @@ class KeyStrategy:
                 .withColumn("_lf_t_at", F.lit(None).cast("timestamp"))
                 .withColumn("_lf_t_batch", F.lit(None).cast("string"))
                 .withColumn("_lf_t_exists", F.lit(None).cast("boolean"))
+                .withColumn("_lf_t_sk", stored_sk)
+                .withColumn("_lf_t_inferred", stored_inferred)
             )
         new, at, old_at = (
             F.col("_lf_t_exists").isNull(),
@@ -144,15 +158,23 @@ class KeyStrategy:
             .when(new, F.lit("N"))
             .when(at < old_at, F.lit("O"))
             .when(F.col(DELETE_FLAG), F.lit("D"))
+            .when(F.col("_lf_t_inferred"), F.lit("C"))  # a skeleton row gets its real values
             .when(F.col(HASH_COLUMN) != F.col("_lf_t_hash"), F.lit("C"))
             .when(at > old_at, F.lit("S"))
             .otherwise(F.lit("U"))
         )
         target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
+        joined = joined.withColumn(STATUS_COLUMN, status)
+        if sk:
+            start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
+            writes = F.col(STATUS_COLUMN).isin("N", "C")
+            joined = with_surrogate_key(joined, sk, cfg.keys, F.col("_lf_t_sk"), writes, start)
+            joined = joined.withColumn(sk.inferred_column, F.lit(False))
+            target_columns[len(columns) : len(columns)] = [sk.column, sk.inferred_column]
         staged = materialize(
             joined.select(
                 *[F.col(q(c)) for c in target_columns],
-                status.alias(STATUS_COLUMN),
+                F.col(STATUS_COLUMN),
                 F.col("_lf_t_batch"),
             )
         )
@@ -173,6 +195,25 @@ class KeyStrategy:
             expected_delta=counts.get("N", 0) - counts.get("D", 0),
             written=counts.get("N", 0) + counts.get("C", 0),
             superseded=superseded,
+        )
+
+    def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
+        """Target-shaped skeleton rows for natural keys the table lacks: `missing` holds the key
+        columns and any default values. The hash and date are NULL, so the real record, whenever
+        it comes, updates the row (status C) and keeps its surrogate key."""
+        from pyspark.sql import functions as F
+
+        sk = self.config.surrogate_key
+        assert sk is not None
+        start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
+        rows = with_surrogate_key(missing, sk, self.config.keys, F.lit(None), F.lit(True), start)
+        return rows.select(
+            *[F.col(q(c)) for c in missing.columns if not c.startswith("_lf_")],
+            F.col(q(sk.column)),
+            F.lit(True).alias(sk.inferred_column),
+            F.lit(None).cast("binary").alias(HASH_COLUMN),
+            F.lit(None).cast("timestamp").alias(UPDATED_AT_COLUMN),
+            F.lit(None).cast("string").alias(BATCH_ID_COLUMN),
         )
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:

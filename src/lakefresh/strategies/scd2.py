@@ -75,6 +75,7 @@ from lakefresh.strategies.base import (
     q,
     require_columns,
 )
+from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -96,7 +97,9 @@ class Scd2Strategy:
     def system_columns(self) -> list[str]:
         cfg = self.config
         out = [cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column]
-        return out + ([cfg.soft_delete_column] if cfg.soft_delete_column else [])
+        out += [cfg.soft_delete_column] if cfg.soft_delete_column else []
+        sk = cfg.surrogate_key
+        return out + ([sk.column, sk.inferred_column] if sk else [])
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
         return null_key_problems(df, self.config.keys, self.config.sequence_by, "sequence_by")
@@ -115,6 +118,7 @@ class Scd2Strategy:
         cfg = self.config
         keys = list(cfg.keys)
         vf, vt, cur = cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column
+        sk = cfg.surrogate_key
         require_columns(batch, keys, "key column(s)")
         if cfg.sequence_by:
             require_columns(batch, [cfg.sequence_by], "sequence_by")
@@ -137,10 +141,11 @@ class Scd2Strategy:
             target = ctx.target()
             touched = batch.select(*[q(k) for k in keys]).distinct()
             if cfg.full_snapshots:
+                live = F.col(q(cur))
+                if sk and sk.inferred_column in target.columns:  # skeletons wait for their record
+                    live = live & ~F.coalesce(F.col(q(sk.inferred_column)), F.lit(False))
                 absent = (
-                    target.filter(F.col(q(cur)))
-                    .select(*[q(k) for k in keys])
-                    .join(touched, on=keys, how="left_anti")
+                    target.filter(live).select(*[q(k) for k in keys]).join(touched, on=keys, how="left_anti")
                 )
                 deletion_time = F.lit(ctx.batch_time).cast("timestamp")
                 if cfg.sequence_by and not is_temporal(batch.schema[cfg.sequence_by].dataType):
@@ -299,28 +304,36 @@ class Scd2Strategy:
             hashdiff(fingerprint).alias("_lf_fp"),
             F.lit(True).alias("_lf_mine"),
         )
+        stored_sk = sk is not None and stored is not None and sk.column in stored.columns
         if stored is not None:
             theirs = stored.select(
                 *[F.col(q(k)) for k in keys],
                 F.col(q(vf)),
                 hashdiff([c for c in fingerprint if c in stored.columns]).alias("_lf_their_fp"),
                 F.col(BATCH_ID_COLUMN).alias("_lf_their_batch"),
+                (F.col(q(sk.column)) if stored_sk else F.lit(None).cast("long")).alias("_lf_their_sk"),  # type: ignore[union-attr]
             )
             diff = mine.join(theirs, on=[*keys, vf], how="full_outer")
         else:
-            diff = mine.withColumn("_lf_their_fp", F.lit(None).cast("binary")).withColumn(
-                "_lf_their_batch", F.lit(None).cast("string")
+            diff = (
+                mine.withColumn("_lf_their_fp", F.lit(None).cast("binary"))
+                .withColumn("_lf_their_batch", F.lit(None).cast("string"))
+                .withColumn("_lf_their_sk", F.lit(None).cast("long"))
             )
         op = (
             F.when(F.col("_lf_mine").isNull(), F.lit("D"))
             .when(F.col("_lf_their_fp").isNull(), F.lit("I"))
             .when(F.col("_lf_fp") != F.col("_lf_their_fp"), F.lit("U"))
         )
+        diff = diff.withColumn(STATUS_COLUMN, op).filter(F.col(STATUS_COLUMN).isNotNull())
+        own: list[str] = []
+        if sk:
+            diff = self._surrogate_keys(ctx, diff, stored if stored_sk else None)
+            own = [sk.column, sk.inferred_column]
         changes = materialize(
-            diff.withColumn(STATUS_COLUMN, op)
-            .filter(F.col(STATUS_COLUMN).isNotNull())
-            .select(
+            diff.select(
                 *[F.col(q(c)) for c in recomputed.columns],
+                *[F.col(q(c)) for c in own],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.col(STATUS_COLUMN),
                 F.col("_lf_their_batch"),
@@ -328,6 +341,7 @@ class Scd2Strategy:
         )
         ops = count_by(changes, STATUS_COLUMN)
         superseded = count_by(changes.filter(F.col(STATUS_COLUMN).isin("U", "D")), "_lf_their_batch")
+        superseded.pop(None, None)  # type: ignore[call-overload]  # skeleton rows belong to no batch
         return ChangeSet(
             rows=changes.drop("_lf_their_batch"),
             counts=counts,
@@ -336,6 +350,66 @@ class Scd2Strategy:
             expected_delta=ops.get("I", 0) - ops.get("D", 0),
             written=ops.get("I", 0) + ops.get("U", 0),
             superseded=superseded,
+        )
+
+    def _surrogate_keys(self, ctx: StageContext, diff: DataFrame, stored: DataFrame | None) -> DataFrame:
+        """A version keeps its surrogate key; the first version of a key that had only a skeleton
+        row takes over the skeleton's key (the skeleton row itself is deleted, being no version:
+        the key's row is upgraded in place as far as any fact can tell); other new versions get
+        new keys."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        sk = cfg.surrogate_key
+        assert sk is not None
+        keys, vf = list(cfg.keys), cfg.valid_from_column
+        existing = F.col("_lf_their_sk")
+        if stored is not None and sk.inferred_column in stored.columns:
+            skeletons = stored.filter(F.coalesce(F.col(q(sk.inferred_column)), F.lit(False))).select(
+                *[F.col(q(k)) for k in keys], F.col(q(sk.column)).alias("_lf_skeleton_sk")
+            )
+            first = F.col(q(vf)) == F.min(F.when(F.col("_lf_mine"), F.col(q(vf)))).over(
+                Window.partitionBy(*[F.col(q(k)) for k in keys])
+            )
+            diff = diff.join(F.broadcast(skeletons), on=keys, how="left").withColumn(
+                "_lf_first", first & F.col("_lf_mine")
+            )
+            existing = F.coalesce(existing, F.when(F.col("_lf_first"), F.col("_lf_skeleton_sk")))
+        start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
+        needs = F.col(STATUS_COLUMN).isin("I", "U")
+        diff = with_surrogate_key(diff, sk, keys, existing, needs, start, also=(vf,))
+        return diff.withColumn(sk.inferred_column, F.lit(False))
+
+    def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
+        """Target-shaped skeleton rows for natural keys the table lacks: `missing` holds the key
+        columns, any default values and `_lf_at`, the earliest time a fact needs the key at. A
+        skeleton is a current version from `_lf_at` that absorbed no event, so the key's real
+        events later replace it entirely; its first real version takes over its surrogate key."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        sk = cfg.surrogate_key
+        assert sk is not None
+        vf = cfg.valid_from_column
+        at_type = missing.schema["_lf_at"].dataType
+        if ctx.target_exists and vf in ctx.target().columns:
+            at_type = ctx.target().schema[vf].dataType
+        rows = missing.withColumn(vf, F.col("_lf_at").cast(at_type))
+        start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
+        rows = with_surrogate_key(rows, sk, list(cfg.keys), F.lit(None), F.lit(True), start, also=(vf,))
+        events = f"array<struct<seq:{at_type.simpleString()},del:boolean>>"
+        return rows.select(
+            *[F.col(q(c)) for c in missing.columns if not c.startswith("_lf_")],
+            F.col(q(vf)),
+            F.lit(None).cast(at_type).alias(cfg.valid_to_column),
+            F.lit(True).alias(cfg.is_current_column),
+            *([F.lit(False).alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
+            F.col(q(sk.column)),
+            F.lit(True).alias(sk.inferred_column),
+            F.lit(None).cast("binary").alias(HASH_COLUMN),
+            F.array().cast(events).alias(SEEN),
+            F.lit(None).cast("string").alias(BATCH_ID_COLUMN),
         )
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
