@@ -67,7 +67,7 @@ def test_unknown_fields_list_the_valid_ones(tmp_path):
     assert "pipeline.yml: 1 error(s)" in message
     assert (
         "tables[0].strategy.scd1.colour: unknown field 'colour'; valid fields: date_column, "
-        "delete, exclude_from_cdc, keys, kind (got 'red')"
+        "delete, exclude_from_cdc, history, keys, kind, surrogate_key (got 'red')"
     ) in message
 
 
@@ -154,3 +154,47 @@ def test_new_strategies_are_validated_before_spark(tmp_path, strategy, message):
         strategy: {strategy}
     """
     assert message in error_of(tmp_path, text)
+
+
+DIMENSIONAL = """
+catalog: {name: cat, warehouse: ./wh}
+tables:
+  - name: sales
+    source: {kind: files, path: sales, format: csv}
+    strategy: {kind: append}
+    lookups:
+      - {dimension: customers, keys: {cust: id}, at: sold_at}
+  - name: customers
+    source: {kind: files, path: customers, format: csv, schema: {id: int, city: string, ts: timestamp}}
+    strategy:
+      kind: key
+      keys: [id]
+      date_column: ts
+      history: true
+      surrogate_key: {column: customer_sk}
+"""
+
+
+def test_key_history_brings_an_scd2_table_over_the_same_source(tmp_path):
+    config = load_config(write(tmp_path, DIMENSIONAL.replace(", at: sold_at", "")))
+    history = config.table("customers_history")
+    assert history.strategy.kind == "scd2"
+    assert history.strategy.keys == ["id"] and history.strategy.sequence_by == "ts"
+    assert history.source == config.table("customers").source
+    # a fact is refreshed after the dimensions it looks up, wherever it stands in the file
+    from lakefresh.config.models import dependency_order
+
+    assert [t.name for t in dependency_order(config.tables)] == ["customers", "sales", "customers_history"]
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("dimension: customers,", "dimension: nope,"), "no such table in the pipeline"),
+        (("{cust: id}", "{cust: city}"), "`keys` must map a fact column to each of ['id']"),
+        (("      surrogate_key: {column: customer_sk}\n", ""), "the dimension has no surrogate_key"),
+        ((", at: sold_at", ", at: sold_at"), "`at` is only for scd2 dimensions, not 'key'"),
+    ],
+)
+def test_lookups_name_a_dimension_with_a_surrogate_key_and_all_its_keys(tmp_path, change, message):
+    assert message in error_of(tmp_path, DIMENSIONAL.replace(*change))
