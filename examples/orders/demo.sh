@@ -13,7 +13,7 @@ echo "== lakefresh validate"
 echo "== lakefresh run (every batch, exactly once)"
 "$lakefresh" run pipeline.yml
 echo "== per-batch counts"
-for table in customers orders products stock_changes traffic; do
+for table in customers customers_history dim_customer sales orders products stock_changes traffic; do
   echo "-- $table"
   "$lakefresh" history pipeline.yml "$table"
 done
@@ -23,6 +23,16 @@ import lakefresh
 p = lakefresh.load_pipeline("pipeline.yml")
 p.table("customers").orderBy("customer_id").select(
     "customer_id", "name", "email", "city", "updated_at", "_lf_batch_id").show(truncate=False)
+print("customers_history: every change of a customer, as SCD2 versions")
+p.table("customers_history").orderBy("customer_id", "valid_from").select(
+    "customer_id", "city", "email", "valid_from", "valid_to", "is_current").show(truncate=False)
+print("dim_customer: versions with surrogate keys; 42 is a skeleton made for an early sale")
+p.table("dim_customer").orderBy("customer_id", "valid_from").select(
+    "customer_sk", "customer_id", "name", "city", "valid_from", "valid_to", "is_current",
+    "deleted", "is_inferred").show(truncate=False)
+print("sales, with the surrogate key of the customer version valid at the sale")
+p.table("sales").orderBy("sale_id").select(
+    "sale_id", "customer_id", "customer_sk", "amount", "sold_at").show(truncate=False)
 p.quarantine().select("table_name", "batch_id", "line", "reason").show(truncate=False)
 print("the stock change log, and the current stock derived from it")
 p.table("stock_changes").orderBy("offset").select(

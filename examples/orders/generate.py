@@ -1,5 +1,5 @@
-"""Generate the example's input: batches of a customer feed, daily order folders, product lists,
-daily stock snapshots and hourly web traffic that is re-sent with corrections.
+"""Generate the example's input: batches of a customer feed, sales facts, daily order folders,
+product lists, daily stock snapshots and hourly web traffic that is re-sent with corrections.
 
 The customer feed shows every record status: inserts (N), updates (C), unchanged rows (U), the
 same values with a newer date (S), an update that arrives after a newer one (O), a delete (D),
@@ -41,6 +41,21 @@ CUSTOMER_BATCHES = {
         "1,Ann Lee,ann@example.com,Oslo,2025-01-04 12:00:00,false",  # S: same values, newer date
         "9,Ivy Sun,ivy@example.com,Turin,2025-01-04 12:00:00,false",  # duplicate key in batch:
         "9,Ivy Sun,ivy.sun@example.com,Turin,2025-01-04 12:30:00,false",  # the later one wins
+    ],
+}
+
+# Sales facts. Customer 4 moved to Cusco on 2025-01-03: the two sales of customer 4 get the
+# surrogate keys of different versions. Customer 42 is not in the feed yet (an early-arriving
+# fact): a skeleton row is made for it, upgraded in place when its record arrives.
+SALES_BATCHES = {
+    "sales_001.csv": [
+        (1000, 4, 20.0, "2025-01-02 15:00:00"),
+        (1001, 1, 35.5, "2025-01-02 16:00:00"),
+    ],
+    "sales_002.csv": [
+        (1002, 4, 12.0, "2025-01-04 10:00:00"),
+        (1003, 42, 60.0, "2025-01-04 11:00:00"),
+        (1002, 4, 12.0, "2025-01-04 10:00:00"),  # re-sent: the ledger keeps the first
     ],
 }
 
@@ -105,6 +120,12 @@ def generate(root: Path) -> None:
         (folder / "part-00000.csv").write_text(body, encoding="utf-8")
         if n < len(ORDER_DAYS) - 1:
             (folder / "_SUCCESS").write_text("", encoding="utf-8")
+
+    sales = root / "sales"
+    sales.mkdir(parents=True, exist_ok=True)
+    for name, rows in SALES_BATCHES.items():
+        body = "sale_id,customer_id,amount,sold_at\n" + "".join(f"{s},{c},{a},{t}\n" for s, c, a, t in rows)
+        (sales / name).write_text(body, encoding="utf-8")
 
     products = root / "products"
     products.mkdir(parents=True, exist_ok=True)

@@ -98,3 +98,13 @@ def test_scd2_versions_get_their_own_keys_and_keep_them_when_history_is_re_cut(w
         (1, "Rome", datetime(2025, 1, 5), 2),
         (2, "Lima", datetime(2025, 1, 2), 4),
     ]
+
+
+def test_an_scd2_version_whose_start_a_late_event_moves_keeps_its_key(ws):
+    ws.write("in/b1.csv", "id,city,day\n1,Oslo,2025-01-03\n")
+    ws.write("in/b2.csv", "id,city,day\n1,Oslo,2025-01-01\n")  # the same values, earlier
+    p = ws.pipeline(SCD2_DIM)
+    assert p.run().ok
+    assert rows(p.table("customers"), ["id", "city", "valid_from", "customer_sk"]) == [
+        (1, "Oslo", datetime(2025, 1, 1), 1),
+    ]

@@ -353,32 +353,54 @@ class Scd2Strategy:
         )
 
     def _surrogate_keys(self, ctx: StageContext, diff: DataFrame, stored: DataFrame | None) -> DataFrame:
-        """A version keeps its surrogate key; the first version of a key that had only a skeleton
-        row takes over the skeleton's key (the skeleton row itself is deleted, being no version:
-        the key's row is upgraded in place as far as any fact can tell); other new versions get
-        new keys."""
+        """Surrogate keys follow versions, so facts that hold one keep pointing at a live row:
+
+        - an updated version keeps its key;
+        - a new version takes over the key of a vanished version that started inside it (a late
+          event moved a version's start, or a skeleton row was inside it), or that started
+          before the key's first version, if the new version is that first one (a skeleton for
+          an early fact, replaced by the key's real history); of several, the earliest;
+        - any other new version gets a new key.
+        """
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         cfg = self.config
         sk = cfg.surrogate_key
         assert sk is not None
-        keys, vf = list(cfg.keys), cfg.valid_from_column
+        keys, vf, vt = list(cfg.keys), cfg.valid_from_column, cfg.valid_to_column
+        status = F.col(STATUS_COLUMN)
         existing = F.col("_lf_their_sk")
-        if stored is not None and sk.inferred_column in stored.columns:
-            skeletons = stored.filter(F.coalesce(F.col(q(sk.inferred_column)), F.lit(False))).select(
-                *[F.col(q(k)) for k in keys], F.col(q(sk.column)).alias("_lf_skeleton_sk")
-            )
-            first = F.col(q(vf)) == F.min(F.when(F.col("_lf_mine"), F.col(q(vf)))).over(
+        if stored is not None:
+            first_from = F.min(F.when(F.col("_lf_mine"), F.col(q(vf)))).over(
                 Window.partitionBy(*[F.col(q(k)) for k in keys])
             )
-            diff = diff.join(F.broadcast(skeletons), on=keys, how="left").withColumn(
-                "_lf_first", first & F.col("_lf_mine")
+            diff = diff.withColumn("_lf_first_from", first_from)
+            old = diff.filter((status == "D") & F.col("_lf_their_sk").isNotNull()).select(
+                *[F.col(q(k)) for k in keys],
+                F.col(q(vf)).alias("_lf_old_from"),
+                F.col("_lf_their_sk").alias("_lf_old_sk"),
+                F.col("_lf_first_from"),
             )
-            existing = F.coalesce(existing, F.when(F.col("_lf_first"), F.col("_lf_skeleton_sk")))
+            renamed = [f"_lf_new_key{i}" for i in range(len(keys))]
+            new = diff.filter(status == "I").select(
+                *[F.col(q(k)).alias(r) for k, r in zip(keys, renamed, strict=True)],
+                F.col(q(vf)).alias("_lf_new_from"),
+                F.col(q(vt)).alias("_lf_new_to"),
+            )
+            old_from, new_from, new_to = F.col("_lf_old_from"), F.col("_lf_new_from"), F.col("_lf_new_to")
+            inside = (new_from <= old_from) & (new_to.isNull() | (old_from < new_to))
+            before_first = (old_from < F.col("_lf_first_from")) & (new_from == F.col("_lf_first_from"))
+            same_key = [F.col(q(k)) == F.col(r) for k, r in zip(keys, renamed, strict=True)]
+            claims = (
+                old.join(new, on=[*same_key, inside | before_first])
+                .groupBy(*[F.col(r).alias(k) for k, r in zip(keys, renamed, strict=True)], new_from.alias(vf))
+                .agg(F.min_by(F.col("_lf_old_sk"), old_from).alias("_lf_claimed_sk"))
+            )
+            diff = diff.join(claims, on=[*keys, vf], how="left")
+            existing = F.coalesce(existing, F.when(status == "I", F.col("_lf_claimed_sk")))
         start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
-        needs = F.col(STATUS_COLUMN).isin("I", "U")
-        diff = with_surrogate_key(diff, sk, keys, existing, needs, start, also=(vf,))
+        diff = with_surrogate_key(diff, sk, keys, existing, status.isin("I", "U"), start, also=(vf,))
         return diff.withColumn(sk.inferred_column, F.lit(False))
 
     def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
