@@ -44,6 +44,16 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example):
         ("customers_003.csv", {"O": 1, "C": 1, "D": 1}, 0),
         ("customers_004.csv", {"S": 1, "N": 1}, 0),
     ]
+    assert [b["counts"] for b in batches["customers_history"]] == [
+        {"N": 5},
+        {"C": 1, "U": 1, "N": 1},
+        {"L": 1, "C": 1, "D": 1},
+        {"U": 1, "N": 1, "C": 1},
+    ]
+    assert [(b["counts"], b["skeletons"]) for b in batches["sales"]] == [
+        ({"N": 2, "K": 0}, 0),
+        ({"N": 2, "K": 0}, 1),  # customer 42 is not known yet
+    ]
     assert [b["batch_id"] for b in batches["orders"]] == ["2025-01-01", "2025-01-02", "2025-01-03"]
     assert [b["counts"] for b in batches["products"]] == [{"N": 2}, {"N": 2}]
     assert [b["counts"] for b in batches["stock_changes"]] == [
@@ -72,6 +82,9 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example):
     status = json.loads(lakefresh("status", "pipeline.yml", "-o", "json", "--pending", cwd=example).stdout)
     assert [(s["table"], s["batches_published"], s["rows"], s["pending"]) for s in status] == [
         ("customers", 4, 6, 0),
+        ("customers_history", 4, 11, 0),
+        ("dim_customer", 4, 9, 0),
+        ("sales", 2, 4, 0),
         ("orders", 3, 5, 0),
         ("products", 2, 2, 0),
         ("stock_changes", 4, 8, 0),
@@ -89,6 +102,25 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example):
     table = lakefresh("history", "pipeline.yml", "traffic", cwd=example)
     assert table.returncode == 0, table.stderr
     assert "effective" in table.stdout
+
+
+def test_the_early_customer_s_skeleton_is_upgraded_in_place_when_its_record_arrives(example):
+    assert lakefresh("run", "pipeline.yml", cwd=example).returncode == 0
+    feed = example / "data" / "customers" / "customers_005.csv"
+    feed.write_text(
+        "customer_id,name,email,city,updated_at,is_deleted\n"
+        "42,Zoe Park,zoe@example.com,Graz,2025-01-04 09:00:00,false\n",
+        encoding="utf-8",
+    )
+    assert lakefresh("run", "pipeline.yml", cwd=example).returncode == 0
+    script = (
+        "import lakefresh, json; p = lakefresh.load_pipeline('pipeline.yml'); "
+        "print(json.dumps([[r.customer_sk, r.name, r.is_inferred] for r in "
+        "p.table('dim_customer').where('customer_id = 42').collect()] + "
+        "[[r.customer_sk] for r in p.table('sales').where('customer_id = 42').collect()]))"
+    )
+    out = subprocess.run([sys.executable, "-c", script], cwd=example, capture_output=True, text=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == [[9, "Zoe Park", False], [9]]
 
 
 def test_errors_are_one_line_with_exit_code_1(tmp_path):
