@@ -143,7 +143,13 @@ def hand_written_same_table(spark, namespace: str, files: dict[str, Path]) -> di
     )
 
 
-def with_lakefresh(spark, namespace: str, folder: Path, files: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+KEY_STRATEGY = "{kind: key, keys: [id], date_column: updated_at}"
+
+
+def with_lakefresh(  # type: ignore[no-untyped-def]
+    spark, namespace: str, folder: Path, files: dict[str, Path], strategy: str = KEY_STRATEGY
+) -> dict[str, float]:
+    """Time `pipeline.run()` per change batch, the initial load run first (not timed)."""
     from lakefresh.api import Pipeline
     from lakefresh.config.loader import parse, validate
 
@@ -153,7 +159,7 @@ defaults: {{namespace: {namespace}}}
 tables:
   - name: target
     source: {{kind: files, path: {folder / "round_in"}, format: parquet}}
-    strategy: {{kind: key, keys: [id], date_column: updated_at}}
+    strategy: {strategy}
 """
     pipeline = Pipeline(validate(parse(text, "bench"), "bench"), folder, spark=spark)
     batch_dir = folder / "round_in"
@@ -174,6 +180,23 @@ tables:
     return times
 
 
+def measure(paths, rounds: int) -> dict[str, dict[str, list[float]]]:  # type: ignore[no-untyped-def]
+    """Seconds per change batch for every path and round, after one unmeasured warm-up round of
+    each path (the JVM's first MERGE is 2-3x slower than later ones)."""
+    for path in paths.values():
+        path("warmup")
+    measured: dict[str, dict[str, list[float]]] = {p: {n: [] for n in CHANGE_BATCHES} for p in paths}
+    for r in range(rounds):
+        # rotate the order so that no path always runs on the warmest JVM
+        order = list(paths)[r % len(paths) :] + list(paths)[: r % len(paths)]
+        for path in order:
+            times = paths[path](r)
+            print(f"round {r}: {path} " + ", ".join(f"{k} {v:.2f}s" for k, v in times.items()))
+            for k, v in times.items():
+                measured[path][k].append(v)
+    return measured
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -192,18 +215,7 @@ def main() -> int:
             "merge": lambda r: hand_written(spark, f"merge_{r}", files),
             "merge_same_table": lambda r: hand_written_same_table(spark, f"same_{r}", files),
         }
-        hand_written(spark, "warmup_merge", files)  # JIT warm-up for every path, not measured
-        hand_written_same_table(spark, "warmup_same", files)
-        with_lakefresh(spark, "warmup_lf", work, files)
-        measured: dict[str, dict[str, list[float]]] = {p: {n: [] for n in names} for p in paths}
-        for r in range(args.rounds):
-            # rotate the order so that no path always runs on the warmest JVM
-            order = list(paths)[r % len(paths) :] + list(paths)[: r % len(paths)]
-            for path in order:
-                times = paths[path](r)
-                print(f"round {r}: {path} " + ", ".join(f"{k} {v:.2f}s" for k, v in times.items()))
-                for k, v in times.items():
-                    measured[path][k].append(v)
+        measured = measure(paths, args.rounds)
         summary = {}
         for name in names:
             ours = statistics.median(measured["lakefresh"][name])

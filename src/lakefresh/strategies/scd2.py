@@ -51,6 +51,12 @@ part of a split version keep the version's latest values (only those are stored)
 Target system columns: `valid_from`, `valid_to`, `is_current` (names configurable), the optional
 soft-delete flag, `_lf_hash` (hashdiff of the tracked columns) and `_lf_batch_id` (the batch that
 last wrote the version).
+
+With `surrogate_key`, every version has a key that follows it through re-cuts (see
+`_surrogate_keys`), plus `is_inferred`. Skeleton rows (made by fact lookups for keys not seen yet)
+are current versions that absorbed no event: they contribute nothing to the recomputation, so
+the key's real events replace them, and the real version covering the skeleton's start (or the
+key's first one) takes over the skeleton's surrogate key. A full snapshot does not retire them.
 """
 
 from __future__ import annotations
