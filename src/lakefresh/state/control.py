@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
 from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
+from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.ranges import Interval
 
@@ -62,11 +63,17 @@ source_file string, line bigint, record bigint, reason string NOT NULL, raw stri
 quarantined_at timestamp
 """
 
-# Status updates touch one row: merge-on-read writes a small delete file instead of a rewrite.
+# Status updates touch one row: merge-on-read writes a small delete file instead of a rewrite. The
+# tables are small: no shuffle to distribute what is written.
 CONTROL_PROPERTIES = {
     VERSION_PROPERTY: str(STATE_VERSION),
     "write.update.mode": "merge-on-read",
     "write.delete.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
+    "write.distribution-mode": "none",
+    "write.update.distribution-mode": "none",
+    "write.delete.distribution-mode": "none",
+    "write.merge.distribution-mode": "none",
 }
 
 
@@ -207,7 +214,7 @@ class ControlTables:
         schema = self._batches_schema
         full = {f.name: row.get(f.name) for f in schema.fields}
         full["lakefresh_version"] = _version()
-        self.backend.append(self.batches, spark.createDataFrame([full], schema))
+        self.backend.append(self.batches, literal_rows(spark, [full], schema))
 
     def record_quarantine(self, table: str, batch_id: str, attempt: str, rows: DataFrame) -> None:
         from pyspark.sql import functions as F
@@ -246,17 +253,20 @@ class ControlTables:
             )
             return
         spark = self.backend.spark
-        source = spark.createDataFrame(
+        source = literal_rows(
+            spark,
             [
-                (
-                    e.batch_id,
-                    attempt if e.batch_id == batch_id else None,
-                    e.count,
-                    None if e.ranges is None else [r.to_dict() for r in e.ranges],
-                )
+                {
+                    "batch_id": e.batch_id,
+                    "attempt": attempt if e.batch_id == batch_id else None,
+                    "effective_count": e.count,
+                    "effective_ranges": None if e.ranges is None else [r.to_dict() for r in e.ranges],
+                }
                 for e in effective
             ],
-            f"batch_id string, attempt string, effective_count bigint, effective_ranges {RANGES_TYPE}",
+            parse_schema(
+                f"batch_id string, attempt string, effective_count bigint, effective_ranges {RANGES_TYPE}"
+            ),
         )
         view = f"lakefresh_effective_{abs(hash((table, attempt)))}"
         source.createOrReplaceTempView(view)
