@@ -23,7 +23,7 @@ from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
 from lakefresh.lakehouse.session import build_session, spark_settings
 from lakefresh.results import RunResult, TableStatus
 from lakefresh.runner import Runner
-from lakefresh.sources import make_source
+from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
 
 if TYPE_CHECKING:
@@ -106,7 +106,16 @@ class Pipeline:
                     counts[k] = counts.get(k, 0) + int(v)
             waiting = None
             if pending:
-                source = make_source(table.source, self.spark, str(self.base_dir))
+                source = make_source(
+                    table.source,
+                    SourceContext(
+                        self.spark,
+                        str(self.base_dir),
+                        backend,
+                        self.config.catalog.control_namespace,
+                        name,
+                    ),
+                )
                 done = {r["batch_id"] for r in rows}
                 waiting = len([b for b in source.list_batches() if b.batch_id not in done])
             out.append(
@@ -153,6 +162,27 @@ class Pipeline:
                 "the state of `snapshot` tables (other targets are their own current state)"
             )
         return current_state(self.table(table), config.strategy)
+
+    def reset_load(self, table: str, snapshot_id: int | None = None) -> str:
+        """Restart a `table_changes` table's load log at a snapshot of its source (default: the
+        current one): the next load reads the changes after it. For after a full reload, when
+        the last load's end snapshot was expired or rolled back."""
+        from lakefresh.errors import ConfigError
+        from lakefresh.state.loads import Load, LoadLog
+
+        config = self._table(table)
+        source = config.source
+        if source.kind != "table_changes":
+            raise ConfigError(f"table {table!r} reads {source.kind!r}, not table_changes: it has no load log")
+        name = self.config.qualified(config)
+        end = snapshot_id if snapshot_id is not None else self.backend.head(source.table)
+        if end is None:
+            raise ConfigError(f"source table {source.table} has no snapshot yet")
+        self.backend.committed_at(source.table, end)  # raises if it does not exist
+        load_id = source.load_id or name
+        log = LoadLog(self.backend, self.config.catalog.control_namespace)
+        log.open(Load(load_id, source.table, None, end, f"reset@{end}", True))
+        return f"load {load_id!r} of {source.table} restarts after snapshot {end}"
 
     def migrate(self) -> list[str]:
         """Upgrade the control tables to this lakefresh's state version; the steps taken."""

@@ -254,6 +254,20 @@ def migrate(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
     print("\n".join(steps) if steps else "control tables are up to date")
 
 
+@app.command("reset-load")
+def reset_load(
+    pipeline: Path = PIPELINE,
+    table: str = typer.Argument(..., help="A table with a table_changes source."),
+    snapshot: int | None = typer.Option(None, help="Restart after this snapshot (default: current)."),
+    var: list[str] = VARS,
+) -> None:
+    """Restart a change feed's load log at a snapshot of its source, after a full reload."""
+    try:
+        print(_load(pipeline, var, quiet=True).reset_load(table, snapshot))
+    except Exception as exc:
+        _fail(exc)
+
+
 @app.command()
 def jars(
     force: bool = typer.Option(False, "--force", help="Rebuild the relocated Jackson jar."),

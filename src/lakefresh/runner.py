@@ -37,7 +37,7 @@ from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lookups import with_lookups
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
-from lakefresh.sources import BatchRef, make_source
+from lakefresh.sources import BatchRef, Source, SourceContext, make_source
 from lakefresh.state.control import ControlTables, Effective, PublishedBatch
 from lakefresh.strategies import ChangeSet, StageContext, Strategy, make_strategy
 from lakefresh.strategies.base import materialize
@@ -97,18 +97,35 @@ class Runner:
         name = self.config.qualified(table)
         outcome = TableResult(table.name)
         try:
-            source = make_source(table.source, self.backend.spark, self.base_dir)
+            context = SourceContext(
+                self.backend.spark,
+                self.base_dir,
+                self.backend,
+                self.config.catalog.control_namespace,
+                name,
+            )
+            source = make_source(table.source, context)
             strategy = make_strategy(table.strategy)
             applied = self._reconcile(name, outcome)
-            pending = [ref for ref in source.list_batches() if ref.batch_id not in applied]
+            pending = _pending(source, applied)
             self.console.table_started(table.name, len(pending))
-            for ref in pending:
-                batch = self._apply_with_retries(table, name, strategy, source, ref)
-                outcome.batches.append(batch)
-                self.console.batch_done(batch)
-                if batch.status != "published":
-                    outcome.error = f"batch {ref.batch_id}: {batch.error}"
-                    break
+            while pending and not outcome.error:
+                more = False
+                for ref in pending:
+                    batch = self._apply_with_retries(table, name, strategy, source, ref)
+                    outcome.batches.append(batch)
+                    self.console.batch_done(batch)
+                    if batch.status != "published":
+                        outcome.error = f"batch {ref.batch_id}: {batch.error}"
+                        break
+                    applied.add(ref.batch_id)
+                    try:
+                        more = source.published(ref) or more
+                    except Exception as exc:  # the batch is in: the next run records its load
+                        outcome.error = f"batch {ref.batch_id} was published; {_error_text(exc)}"
+                        break
+                # a source with state of its own (a change feed) lists its next batch only now
+                pending = _pending(source, applied) if more else []
         except LakefreshError as exc:
             outcome.error = str(exc)
         if outcome.error:
@@ -359,6 +376,18 @@ class Runner:
                 self.control.record_attempt(row)
         except Exception as exc:  # the log is secondary to the error being reported
             self.console.message(f"could not record the failure in the batches table: {exc}")
+
+
+def _pending(source: Source, applied: set[str]) -> list[BatchRef]:
+    """The source's batches that are not applied yet. A source that keeps state of its own (a
+    change feed's load log) is told first about batches found in the target's lineage: it may
+    list other batches then."""
+    for _ in range(100):
+        listed = source.list_batches()
+        changed = [ref for ref in listed if ref.batch_id in applied and source.published(ref)]
+        if not changed:
+            return [ref for ref in listed if ref.batch_id not in applied]
+    raise AssertionError("a source kept changing its batches")
 
 
 def _decremented(

@@ -158,6 +158,24 @@ class TableConfig(Model):
             )
         return value
 
+    @model_validator(mode="before")
+    @classmethod
+    def _change_feed_deletes(cls, data: Any) -> Any:
+        """A change feed's deletes delete in `key` and `scd2` targets, unless a rule is given."""
+        if not isinstance(data, dict):
+            return data
+        source, strategy = data.get("source"), data.get("strategy")
+        if (
+            isinstance(source, dict)
+            and source.get("kind") == "table_changes"
+            and isinstance(strategy, dict)
+            and strategy.get("kind") in ("key", "scd1", "scd2")
+            and strategy.get("delete") is None
+        ):
+            rule = {"condition": "_lf_change_type = 'DELETE'"}
+            return {**data, "strategy": {**strategy, "delete": rule}}
+        return data
+
     @model_validator(mode="after")
     def _keys_and_columns(self) -> TableConfig:
         if self.transform is None:  # with one, the strategy sees the SQL's columns, not the source's

@@ -85,5 +85,57 @@ class FilesSourceConfig(Model):
         return self.pattern or {"csv": "*.csv", "parquet": "*.parquet", "json": "*.json*"}[self.format]
 
 
-SourceConfig = FilesSourceConfig
-SOURCE_KINDS = ("files",)
+class TableSnapshotSourceConfig(Model):
+    """A full read of a catalog table, or of a SQL query, as one batch."""
+
+    kind: Literal["table_snapshot"]
+    table: str | None = Field(
+        None,
+        description="`namespace.table` of the catalog: one batch per snapshot of it (a run with no "
+        "new snapshot reads nothing).",
+    )
+    query: str | None = Field(
+        None, description="A SQL query over the catalog instead: every run reads it as a new batch."
+    )
+
+    @model_validator(mode="after")
+    def _one_of(self) -> TableSnapshotSourceConfig:
+        if (self.table is None) == (self.query is None):
+            raise ValueError("give exactly one of `table` or `query`")
+        return self
+
+    @property
+    def declared_columns(self) -> list[str] | None:
+        return None
+
+
+class TableChangesSourceConfig(Model):
+    """Another Iceberg table's changes between snapshots (its changelog), with a load log."""
+
+    kind: Literal["table_changes"]
+    table: str = Field(description="`namespace.table` of the catalog whose changes are read.")
+    keys: list[str] = Field(
+        default_factory=list,
+        description="Identifier columns: a delete and an insert of one key in a commit become an "
+        "update; needed for `dedupe`. Default: the table's identifier fields.",
+    )
+    load_id: str | None = Field(
+        None,
+        description="Names this reader in the `loads` log, so several pipelines read one table "
+        "independently. Default: the target table's name.",
+    )
+    dedupe: bool = Field(False, description="Keep only the last change of each key in a load.")
+
+    @model_validator(mode="after")
+    def _dedupe_needs_keys(self) -> TableChangesSourceConfig:
+        if self.dedupe and not self.keys:
+            raise ValueError("dedupe: true needs `keys`")
+        return self
+
+    @property
+    def declared_columns(self) -> list[str] | None:
+        return None
+
+
+SourceConfig = FilesSourceConfig | TableSnapshotSourceConfig | TableChangesSourceConfig
+SOURCE_KINDS = ("files", "table_snapshot", "table_changes")

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, SchemaError, StateError
@@ -178,6 +179,50 @@ class IcebergBackend:
         if found is None:
             raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
         return _commit(table, found)
+
+    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+        """When a snapshot was committed (UTC, naive)."""
+        found = self._iceberg_table(table).snapshot(int(snapshot_id))
+        if found is None:
+            raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
+        return datetime.fromtimestamp(found.timestampMillis() / 1000, UTC).replace(tzinfo=None)
+
+    def snapshot_state(self, table: str, snapshot_id: int) -> str:
+        """`current-lineage` if the snapshot is the current one or one of its ancestors,
+        `expired` if the table no longer has it, `off-lineage` otherwise (a rollback left it)."""
+        iceberg = self._iceberg_table(table)
+        if iceberg.snapshot(int(snapshot_id)) is None:
+            return "expired"
+        jvm = self.spark.sparkContext._jvm
+        current = iceberg.currentSnapshot()
+        util = jvm.org.apache.iceberg.util.SnapshotUtil  # type: ignore[union-attr]
+        if current is not None and util.isAncestorOf(iceberg, current.snapshotId(), int(snapshot_id)):
+            return "current-lineage"
+        return "off-lineage"
+
+    def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
+        """The table's changelog after snapshot `start` (exclusive; None: from its first) up to
+        `end` (inclusive): its rows with `_change_type` (INSERT, DELETE, and with `keys`
+        UPDATE_BEFORE / UPDATE_AFTER), `_change_ordinal` (the commit's order) and
+        `_commit_snapshot_id`. Rows a copy-on-write commit rewrote unchanged are left out."""
+        view = f"lakefresh_changes_{abs(hash((table, start, end)))}"
+        options = {"end-snapshot-id": str(end)}
+        if start is not None:
+            options["start-snapshot-id"] = str(start)
+        args = [
+            f"table => {sql_literal(table)}",
+            f"changelog_view => {sql_literal(view)}",
+            "options => map("
+            + ", ".join(f"{sql_literal(k)}, {sql_literal(v)}" for k, v in options.items())
+            + ")",
+        ]
+        if keys:
+            args += [
+                "compute_updates => true",
+                "identifier_columns => array(" + ", ".join(sql_literal(k) for k in keys) + ")",
+            ]
+        self.spark.sql(f"CALL {quote(self.catalog)}.system.create_changelog_view({', '.join(args)})")
+        return self.spark.table(view)
 
     def stage(self, table: str, batch_id: str, write: Callable[[], None]) -> StagedCommit:
         parent = self.head(table)

@@ -4,22 +4,36 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.sources.base import BatchRef, ReadBatch, Source
+from lakefresh.sources.base import BatchRef, ReadBatch, Source, SourceContext
 from lakefresh.sources.files import FilesSource
+from lakefresh.sources.table_changes import TableChangesSource
+from lakefresh.sources.table_snapshot import TableSnapshotSource
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
-
     from lakefresh.config.sources import SourceConfig
 
-SOURCES: dict[str, type] = {"files": FilesSource}
+SOURCES: dict[str, type] = {
+    "table_snapshot": TableSnapshotSource,
+    "table_changes": TableChangesSource,
+}
 
 
-def make_source(config: SourceConfig, spark: SparkSession, base_dir: str) -> Source:
+def make_source(config: SourceConfig, ctx: SourceContext) -> Source:
     """The source for a config, by its `kind`."""
-    cls = SOURCES[config.kind]
-    source: Source = cls(config, spark, base_dir)
+    if config.kind == "files":
+        return FilesSource(config, ctx.spark, ctx.base_dir)
+    source: Source = SOURCES[config.kind](config, ctx)
     return source
 
 
-__all__ = ["SOURCES", "BatchRef", "FilesSource", "ReadBatch", "Source", "make_source"]
+__all__ = [
+    "SOURCES",
+    "BatchRef",
+    "FilesSource",
+    "ReadBatch",
+    "Source",
+    "SourceContext",
+    "TableChangesSource",
+    "TableSnapshotSource",
+    "make_source",
+]

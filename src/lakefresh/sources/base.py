@@ -7,8 +7,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+    from lakefresh.lakehouse.iceberg import IcebergBackend
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,17 @@ class ReadBatch:
     rows: DataFrame
 
 
+@dataclass(frozen=True)
+class SourceContext:
+    """What a source may use besides its config."""
+
+    spark: SparkSession
+    base_dir: str  # the pipeline file's folder
+    backend: IcebergBackend
+    control_namespace: str
+    target: str  # the target's namespace.table
+
+
 class Source(Protocol):
     """A place batches come from."""
 
@@ -41,6 +54,14 @@ class Source(Protocol):
 
         Returns:
             Batch references sorted by `order_key`; a batch not ready yet is not listed.
+        """
+
+    def published(self, ref: BatchRef) -> bool:
+        """Told that the batch is in the target (just published, or found in its lineage).
+
+        Returns:
+            Whether the source's own state changed, so that listing again gives other batches
+            (a change feed's next load); False for sources that keep no state.
         """
 
     def read(self, ref: BatchRef, target_schema: StructType | None) -> ReadBatch:
@@ -54,3 +75,21 @@ class Source(Protocol):
         Returns:
             The rows, typed, with provenance columns and a reason on rows that must be quarantined.
         """
+
+
+def with_provenance(df: DataFrame, origin: Column | None = None, record: Column | None = None) -> DataFrame:
+    """Rows that come from no file get the provenance columns: `origin` (e.g. the snapshot) as the
+    file, `record` as the record ordinal (it orders rows of one key: the last wins), no line, no
+    raw text, no quarantine reason."""
+    from pyspark.sql import functions as F
+
+    from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
+
+    return df.select(
+        "*",
+        (origin if origin is not None else F.lit(None)).cast("string").alias(FILE_COLUMN),
+        (record if record is not None else F.lit(None)).cast("bigint").alias(RECORD_COLUMN),
+        F.lit(None).cast("bigint").alias(LINE_COLUMN),
+        F.lit(None).cast("string").alias(REASON_COLUMN),
+        F.lit(None).cast("string").alias(RAW_COLUMN),
+    )

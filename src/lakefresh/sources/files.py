@@ -98,6 +98,9 @@ class FilesSource:
             replay={"kind": "files", "files": list(paths)},
         )
 
+    def published(self, ref: BatchRef) -> bool:
+        return False  # the target's lineage is the whole record of what was taken
+
     # --- reading -----------------------------------------------------------------------------
 
     def read(self, ref: BatchRef, target_schema: StructType | None) -> ReadBatch:

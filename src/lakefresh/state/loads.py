@@ -1,0 +1,77 @@
+"""The `loads` control table: which snapshot ranges of a source table each reader has loaded.
+
+One row per load: `load_id` (the reader: several pipelines may read one source independently),
+`source_table`, `start_snapshot_id` (exclusive; NULL: from the table's first snapshot),
+`end_snapshot_id` (inclusive, fixed when the load is opened), `batch_id`, `processed` and times.
+A load is opened before it is read and marked processed once its batch is published to the
+target; a load that was opened and not processed is read again, with the same start and end, so
+its batch id is the same and the target's lineage tells whether it was applied after all.
+Created on first use, with the control tables' state version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from lakefresh.lakehouse.iceberg import sql_literal
+from lakefresh.lakehouse.literals import literal_rows
+from lakefresh.lakehouse.session import parse_schema
+from lakefresh.state.control import CONTROL_PROPERTIES
+
+if TYPE_CHECKING:
+    from lakefresh.lakehouse.iceberg import IcebergBackend
+
+LOADS_SCHEMA = """
+load_id string NOT NULL, source_table string NOT NULL, start_snapshot_id bigint,
+end_snapshot_id bigint NOT NULL, batch_id string NOT NULL, processed boolean NOT NULL,
+opened_at timestamp, processed_at timestamp
+"""
+
+
+@dataclass(frozen=True)
+class Load:
+    load_id: str
+    source_table: str
+    start_snapshot_id: int | None
+    end_snapshot_id: int
+    batch_id: str
+    processed: bool
+
+
+class LoadLog:
+    def __init__(self, backend: IcebergBackend, namespace: str) -> None:
+        self.backend = backend
+        self.table = f"{namespace}.loads"
+        self._ready = False
+
+    def ensure(self) -> None:
+        if not self._ready and not self.backend.exists(self.table):
+            self.backend.create(self.table, parse_schema(LOADS_SCHEMA), [], CONTROL_PROPERTIES, wap=False)
+        self._ready = True
+
+    def loads(self, load_id: str) -> list[Load]:
+        """The reader's loads, oldest first."""
+        self.ensure()
+        rows = self.backend.spark.sql(
+            "SELECT load_id, source_table, start_snapshot_id, end_snapshot_id, batch_id, processed "
+            f"FROM {self.backend.qualified(self.table)} WHERE load_id = {sql_literal(load_id)} "
+            "ORDER BY opened_at, end_snapshot_id"
+        ).collect()
+        return [Load(*r) for r in rows]
+
+    def open(self, load: Load) -> None:
+        self.ensure()
+        now = datetime.now(UTC).replace(tzinfo=None)
+        row = {**load.__dict__, "opened_at": now, "processed_at": now if load.processed else None}
+        schema = self.backend.schema(self.table)
+        self.backend.append(self.table, literal_rows(self.backend.spark, [row], schema))
+
+    def mark_processed(self, load_id: str, batch_id: str) -> None:
+        self.ensure()
+        self.backend.spark.sql(
+            f"UPDATE {self.backend.qualified(self.table)} SET processed = true, "
+            "processed_at = current_timestamp() "
+            f"WHERE load_id = {sql_literal(load_id)} AND batch_id = {sql_literal(batch_id)}"
+        )

@@ -1,0 +1,112 @@
+"""Sources over catalog tables: `table_snapshot` (a full read per snapshot) and `table_changes`
+(a change feed between snapshots, with the `loads` log and stale-start detection)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import CATALOG, rows
+
+
+def source_table(ws, spark, name="src"):
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{ws.namespace}")
+    spark.sql(f"CREATE TABLE {CATALOG}.{ws.namespace}.{name} (id int, city string) USING iceberg")
+    return f"{CATALOG}.{ws.namespace}.{name}"
+
+
+def sql(spark, text):
+    spark.sql(text)
+
+
+CHANGES = """
+- name: dst
+  source: {{kind: table_changes, table: {ns}.src, keys: [id]}}
+  strategy: {{kind: key, keys: [id]}}
+"""
+
+
+def loads(ws, spark):
+    return [
+        (r.start_snapshot_id is None, r.processed)
+        for r in spark.sql(
+            f"SELECT * FROM {CATALOG}.{ws.control_namespace}.loads ORDER BY opened_at"
+        ).collect()
+    ]
+
+
+def test_table_snapshot_reads_each_new_snapshot_once_as_a_full_batch(ws, spark):
+    src = source_table(ws, spark)
+    sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo'), (2, 'Rome')")
+    p = ws.pipeline(
+        f"""
+        - name: copy
+          source: {{kind: table_snapshot, table: {ws.namespace}.src}}
+          strategy: {{kind: full}}
+        """
+    )
+    assert p.run().ok
+    assert rows(p.table("copy")) == [(1, "Oslo"), (2, "Rome")]
+    assert p.run().batches == []  # the same snapshot: nothing
+    sql(spark, f"DELETE FROM {src} WHERE id = 1")
+    result = p.run()
+    assert [b.batch_id.split("@")[0] for b in result.batches] == [f"{ws.namespace}.src"]
+    assert rows(p.table("copy")) == [(2, "Rome")]
+
+
+def test_changes_flow_into_a_keyed_target_load_by_load(ws, spark):
+    src = source_table(ws, spark)
+    sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo'), (2, 'Rome')")
+    p = ws.pipeline(CHANGES.format(ns=ws.namespace))
+    assert p.run().batches[0].counts == {"N": 2}
+    sql(spark, f"UPDATE {src} SET city = 'Kyiv' WHERE id = 1")
+    sql(spark, f"DELETE FROM {src} WHERE id = 2")
+    sql(spark, f"INSERT INTO {src} VALUES (3, 'Lima')")
+    result = p.run()
+    assert result.batches[0].counts == {"C": 1, "D": 1, "N": 1}  # three commits, one load
+    assert rows(p.table("dst")) == [(1, "Kyiv"), (3, "Lima")]
+    assert p.run().batches == []
+    assert loads(ws, spark) == [(True, True), (False, True)]  # the second starts where the first ended
+
+
+def test_a_failed_load_is_retried_with_the_same_end_and_a_concurrent_write_waits(ws, spark, monkeypatch):
+    src = source_table(ws, spark)
+    sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
+    p = ws.pipeline(CHANGES.format(ns=ws.namespace))
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_stage")
+    first = p.run()
+    assert not first.ok
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    sql(spark, f"INSERT INTO {src} VALUES (2, 'Rome')")  # committed while the load was open
+    result = p.run()
+    assert result.batches[0].batch_id == first.batches[0].batch_id  # the same load
+    assert [b.counts for b in result.batches] == [{"N": 1}, {"N": 1}]  # then the next one
+    assert rows(p.table("dst")) == [(1, "Oslo"), (2, "Rome")]
+
+
+@pytest.mark.parametrize("how", ["expired", "rolled back"])
+def test_a_stale_start_snapshot_stops_with_the_way_out(ws, spark, how):
+    src = source_table(ws, spark)
+    sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
+    before = spark.sql(f"SELECT snapshot_id FROM {src}.snapshots").first()[0]
+    sql(spark, f"INSERT INTO {src} VALUES (2, 'Rome')")
+    p = ws.pipeline(CHANGES.format(ns=ws.namespace))
+    assert p.run().ok  # the load ends at the second snapshot
+    if how == "expired":
+        sql(spark, f"INSERT INTO {src} VALUES (3, 'Lima')")
+        sql(
+            spark,
+            f"CALL {CATALOG}.system.expire_snapshots(table => '{ws.namespace}.src', "
+            "older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)",
+        )
+        expected = "which was expired"
+    else:
+        sql(spark, f"CALL {CATALOG}.system.rollback_to_snapshot('{ws.namespace}.src', {before})")
+        sql(spark, f"INSERT INTO {src} VALUES (4, 'Bern')")
+        expected = "no longer in its current history"
+    result = p.run()
+    assert not result.ok
+    error = result.tables[0].error
+    assert expected in error and "table_snapshot" in error and "lakefresh reset-load" in error
+    assert rows(p.table("dst")) == [(1, "Oslo"), (2, "Rome")]  # nothing skipped, nothing re-read
+    p.reset_load("dst")
+    assert p.run().batches == []  # restarted at the current snapshot
