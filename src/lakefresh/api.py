@@ -10,7 +10,9 @@ pipeline.table("customers").show()   # the target, as a Spark DataFrame
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+import time
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -75,15 +77,37 @@ class Pipeline:
 
     # --- operations --------------------------------------------------------------------------
 
-    def run(self, tables: list[str] | None = None) -> RunResult:
-        """Apply every new batch of every table (or of `tables`), each exactly once."""
+    def run(self, tables: list[str] | None = None, stop: threading.Event | None = None) -> RunResult:
+        """Apply every new batch of every table (or of `tables`), each exactly once. When `stop`
+        is set, the run ends after the batch in progress."""
         hint = (
             f"lakefresh run {self.path} --table {{table}}"
             if self.path
             else "pipeline.run(tables=['{table}'])"
         )
         runner = Runner(self.config, self.backend, self.control, str(self.base_dir), self.console, hint)
-        return runner.run(tables)
+        return runner.run(tables, stop)
+
+    def run_continuously(
+        self,
+        interval: float,
+        tables: list[str] | None = None,
+        stop: threading.Event | None = None,
+        on_cycle: Callable[[RunResult], None] | None = None,
+    ) -> int:
+        """Run every `interval` seconds (from the start of one cycle to the next; a cycle that
+        takes longer is followed at once) until `stop` is set; a cycle in progress ends after
+        its current batch. A failed table is retried in the next cycle. Returns the cycles run."""
+        stop = stop or threading.Event()
+        cycles = 0
+        while not stop.is_set():
+            started = time.monotonic()
+            result = self.run(tables, stop)
+            cycles += 1
+            if on_cycle:
+                on_cycle(result)
+            stop.wait(max(0.0, interval - (time.monotonic() - started)))
+        return cycles
 
     def status(self, pending: bool = False) -> list[TableStatus]:
         """Per table: batches published, the last one and its position, rows, counts."""

@@ -101,14 +101,28 @@ def run(
     table: list[str] = typer.Option([], "--table", "-t", help="Only these tables."),
     var: list[str] = VARS,
     output: Output = OUTPUT,
+    continuous: bool = typer.Option(
+        False, "--continuous", help="Run again every --interval until SIGINT or SIGTERM."
+    ),
+    interval: str = typer.Option("60s", help="Change-capture interval: 90, 90s, 5m, 1h."),
 ) -> None:
     """Apply every new batch to its table, exactly once."""
     try:
+        seconds = parse_interval(interval)
         p = _load(pipeline, var, quiet=output is Output.json)
+        if continuous:
+            _run_continuously(p, table or None, seconds, output)
+            return
         result = p.run(table or None)
     except Exception as exc:
         _fail(exc)
         return
+    _report(result, output)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+def _report(result: Any, output: Output) -> None:
     lines = []
     for t in result.tables:
         published = [b for b in t.batches if b.status == "published"]
@@ -117,8 +131,35 @@ def run(
         if t.resume_command and not t.ok:
             lines.append(f"  resume with: {t.resume_command}")
     _emit(output, result.to_dict(), "\n".join(lines))
-    if not result.ok:
-        raise typer.Exit(1)
+
+
+def _run_continuously(p: Any, tables: list[str] | None, seconds: float, output: Output) -> None:
+    """Cycles until SIGINT or SIGTERM; the batch in progress is committed first. A failed table
+    is reported and retried in the next cycle."""
+    import signal
+    import threading
+
+    stop = threading.Event()
+
+    def request_stop(signum: int, _frame: Any) -> None:
+        print(f"{signal.Signals(signum).name}: stopping after the commit in progress", file=sys.stderr)
+        stop.set()
+
+    signal.signal(signal.SIGINT, request_stop)
+    signal.signal(signal.SIGTERM, request_stop)
+    cycles = p.run_continuously(seconds, tables, stop, on_cycle=lambda r: _report(r, output))
+    print(f"stopped after {cycles} cycle(s)", file=sys.stderr)
+
+
+def parse_interval(text: str) -> float:
+    """Seconds in `90`, `90s`, `500ms`, `5m` or `1h`."""
+    import re
+
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text)
+    if not found or float(found.group(1)) <= 0:
+        raise typer.BadParameter(f"--interval must be a positive duration like 90s, 5m or 1h, got {text!r}")
+    unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[found.group(2) or "s"]
+    return float(found.group(1)) * unit
 
 
 @app.command()

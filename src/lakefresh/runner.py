@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import traceback
 import uuid
@@ -67,8 +68,9 @@ class Runner:
         self.base_dir = base_dir
         self.console = console
         self.resume_hint = resume_hint
+        self.stop = threading.Event()
 
-    def run(self, only: list[str] | None = None) -> RunResult:
+    def run(self, only: list[str] | None = None, stop: threading.Event | None = None) -> RunResult:
         result = RunResult()
         tables = dependency_order(self.config.tables)
         if only:
@@ -80,7 +82,10 @@ class Runner:
             tables = [t for t in tables if t.name in only]
         self.control.ensure()
         failed: set[str] = set()
+        self.stop = stop or threading.Event()
         for table in tables:
+            if self.stop.is_set():
+                break
             blocked = [d for d in table.upstream([t.name for t in tables]) if d in failed]
             if blocked:
                 outcome = TableResult(table.name, error=f"not run: depends on failed {blocked}")
@@ -112,6 +117,9 @@ class Runner:
             while pending and not outcome.error:
                 more = False
                 for ref in pending:
+                    if self.stop.is_set():  # asked to stop: after the commit in progress
+                        more = False
+                        break
                     batch = self._apply_with_retries(table, name, strategy, source, ref)
                     outcome.batches.append(batch)
                     self.console.batch_done(batch)

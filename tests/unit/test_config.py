@@ -198,3 +198,13 @@ def test_key_history_brings_an_scd2_table_over_the_same_source(tmp_path):
 )
 def test_lookups_name_a_dimension_with_a_surrogate_key_and_all_its_keys(tmp_path, change, message):
     assert message in error_of(tmp_path, DIMENSIONAL.replace(*change))
+
+
+def test_intervals_read_as_seconds():
+    import typer
+
+    from lakefresh.cli import parse_interval
+
+    assert [parse_interval(t) for t in ("90", "90s", "500ms", "5m", "1h")] == [90, 90, 0.5, 300, 3600]
+    with pytest.raises(typer.BadParameter, match="positive duration"):
+        parse_interval("soon")
