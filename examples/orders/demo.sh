@@ -13,7 +13,7 @@ echo "== lakefresh validate"
 echo "== lakefresh run (every batch, exactly once)"
 "$lakefresh" run pipeline.yml
 echo "== per-batch counts"
-for table in customers customers_history dim_customer sales orders products stock_changes traffic; do
+for table in customers customers_history dim_customer sales customer_changes orders products stock_changes traffic; do
   echo "-- $table"
   "$lakefresh" history pipeline.yml "$table"
 done
@@ -33,6 +33,9 @@ p.table("dim_customer").orderBy("customer_id", "valid_from").select(
 print("sales, with the surrogate key of the customer version valid at the sale")
 p.table("sales").orderBy("sale_id").select(
     "sale_id", "customer_id", "customer_sk", "amount", "sold_at").show(truncate=False)
+print("customer_changes: the customers table's change feed, read downstream")
+p.table("customer_changes").orderBy("snapshot_id", "customer_id").select(
+    "change", "customer_id", "city", "email", "snapshot_id").show(truncate=False)
 p.quarantine().select("table_name", "batch_id", "line", "reason").show(truncate=False)
 print("the stock change log, and the current stock derived from it")
 p.table("stock_changes").orderBy("offset").select(

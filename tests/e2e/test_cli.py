@@ -54,6 +54,8 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark):
         ({"N": 2, "K": 0}, 0),
         ({"N": 2, "K": 0}, 1),  # customer 42 is not known yet
     ]
+    # one load of the customers table's changes: 5 inserts, then C+N, C+D, and N (S changes nothing)
+    assert [b["counts"] for b in batches["customer_changes"]] == [{"N": 10}]
     assert [b["batch_id"] for b in batches["orders"]] == ["2025-01-01", "2025-01-02", "2025-01-03"]
     assert [b["counts"] for b in batches["products"]] == [{"N": 2}, {"N": 2}]
     assert [b["counts"] for b in batches["stock_changes"]] == [
@@ -81,7 +83,9 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark):
         "customers": ["customers_005.csv"],
         "customers_history": ["customers_005.csv"],
         "dim_customer": ["customers_005.csv"],
+        "customer_changes": [new["customer_changes"][0]],
     }
+    assert new["customer_changes"][0].startswith("shop.customers@")
     # the skeleton made for the early sale was upgraded in place: same surrogate key
     dim = spark.read.format("iceberg").load(str(example / "warehouse" / "shop" / "dim_customer"))
     sales = spark.read.format("iceberg").load(str(example / "warehouse" / "shop" / "sales"))
@@ -104,6 +108,7 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark):
         ("customers_history", 5, 12, 0),
         ("dim_customer", 5, 9, 0),
         ("sales", 2, 4, 0),
+        ("customer_changes", 2, 11, 0),
         ("orders", 3, 5, 0),
         ("products", 2, 2, 0),
         ("stock_changes", 4, 8, 0),

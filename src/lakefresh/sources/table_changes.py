@@ -40,6 +40,7 @@ from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_prov
 from lakefresh.state.loads import Load, LoadLog
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 CHANGE_TYPE = "_lf_change_type"
@@ -135,8 +136,10 @@ class TableChangesSource:
             changes.withColumnRenamed("_change_type", CHANGE_TYPE)
             .withColumnRenamed("_change_ordinal", "_lf_change_ordinal")
             .withColumnRenamed("_commit_snapshot_id", "_lf_commit_snapshot_id")
-            .filter(F.col(CHANGE_TYPE) != "UPDATE_BEFORE")
         )
+        if self.config.keys:
+            changes = _without_carry_overs(changes, list(self.config.keys))
+        changes = changes.filter(F.col(CHANGE_TYPE) != "UPDATE_BEFORE")
         # order: by commit, and inside one a row after a delete of its key
         rank = F.col("_lf_change_ordinal") * 2 + F.when(F.col(CHANGE_TYPE) == "DELETE", 0).otherwise(1)
         if self.config.dedupe:
@@ -145,6 +148,23 @@ class TableChangesSource:
             changes = changes.drop("_lf_last")
         rows = with_provenance(changes, F.lit(ref.batch_id), rank + 1)
         return ReadBatch(ref, rows)
+
+
+def _without_carry_overs(changes: DataFrame, keys: list[str]) -> DataFrame:
+    """Without the update pairs whose before and after images are the same row: with
+    `compute_updates`, the rows a copy-on-write commit rewrote unchanged come back as such
+    pairs instead of being dropped as carry-overs."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    data = [
+        c for c in changes.columns if c not in (CHANGE_TYPE, "_lf_change_ordinal", "_lf_commit_snapshot_id")
+    ]
+    image = F.md5(F.to_json(F.struct(*[F.col(f"`{c}`") for c in data])))
+    pair = Window.partitionBy(*[F.col(f"`{k}`") for k in keys], F.col("_lf_change_ordinal"))
+    is_update = F.col(CHANGE_TYPE).isin("UPDATE_BEFORE", "UPDATE_AFTER")
+    unchanged = is_update & (F.min(image).over(pair) == F.max(image).over(pair))
+    return changes.withColumn("_lf_carry_over", unchanged).filter("NOT _lf_carry_over").drop("_lf_carry_over")
 
 
 def _batch_id(table: str, start: int | None, end: int) -> str:
