@@ -34,8 +34,8 @@ print("sales, with the surrogate key of the customer version valid at the sale")
 p.table("sales").orderBy("sale_id").select(
     "sale_id", "customer_id", "customer_sk", "amount", "sold_at").show(truncate=False)
 print("customer_changes: the customers table's change feed, read downstream")
-p.table("customer_changes").orderBy("snapshot_id", "customer_id").select(
-    "change", "customer_id", "city", "email", "snapshot_id").show(truncate=False)
+p.table("customer_changes").orderBy("_lf_batch_id", "commit_in_load", "customer_id").select(
+    "change", "customer_id", "city", "email", "commit_in_load", "snapshot_id").show(truncate=False)
 p.quarantine().select("table_name", "batch_id", "line", "reason").show(truncate=False)
 print("the stock change log, and the current stock derived from it")
 p.table("stock_changes").orderBy("offset").select(
