@@ -130,16 +130,7 @@ class Pipeline:
                     counts[k] = counts.get(k, 0) + int(v)
             waiting = None
             if pending:
-                source = make_source(
-                    table.source,
-                    SourceContext(
-                        self.spark,
-                        str(self.base_dir),
-                        backend,
-                        self.config.catalog.control_namespace,
-                        name,
-                    ),
-                )
+                source = make_source(table.source, self._source_context(table))
                 done = {r["batch_id"] for r in rows}
                 waiting = len([b for b in source.list_batches() if b.batch_id not in done])
             out.append(
@@ -192,21 +183,16 @@ class Pipeline:
         current one): the next load reads the changes after it. For after a full reload, when
         the last load's end snapshot was expired or rolled back."""
         from lakefresh.errors import ConfigError
-        from lakefresh.state.loads import Load, LoadLog
+        from lakefresh.sources import TableChangesSource
 
         config = self._table(table)
-        source = config.source
-        if source.kind != "table_changes":
+        source = make_source(config.source, self._source_context(config))
+        if not isinstance(source, TableChangesSource):
             raise ConfigError(f"table {table!r} reads {source.kind!r}, not table_changes: it has no load log")
-        name = self.config.qualified(config)
-        end = snapshot_id if snapshot_id is not None else self.backend.head(source.table)
-        if end is None:
-            raise ConfigError(f"source table {source.table} has no snapshot yet")
-        self.backend.committed_at(source.table, end)  # raises if it does not exist
-        load_id = source.load_id or name
-        log = LoadLog(self.backend, self.config.catalog.control_namespace)
-        log.open(Load(load_id, source.table, None, end, f"reset@{end}", True))
-        return f"load {load_id!r} of {source.table} restarts after snapshot {end}"
+        return source.reset(snapshot_id)
+
+    def _source_context(self, table: TableConfig) -> SourceContext:
+        return SourceContext.of(self.config, self.backend, str(self.base_dir), table)
 
     def migrate(self) -> list[str]:
         """Upgrade the control tables to this lakefresh's state version; the steps taken."""

@@ -78,7 +78,8 @@ def add_skeletons(
     if exists:
         wanted = wanted.join(backend.read(name).select(*map(q, keys)), on=keys, how="left_anti")
     missing = materialize(wanted)
-    if missing.isEmpty():
+    created = missing.count()
+    if created == 0:
         return 0
     for column, value in lookup.defaults.items():
         missing = missing.withColumn(column, F.lit(value))
@@ -96,7 +97,7 @@ def add_skeletons(
         rows = backend.align(name, rows)
         clauses = MergeClauses(keys=keys, update_columns=[], insert_columns=rows.columns)
         backend.merge(name, rows, clauses)
-    return missing.count()
+    return created
 
 
 def attach_surrogate_keys(

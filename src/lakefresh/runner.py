@@ -102,14 +102,9 @@ class Runner:
         name = self.config.qualified(table)
         outcome = TableResult(table.name)
         try:
-            context = SourceContext(
-                self.backend.spark,
-                self.base_dir,
-                self.backend,
-                self.config.catalog.control_namespace,
-                name,
+            source = make_source(
+                table.source, SourceContext.of(self.config, self.backend, self.base_dir, table)
             )
-            source = make_source(table.source, context)
             strategy = make_strategy(table.strategy)
             applied = self._reconcile(name, outcome)
             pending = _pending(source, applied)

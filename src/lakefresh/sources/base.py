@@ -10,6 +10,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.iceberg import IcebergBackend
 
 
@@ -42,6 +43,15 @@ class SourceContext:
     backend: IcebergBackend
     control_namespace: str
     target: str  # the target's namespace.table
+
+    @classmethod
+    def of(
+        cls, config: PipelineConfig, backend: IcebergBackend, base_dir: str, table: TableConfig
+    ) -> SourceContext:
+        """The context of a pipeline table's source."""
+        return cls(
+            backend.spark, base_dir, backend, config.catalog.control_namespace, config.qualified(table)
+        )
 
 
 class Source(Protocol):

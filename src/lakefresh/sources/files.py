@@ -24,7 +24,7 @@ from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.storage import FileEntry, Storage
-from lakefresh.sources.base import BatchRef, ReadBatch
+from lakefresh.sources.base import BatchRef, ReadBatch, with_provenance
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
@@ -124,7 +124,7 @@ class FilesSource:
             else (target_schema or StructType([]))
         )
         df = self.spark.createDataFrame([], schema)
-        return _with_provenance(df, None)
+        return with_provenance(df)
 
     def _read_csv(self, ref: BatchRef, target_schema: StructType | None) -> DataFrame:
         from pyspark.sql import functions as F
@@ -343,18 +343,6 @@ def _cast_strictly(
         raw.alias(RAW_COLUMN),
     )
     return out
-
-
-def _with_provenance(df: DataFrame, reason: Column | None) -> DataFrame:
-    from pyspark.sql import functions as F
-
-    return (
-        df.withColumn(FILE_COLUMN, F.lit(None).cast("string"))
-        .withColumn(RECORD_COLUMN, F.lit(None).cast("bigint"))
-        .withColumn(LINE_COLUMN, F.lit(None).cast("bigint"))
-        .withColumn(REASON_COLUMN, reason if reason is not None else F.lit(None).cast("string"))
-        .withColumn(RAW_COLUMN, F.lit(None).cast("string"))
-    )
 
 
 def _bad_encoding(columns: list[str]) -> Column | None:

@@ -98,6 +98,18 @@ class TableChangesSource:
             f"load log there: `lakefresh reset-load PIPELINE TABLE` (load {self.load_id!r})."
         )
 
+    def reset(self, snapshot_id: int | None = None) -> str:
+        """Restart the load log after a snapshot of the source (default: its current one): the
+        next load reads the changes after it. For after a full reload, when the last load's end
+        was expired or rolled back."""
+        backend, table = self.ctx.backend, self.config.table
+        end = snapshot_id if snapshot_id is not None else backend.head(table)
+        if end is None:
+            raise SourceError(f"source table {table} has no snapshot yet")
+        backend.committed_at(table, end)  # raises if the table no longer has it
+        self.log.open(Load(self.load_id, table, None, end, f"reset@{end}", True))
+        return f"load {self.load_id!r} of {table} restarts after snapshot {end}"
+
     def published(self, ref: BatchRef) -> bool:
         loads = {load.batch_id: load for load in self.log.loads(self.load_id)}
         load = loads.get(ref.batch_id)
@@ -124,11 +136,9 @@ class TableChangesSource:
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
-        if ref.batch_id not in {load.batch_id for load in self.log.loads(self.load_id)}:
-            self.log.open(self._load_of(ref, processed=False))
         load = self._load_of(ref, processed=False)
-        if load.start_snapshot_id is not None:
-            self._check_start(load.start_snapshot_id)
+        if ref.batch_id not in {opened.batch_id for opened in self.log.loads(self.load_id)}:
+            self.log.open(load)
         changes = self.ctx.backend.changes(
             self.config.table, load.start_snapshot_id, load.end_snapshot_id, list(self.config.keys)
         )

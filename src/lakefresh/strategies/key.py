@@ -166,7 +166,7 @@ class KeyStrategy:
         target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
         joined = joined.withColumn(STATUS_COLUMN, status)
         if sk:
-            start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
+            start = largest_key(ctx, sk.column)
             writes = F.col(STATUS_COLUMN).isin("N", "C")
             joined = with_surrogate_key(joined, sk, cfg.keys, F.col("_lf_t_sk"), writes, start)
             joined = joined.withColumn(sk.inferred_column, F.lit(False))
@@ -205,7 +205,7 @@ class KeyStrategy:
 
         sk = self.config.surrogate_key
         assert sk is not None
-        start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
+        start = largest_key(ctx, sk.column)
         rows = with_surrogate_key(missing, sk, self.config.keys, F.lit(None), F.lit(True), start)
         return rows.select(
             *[F.col(q(c)) for c in missing.columns if not c.startswith("_lf_")],

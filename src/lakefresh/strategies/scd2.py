@@ -405,7 +405,7 @@ class Scd2Strategy:
             )
             diff = diff.join(claims, on=[*keys, vf], how="left")
             existing = F.coalesce(existing, F.when(status == "I", F.col("_lf_claimed_sk")))
-        start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
+        start = largest_key(ctx, sk.column)
         diff = with_surrogate_key(diff, sk, keys, existing, status.isin("I", "U"), start, also=(vf,))
         return diff.withColumn(sk.inferred_column, F.lit(False))
 
@@ -424,7 +424,7 @@ class Scd2Strategy:
         if ctx.target_exists and vf in ctx.target().columns:
             at_type = ctx.target().schema[vf].dataType
         rows = missing.withColumn(vf, F.col("_lf_at").cast(at_type))
-        start = largest_key(ctx.target() if ctx.target_exists else None, sk.column)
+        start = largest_key(ctx, sk.column)
         rows = with_surrogate_key(rows, sk, list(cfg.keys), F.lit(None), F.lit(True), start, also=(vf,))
         events = f"array<struct<seq:{at_type.simpleString()},del:boolean>>"
         return rows.select(

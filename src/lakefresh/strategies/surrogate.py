@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.strategies.base import q
+from lakefresh.strategies.base import StageContext, q
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -27,12 +27,15 @@ if TYPE_CHECKING:
     from lakefresh.config.strategies import SurrogateKeyConfig
 
 
-def largest_key(target: DataFrame | None, column: str) -> int:
-    """The largest surrogate key in the table (0 when there is none). Iceberg answers MAX from
+def largest_key(ctx: StageContext, column: str) -> int:
+    """The largest surrogate key in the target (0 when there is none). Iceberg answers MAX from
     file statistics where it can (aggregate push-down), without reading data."""
     from pyspark.sql import functions as F
 
-    if target is None or column not in target.columns:
+    if not ctx.target_exists:
+        return 0
+    target = ctx.target()
+    if column not in target.columns:
         return 0
     value = target.agg(F.max(F.col(q(column)))).first()[0]  # type: ignore[index]
     return int(value or 0)
