@@ -197,13 +197,24 @@ def measure(paths, rounds: int) -> dict[str, dict[str, list[float]]]:  # type: i
     return measured
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+def arguments(doc: str | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def write_report(name: str, args: argparse.Namespace, summary: dict[str, dict[str, float]]) -> None:
+    """Print the figures and keep them in bench/results/<name>.json."""
+    report = {"rows": args.rows, "rounds": args.rounds, "cores": 2, "batches": summary}
+    out = HERE / "results" / f"{name}.json"
+    out.parent.mkdir(exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+
+
+def main() -> int:
+    args = arguments(__doc__)
 
     work = Path(tempfile.mkdtemp(prefix="lakefresh-bench-"))
     try:
@@ -228,11 +239,7 @@ def main() -> int:
                 "ratio_to_merge": round(ours / bare, 3),
                 "ratio_to_merge_same_table": round(ours / same, 3),
             }
-        report = {"rows": args.rows, "rounds": args.rounds, "cores": 2, "batches": summary}
-        out = HERE / "results" / "key.json"
-        out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(json.dumps(report, indent=2))
+        write_report("key", args, summary)
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)

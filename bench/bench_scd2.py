@@ -18,15 +18,22 @@ Usage: python bench/bench_scd2.py [--rows N] [--rounds R]
 
 from __future__ import annotations
 
-import argparse
-import json
 import shutil
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
-from bench_key import CHANGE_BATCHES, HERE, generate, measure, session, timed_merges, with_lakefresh
+from bench_key import (
+    CHANGE_BATCHES,
+    arguments,
+    generate,
+    measure,
+    session,
+    timed_merges,
+    with_lakefresh,
+    write_report,
+)
 
 SCD2_STRATEGY = "{kind: scd2, keys: [id], sequence_by: updated_at}"
 HASHED = "unhex(md5(to_json(named_struct('amount', amount, 'city', city, 'email', email, 'name', name))))"
@@ -61,12 +68,7 @@ def hand_written(spark, namespace: str, files: dict[str, Path]) -> dict[str, flo
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--rows", type=int, default=1_000_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    args = parser.parse_args()
+    args = arguments(__doc__)
 
     work = Path(tempfile.mkdtemp(prefix="lakefresh-bench-scd2-"))
     try:
@@ -86,11 +88,7 @@ def main() -> int:
                 "merge_s": round(bare, 3),
                 "ratio": round(ours / bare, 3),
             }
-        report = {"rows": args.rows, "rounds": args.rounds, "cores": 2, "batches": summary}
-        out = HERE / "results" / "scd2.json"
-        out.parent.mkdir(exist_ok=True)
-        out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(json.dumps(report, indent=2))
+        write_report("scd2", args, summary)
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
