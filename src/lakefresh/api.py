@@ -13,12 +13,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.config.loader import load_config
-from lakefresh.config.models import PipelineConfig, TableConfig
+from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.console import Console, SilentConsole
 from lakefresh.errors import ConfigError, StateError
 from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
@@ -80,13 +81,41 @@ class Pipeline:
     def run(self, tables: list[str] | None = None, stop: threading.Event | None = None) -> RunResult:
         """Apply every new batch of every table (or of `tables`), each exactly once. When `stop`
         is set, the run ends after the batch in progress."""
+        return self._runner(self.config).run(tables, stop)
+
+    def _runner(self, config: PipelineConfig) -> Runner:
         hint = (
             f"lakefresh run {self.path} --table {{table}}"
             if self.path
             else "pipeline.run(tables=['{table}'])"
         )
-        runner = Runner(self.config, self.backend, self.control, str(self.base_dir), self.console, hint)
-        return runner.run(tables, stop)
+        return Runner(config, self.backend, self.control, str(self.base_dir), self.console, hint)
+
+    def backfill(self, table: str, behavior: str | None = None, start: datetime | None = None) -> RunResult:
+        """Load a `synapse_link` table's complete folders from its `backfill_start_date` (or
+        `start`) as one batch: `overwrite` rebuilds the table from them and replaces it in one
+        commit, `merge` merges them into it (default: the source's `backfill_behavior`). Running
+        it again with no new folder does nothing; streaming goes on after its last folder."""
+        config = self._table(table)
+        if config.source.kind != "synapse_link":
+            raise ConfigError(
+                f"table {config.name!r} reads {config.source.kind!r}; backfill is for synapse_link "
+                "sources (other sources take every batch they hold in a plain run)"
+            )
+        changes: dict[str, Any] = {"mode": "backfill"}
+        if behavior is not None:
+            changes["backfill_behavior"] = behavior
+        if start is not None:
+            changes["backfill_start_date"] = start
+        source = config.source.model_validate({**config.source.model_dump(by_alias=True), **changes})
+        backfill = config.model_copy(update={"source": source})
+        if source.backfill_behavior == "overwrite":
+            try:
+                check_rebuild(backfill)
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from None
+        tables = [backfill if t.name == config.name else t for t in self.config.tables]
+        return self._runner(self.config.model_copy(update={"tables": tables})).run([config.name])
 
     def run_continuously(
         self,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,32 @@ def run(
         raise typer.Exit(1)
 
 
+@app.command()
+def backfill(
+    pipeline: Path = PIPELINE,
+    table: str = typer.Option(..., "--table", "-t", help="A table with a synapse_link source."),
+    behavior: str | None = typer.Option(
+        None, help="overwrite (rebuild, then replace) or merge; default: the source's backfill_behavior."
+    ),
+    start: datetime | None = typer.Option(
+        None, help="First folder time (UTC); default: the source's backfill_start_date."
+    ),
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+) -> None:
+    """Load a Synapse Link table's complete folders as one batch, exactly once."""
+    try:
+        if behavior not in (None, "overwrite", "merge"):
+            raise typer.BadParameter(f"--behavior must be overwrite or merge, got {behavior!r}")
+        result = _load(pipeline, var, quiet=output is Output.json).backfill(table, behavior, start)
+    except Exception as exc:
+        _fail(exc)
+        return
+    _report(result, output)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
 def _report(result: Any, output: Output) -> None:
     lines = []
     for t in result.tables:
@@ -153,13 +180,12 @@ def _run_continuously(p: Any, tables: list[str] | None, seconds: float, output: 
 
 def parse_interval(text: str) -> float:
     """Seconds in `90`, `90s`, `500ms`, `5m` or `1h`."""
-    import re
+    from lakefresh.config.base import parse_duration
 
-    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*", text)
-    if not found or float(found.group(1)) <= 0:
-        raise typer.BadParameter(f"--interval must be a positive duration like 90s, 5m or 1h, got {text!r}")
-    unit = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}[found.group(2) or "s"]
-    return float(found.group(1)) * unit
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise typer.BadParameter(f"--interval {exc}") from None
 
 
 @app.command()

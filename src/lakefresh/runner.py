@@ -40,7 +40,7 @@ from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.sources import BatchRef, Source, SourceContext, make_source
 from lakefresh.state.control import ControlTables, Effective, PublishedBatch
-from lakefresh.strategies import ChangeSet, StageContext, Strategy, make_strategy
+from lakefresh.strategies import ChangeSet, Rebuild, StageContext, Strategy, make_strategy
 from lakefresh.strategies.base import materialize
 from lakefresh.transform import transformed
 
@@ -171,6 +171,8 @@ class Runner:
     def _apply(
         self, table: TableConfig, name: str, strategy: Strategy, source: Any, ref: BatchRef
     ) -> BatchResult:
+        if ref.replay.get("backfill") == "overwrite":
+            strategy = Rebuild(strategy)  # the batch builds the table anew, then replaces it
         attempt = uuid.uuid4().hex[:16]
         started = datetime.now(UTC).replace(tzinfo=None)
         times = PhaseTimes()

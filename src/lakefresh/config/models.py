@@ -10,6 +10,12 @@ from lakefresh.config.base import IDENTIFIER, Model
 from lakefresh.config.sources import SourceConfig
 from lakefresh.config.strategies import StrategyConfig
 
+# Rows of these sources that delete their key, for `key` and `scd2` targets without a rule.
+SOURCE_DELETE_RULES: dict[str, dict[str, Any]] = {
+    "table_changes": {"condition": "_lf_change_type = 'DELETE'"},
+    "synapse_link": {"column": "IsDelete", "value": True},
+}
+
 
 class CatalogConfig(Model):
     """The Iceberg catalog that holds targets and the `lakefresh` control namespace."""
@@ -161,20 +167,23 @@ class TableConfig(Model):
     @model_validator(mode="before")
     @classmethod
     def _change_feed_deletes(cls, data: Any) -> Any:
-        """A change feed's deletes delete in `key` and `scd2` targets, unless a rule is given."""
+        """A change feed's deletes delete in `key` and `scd2` targets, unless a rule is given:
+        `table_changes` DELETE changes, Synapse Link's `IsDelete` rows."""
         if not isinstance(data, dict):
             return data
         source, strategy = data.get("source"), data.get("strategy")
-        if (
-            isinstance(source, dict)
-            and source.get("kind") == "table_changes"
-            and isinstance(strategy, dict)
-            and strategy.get("kind") in ("key", "scd1", "scd2")
-            and strategy.get("delete") is None
-        ):
-            rule = {"condition": "_lf_change_type = 'DELETE'"}
+        if not (isinstance(source, dict) and isinstance(strategy, dict)):
+            return data
+        rule = SOURCE_DELETE_RULES.get(str(source.get("kind")))
+        if rule and strategy.get("kind") in ("key", "scd1", "scd2") and strategy.get("delete") is None:
             return {**data, "strategy": {**strategy, "delete": rule}}
         return data
+
+    @model_validator(mode="after")
+    def _rebuild_keeps_keys(self) -> TableConfig:
+        if getattr(self.source, "backfill_behavior", None) == "overwrite":
+            check_rebuild(self)
+        return self
 
     @model_validator(mode="after")
     def _keys_and_columns(self) -> TableConfig:
@@ -189,6 +198,17 @@ class TableConfig(Model):
         if self.transform:
             implied += [t for t in self.transform.views.values() if t in names]
         return list(dict.fromkeys([*self.depends_on, *implied]))
+
+
+def check_rebuild(table: TableConfig) -> None:
+    """A table may be rebuilt from scratch (a backfill that overwrites) unless that would renumber
+    its sequence surrogate keys, which facts refer to."""
+    key = getattr(table.strategy, "surrogate_key", None)
+    if key is not None and key.generator == "sequence":
+        raise ValueError(
+            f"table {table.name!r}: backfill_behavior: overwrite rebuilds the table and would "
+            "renumber its sequence surrogate keys; use backfill_behavior: merge, or generator: hash"
+        )
 
 
 class PipelineConfig(Model):

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import SPARK_TYPE, Model
+from lakefresh.config.base import SPARK_TYPE, Model, parse_duration
 
 
 class CsvOptions(Model):
@@ -137,5 +138,55 @@ class TableChangesSourceConfig(Model):
         return None
 
 
-SourceConfig = FilesSourceConfig | TableSnapshotSourceConfig | TableChangesSourceConfig
-SOURCE_KINDS = ("files", "table_snapshot", "table_changes")
+class SynapseLinkSourceConfig(Model):
+    """An Azure Synapse Link "Incremental CSV" export: one entity of its timestamped folders."""
+
+    kind: Literal["synapse_link"]
+    path: str = Field(
+        description="The export's root (the container): timestamped folders and Changelog/; "
+        "relative to the pipeline file, or a URI Spark reads (abfss://...)."
+    )
+    entity: str = Field(description="The entity (table) to read, as model.json names it.")
+    mode: Literal["streaming", "backfill"] = Field(
+        "streaming",
+        description="streaming: each complete folder of the look-back window is a batch; "
+        "backfill: every complete folder from backfill_start_date is one batch "
+        "(`lakefresh backfill` runs a table in this mode once).",
+    )
+    look_back_interval: float = Field(
+        86400.0,
+        description="Streaming reads folders from (changelog.info's time - this) on: 90s, 5m, 1h, 2d. "
+        "A table fed before whose next folder is older fails instead of skipping it.",
+    )
+    backfill_start_date: datetime | None = Field(
+        None, description="Backfill reads folders from this time (UTC) on; default: the first."
+    )
+    backfill_behavior: Literal["overwrite", "merge"] = Field(
+        "overwrite",
+        description="overwrite: build the table anew in a temporary table, then replace the live "
+        "one in one commit; merge: merge the backfilled rows into the live table.",
+    )
+
+    @field_validator("look_back_interval", mode="before")
+    @classmethod
+    def _duration(cls, value: object) -> float:
+        return parse_duration(value)  # type: ignore[arg-type]
+
+    @field_validator("backfill_start_date")
+    @classmethod
+    def _naive_utc(cls, value: datetime | None) -> datetime | None:
+        if value is not None and value.tzinfo is not None:
+            from datetime import UTC
+
+            value = value.astimezone(UTC).replace(tzinfo=None)
+        return value
+
+    @property
+    def declared_columns(self) -> list[str] | None:
+        return None  # each folder's model.json declares them
+
+
+SourceConfig = (
+    FilesSourceConfig | TableSnapshotSourceConfig | TableChangesSourceConfig | SynapseLinkSourceConfig
+)
+SOURCE_KINDS = ("files", "table_snapshot", "table_changes", "synapse_link")

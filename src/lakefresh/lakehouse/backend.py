@@ -73,6 +73,9 @@ class TableBackend(Protocol):
     ) -> None:
         """Create the table (and its namespace) ready for batch commits."""
 
+    def drop(self, table: str) -> None:
+        """Drop a table of lakefresh's own (a temporary one) with its files."""
+
     def align(self, table: str, df: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
         """Evolve the table for the batch's new columns; return the batch in the table's shape
         (plus the `keep` columns)."""

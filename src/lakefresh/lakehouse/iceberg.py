@@ -94,6 +94,10 @@ class IcebergBackend:
         )
         self.spark.sql(ddl)
 
+    def drop(self, table: str) -> None:
+        """Drop a table of lakefresh's own (a temporary one) with its files."""
+        self.spark.sql(f"DROP TABLE IF EXISTS {self.qualified(table)} PURGE")
+
     def schema(self, table: str) -> StructType:
         return self.spark.table(self.qualified(table)).schema
 

@@ -60,3 +60,13 @@ class Storage:
             return None if line is None else str(line)
         finally:
             stream.close()
+
+    def read_text(self, path: str, encoding: str = "UTF-8") -> str:
+        """A whole (small) file as text: a manifest, a marker."""
+        fs, jpath = self._fs(path)
+        stream = fs.open(jpath)
+        try:
+            data = self._jvm.org.apache.commons.io.IOUtils.toString(stream, encoding)
+            return str(data)
+        finally:
+            stream.close()

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.sources.base import BatchRef, ReadBatch, Source, SourceContext
 from lakefresh.sources.files import FilesSource
+from lakefresh.sources.synapse_link import SynapseLinkSource
 from lakefresh.sources.table_changes import TableChangesSource
 from lakefresh.sources.table_snapshot import TableSnapshotSource
 
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
 SOURCES: dict[str, type] = {
     "table_snapshot": TableSnapshotSource,
     "table_changes": TableChangesSource,
+    "synapse_link": SynapseLinkSource,
 }
 
 
@@ -33,6 +35,7 @@ __all__ = [
     "ReadBatch",
     "Source",
     "SourceContext",
+    "SynapseLinkSource",
     "TableChangesSource",
     "TableSnapshotSource",
     "make_source",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import csv
 import fnmatch
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
@@ -148,7 +149,7 @@ class FilesSource:
                 .option("enforceSchema", True)
             )
             raw = reader.csv(list(paths))
-            frames.append(self._number_records(raw, list(header), header_lines=int(opts.header)))
+            frames.append(number_records(raw, list(header), header_lines=int(opts.header)))
         text = frames[0]
         for frame in frames[1:]:
             text = text.unionByName(frame, allowMissingColumns=True)
@@ -159,9 +160,9 @@ class FilesSource:
             F.col(CORRUPT).isNotNull(),
             F.lit(f"wrong number of cells: expected {len(columns)} ({', '.join(columns)})"),
         )
-        bad_bytes = _bad_encoding(columns) if opts.encoding.upper().replace("-", "") == "UTF8" else None
+        bad_bytes = bad_encoding(columns) if opts.encoding.upper().replace("-", "") == "UTF8" else None
         raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(_q(c)) for c in columns])))
-        typed = _cast_strictly(
+        typed = cast_strictly(
             text,
             types,
             first_reasons=[wrong_cells, bad_bytes],
@@ -211,11 +212,11 @@ class FilesSource:
         if CORRUPT not in raw.columns:
             raw = raw.withColumn(CORRUPT, F.lit(None).cast("string"))
         columns = [c for c in raw.columns if c != CORRUPT]
-        numbered = self._number_records(raw, columns, header_lines=0)
+        numbered = number_records(raw, columns, header_lines=0)
         types = self._column_types(columns, target_schema, ref, "json")
         malformed = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed JSON record"))
         raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(_q(c)) for c in columns])))
-        return _cast_strictly(numbered, types, first_reasons=[malformed], raw=raw_col)
+        return cast_strictly(numbered, types, first_reasons=[malformed], raw=raw_col)
 
     def _read_parquet(self, ref: BatchRef, target_schema: StructType | None) -> DataFrame:
         from pyspark.sql import functions as F
@@ -234,32 +235,9 @@ class FilesSource:
             (F.col("_metadata.row_index") + 1).alias(LINE_COLUMN),
         )
         declared = self.config.schema_ or {}
-        types = {c: _parse_type(declared[c]) for c in columns if c in declared}
+        types = {c: parse_type(declared[c]) for c in columns if c in declared}
         raw_col = F.to_json(F.struct(*[F.col(_q(c)) for c in columns]))
-        return _cast_strictly(numbered, types, first_reasons=[], raw=raw_col)
-
-    def _number_records(self, raw: DataFrame, columns: list[str], header_lines: int) -> DataFrame:
-        """Add the file, the record ordinal in it, and the physical line the record starts on."""
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
-        with_file = raw.withColumn(FILE_COLUMN, F.input_file_name()).withColumn(
-            "_lf_order", F.monotonically_increasing_id()
-        )
-        newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
-            sum((F.coalesce(_count_newlines(F.col(_q(c))), F.lit(0)) for c in columns), F.lit(0))
-        )
-        in_file = Window.partitionBy(FILE_COLUMN).orderBy("_lf_order")
-        before = in_file.rowsBetween(Window.unboundedPreceding, -1)
-        return (
-            with_file.withColumn(RECORD_COLUMN, F.row_number().over(in_file).cast("bigint"))
-            .withColumn("_lf_span", newlines + 1)
-            .withColumn(
-                LINE_COLUMN,
-                (F.coalesce(F.sum("_lf_span").over(before), F.lit(0)) + header_lines + 1).cast("bigint"),
-            )
-            .drop("_lf_order", "_lf_span")
-        )
+        return cast_strictly(numbered, types, first_reasons=[], raw=raw_col)
 
     def _column_types(
         self, columns: list[str], target_schema: StructType | None, ref: BatchRef, fmt: str
@@ -270,7 +248,7 @@ class FilesSource:
         unknown = []
         for c in columns:
             if c in declared:
-                types[c] = _parse_type(declared[c])
+                types[c] = parse_type(declared[c])
             elif c.lower() in target:
                 types[c] = target[c.lower()]
             else:
@@ -294,18 +272,44 @@ class FilesSource:
         return {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
 
 
+def number_records(raw: DataFrame, columns: list[str], header_lines: int) -> DataFrame:
+    """Add the file, the record ordinal in it, and the physical line the record starts on."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    with_file = raw.withColumn(FILE_COLUMN, F.input_file_name()).withColumn(
+        "_lf_order", F.monotonically_increasing_id()
+    )
+    newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
+        sum((F.coalesce(_count_newlines(F.col(_q(c))), F.lit(0)) for c in columns), F.lit(0))
+    )
+    in_file = Window.partitionBy(FILE_COLUMN).orderBy("_lf_order")
+    before = in_file.rowsBetween(Window.unboundedPreceding, -1)
+    return (
+        with_file.withColumn(RECORD_COLUMN, F.row_number().over(in_file).cast("bigint"))
+        .withColumn("_lf_span", newlines + 1)
+        .withColumn(
+            LINE_COLUMN,
+            (F.coalesce(F.sum("_lf_span").over(before), F.lit(0)) + header_lines + 1).cast("bigint"),
+        )
+        .drop("_lf_order", "_lf_span")
+    )
+
+
 # --- strict casting --------------------------------------------------------------------------
 
 
-def _cast_strictly(
+def cast_strictly(
     df: DataFrame,
     types: dict[str, DataType],
     first_reasons: list[Column | None],
     raw: Column,
     timestamp_format: str | None = None,
     date_format: str | None = None,
+    parsers: dict[str, Callable[[Column], Column]] | None = None,
 ) -> DataFrame:
-    """Cast each column to its type; a value that is present but does not parse gives a reason."""
+    """Cast each column to its type; a value that is present but does not parse gives a reason.
+    `parsers` turn the text of some columns into their type instead of a cast."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -315,7 +319,9 @@ def _cast_strictly(
         source = F.col(_q(column))
         if df.schema[column].dataType == type_:
             continue
-        if isinstance(type_, T.TimestampType) and timestamp_format:
+        if parsers and column in parsers:
+            cast = parsers[column](source)
+        elif isinstance(type_, T.TimestampType) and timestamp_format:
             cast = F.to_timestamp(source, timestamp_format)
         elif isinstance(type_, T.DateType) and date_format:
             cast = F.to_date(source, date_format)
@@ -345,7 +351,7 @@ def _cast_strictly(
     return out
 
 
-def _bad_encoding(columns: list[str]) -> Column | None:
+def bad_encoding(columns: list[str]) -> Column | None:
     from pyspark.sql import functions as F
 
     if not columns:
@@ -363,7 +369,7 @@ def _count_newlines(column: Column) -> Column:
     return F.length(column) - F.length(F.regexp_replace(column, "\n", ""))
 
 
-def _parse_type(name: str) -> DataType:
+def parse_type(name: str) -> DataType:
     return parse_schema(f"x {name}").fields[0].dataType
 
 

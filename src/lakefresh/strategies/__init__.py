@@ -10,6 +10,7 @@ from lakefresh.strategies.custom import CustomStrategy
 from lakefresh.strategies.full import FullStrategy
 from lakefresh.strategies.key import KeyStrategy
 from lakefresh.strategies.ledger import LedgerStrategy
+from lakefresh.strategies.rebuild import Rebuild
 from lakefresh.strategies.scd2 import Scd2Strategy
 from lakefresh.strategies.sequence import SequenceStrategy
 from lakefresh.strategies.snapshot import SnapshotStrategy
@@ -47,6 +48,7 @@ __all__ = [
     "FullStrategy",
     "KeyStrategy",
     "LedgerStrategy",
+    "Rebuild",
     "Scd2Strategy",
     "SequenceStrategy",
     "SnapshotStrategy",

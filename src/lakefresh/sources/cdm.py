@@ -1,0 +1,115 @@
+"""The Common Data Model `model.json` that Azure Synapse Link writes into every folder it exports:
+each entity's columns in the order of its headerless CSV files, and their data types.
+
+Data types become Spark types as follows (the value text Synapse writes, then how it is read):
+
+| model.json `dataType` | Spark type       | value text and parsing                                       |
+|-----------------------|------------------|--------------------------------------------------------------|
+| `string`, `guid`      | `string`         | as written                                                   |
+| `int64`               | `bigint`         | digits                                                       |
+| `int32`               | `int`            | digits                                                       |
+| `int16`               | `smallint`       | digits                                                       |
+| `byte`                | `tinyint`        | digits                                                       |
+| `decimal`             | `decimal(38,18)` | `12.50`; more than 18 decimals are rounded                   |
+| `double`, `float`     | `double`         | `1.5`, `1E-05`                                               |
+| `boolean`             | `boolean`        | `True`/`False` (also `true`, `1`, `0`)                       |
+| `date`                | `date`           | `2025-01-31`                                                 |
+| `dateTime`            | `timestamp`      | `6/28/2021 4:34:35 PM` (SinkCreatedOn, SinkModifiedOn) or ISO |
+|                       |                  | `2021-06-25T16:21:12Z`, `2018-05-25T16:21:09.0000000`: UTC    |
+| `dateTimeOffset`      | `timestamp`      | `2018-05-25T16:21:09.0000000+00:00`, normalized to UTC       |
+| anything else         | `string`         | as written (e.g. `time`), so no value is lost                |
+
+A value that is present but does not parse sends its row to quarantine with the column and the
+text, as in the `files` source.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lakefresh.errors import SourceError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+
+SPARK_TYPES = {
+    "string": "string",
+    "guid": "string",
+    "int64": "bigint",
+    "int32": "int",
+    "int16": "smallint",
+    "byte": "tinyint",
+    "decimal": "decimal(38,18)",
+    "double": "double",
+    "float": "double",
+    "boolean": "boolean",
+    "date": "date",
+    "datetime": "timestamp",
+    "datetimeoffset": "timestamp",
+}
+# SinkCreatedOn and SinkModifiedOn are written as US-style local text (in UTC)
+US_TIMESTAMP = "M/d/yyyy h:mm:ss a XXX"
+ZONE_SUFFIX = "(Z|[+-][0-9][0-9]:?[0-9][0-9])$"
+
+
+@dataclass(frozen=True)
+class Attribute:
+    name: str
+    data_type: str  # as model.json spells it
+
+    @property
+    def spark_type(self) -> str:
+        return SPARK_TYPES.get(self.data_type.lower(), "string")
+
+
+@dataclass(frozen=True)
+class Entity:
+    name: str
+    attributes: tuple[Attribute, ...]
+    delimiter: str = ","
+
+    @property
+    def columns(self) -> list[str]:
+        return [a.name for a in self.attributes]
+
+
+def read_model(text: str, where: str) -> dict[str, Entity]:
+    """The entities of a model.json, by lower-cased name.
+
+    Raises:
+        SourceError: the text is not a model.json (not JSON, or no entities with attributes).
+    """
+    try:
+        model = json.loads(text)
+        entities = {}
+        for raw in model["entities"]:
+            attributes = tuple(Attribute(str(a["name"]), str(a["dataType"])) for a in raw["attributes"])
+            names = [a.name.lower() for a in attributes]
+            if not attributes or len(set(names)) != len(names):
+                raise ValueError(f"entity {raw['name']!r} must name each attribute once")
+            settings = [p.get("fileFormatSettings") or {} for p in raw.get("partitions") or []]
+            delimiter = next((str(s["delimiter"]) for s in settings if s.get("delimiter")), ",")
+            entities[str(raw["name"]).lower()] = Entity(str(raw["name"]), attributes, delimiter)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SourceError(f"{where}: not a readable model.json: {exc}") from exc
+    return entities
+
+
+def parser(attribute: Attribute) -> Callable[[Column], Column] | None:
+    """How the text of an attribute becomes its Spark type when a plain cast cannot (timestamps);
+    None when a cast does."""
+    if attribute.spark_type != "timestamp":
+        return None
+    return _timestamp
+
+
+def _timestamp(text: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    trimmed = F.trim(text)
+    us_style = F.to_timestamp(F.concat(trimmed, F.lit(" +00:00")), US_TIMESTAMP)
+    zoned = F.when(trimmed.rlike(ZONE_SUFFIX), trimmed).otherwise(F.concat(trimmed, F.lit("Z")))
+    return F.coalesce(us_style, zoned.cast("timestamp"))

@@ -1,0 +1,230 @@
+"""Source `synapse_link`: one entity of an Azure Synapse Link "Incremental CSV" export.
+
+The export's root holds timestamped folders (`2025-01-01T10.00.00Z/`), each with a `model.json`
+(the schema of every entity, see `cdm`) and one subfolder of headerless CSV files per entity that
+changed; `Changelog/changelog.info` names the folder Synapse is writing now. A folder is
+*complete* when it has its model.json, is older than the folder changelog.info names, and is not
+the newest folder (which may still be written). Incomplete folders are not listed; they become
+batches once complete.
+
+Streaming (the default): each complete folder holding files of the entity is a batch, its name is
+the batch id, folders in name (= time) order. Only folders from changelog.info's time minus
+`look_back_interval` are listed; exactly-once comes from the target's lineage, as for every source.
+A folder older than the window that the target has not taken (the pipeline was stopped longer
+than the window, or the table is new and the export is older) is never skipped silently: the run
+fails and names the way out, `lakefresh backfill` or a wider window.
+
+Backfill (`mode: backfill`, or `lakefresh backfill PIPELINE --table T`): every complete folder
+from `backfill_start_date` is one batch, `backfill@<first folder>..<last folder>`. Streaming later
+goes on after its last folder. `backfill_behavior: merge` merges it into the live table with the
+table's strategy; `overwrite` builds the table anew from it in a temporary table, then replaces the
+live table's rows in one commit (see `strategies.rebuild`).
+
+Each folder is parsed with its own model.json, so a column added or dropped between folders is
+read right; the runner then adds new columns to the target and leaves missing ones NULL. In a
+backfill, the folders' rows are unioned by column name. Within a folder, `1.csv` (where Synapse
+writes deletes, as Arcane notes) is read after the other files. Synapse's `IsDelete` marks deletes
+(a `key` or `scd2` target deletes on it unless it has its own rule); order a key's rows with
+`date_column: SinkModifiedOn` (or `versionnumber`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from lakefresh.config.sources import SynapseLinkSourceConfig
+from lakefresh.errors import SourceError
+from lakefresh.lakehouse.iceberg import quote
+from lakefresh.lakehouse.storage import Storage
+from lakefresh.sources import cdm
+from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext
+from lakefresh.sources.files import CORRUPT, bad_encoding, cast_strictly, number_records, parse_type
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+FOLDER_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}\.\d{2}\.\d{2}Z$")
+FOLDER_TIME = "%Y-%m-%dT%H.%M.%SZ"
+CHANGELOG = "Changelog/changelog.info"
+MODEL = "model.json"
+DELETES_FILE = "1.csv"
+BACKFILL = "backfill@"
+
+
+def folder_time(name: str) -> datetime:
+    """The UTC time (naive) a folder's name stands for."""
+    return datetime.strptime(name, FOLDER_TIME)
+
+
+def folder_name(time: datetime) -> str:
+    return time.strftime(FOLDER_TIME)
+
+
+def covered_until(batch_ids: Iterable[str]) -> str | None:
+    """The newest folder that published batches cover: a folder's own name, or a backfill's
+    last folder; None when none."""
+    newest = None
+    for batch_id in batch_ids:
+        text = str(batch_id)
+        last = text.rsplit("..", 1)[-1] if text.startswith(BACKFILL) else text
+        if FOLDER_NAME.match(last) and (newest is None or last > newest):
+            newest = last
+    return newest
+
+
+class SynapseLinkSource:
+    kind = "synapse_link"
+
+    def __init__(self, config: SynapseLinkSourceConfig, ctx: SourceContext) -> None:
+        self.config = config
+        self.ctx = ctx
+        self.storage = Storage(ctx.spark)
+        root = config.path
+        if "://" not in root and not root.startswith("/"):
+            root = f"{ctx.base_dir.rstrip('/')}/{root}"
+        self.root = root.rstrip("/")
+
+    # --- listing -----------------------------------------------------------------------------
+
+    def list_batches(self) -> list[BatchRef]:
+        folders = self._complete_folders()
+        if self.config.mode == "backfill":
+            return self._backfill(folders)
+        applied = self.ctx.backend.published_batches(self.ctx.target) if self._target_exists() else {}
+        covered = covered_until(applied)
+        window_start = folder_time(self._current()) - timedelta(seconds=self.config.look_back_interval)
+        refs, missed = [], []
+        for folder in folders:
+            if covered is not None and folder <= covered:
+                continue  # taken (exactly-once skips those in the lineage; older ones were before it)
+            files = self._entity_files(folder)
+            if not files:
+                continue
+            if folder_time(folder) < window_start:
+                missed.append(folder)
+            else:
+                refs.append(self._ref(folder, [folder], files))
+        if missed:
+            since = f"its last folder is {covered}" if covered else "it has taken no folder yet"
+            raise SourceError(
+                f"{len(missed)} folder(s) of {self.config.entity} ({missed[0]} .. {missed[-1]}) are "
+                f"older than the look-back window (from {folder_name(window_start)}) and the target "
+                f"has not taken them ({since}); nothing was skipped. Load them once with `lakefresh "
+                "backfill PIPELINE --table TABLE`, or widen look_back_interval."
+            )
+        return refs
+
+    def _backfill(self, folders: list[str]) -> list[BatchRef]:
+        start = self.config.backfill_start_date
+        chosen = [f for f in folders if start is None or folder_time(f) >= start]
+        with_files = [(f, self._entity_files(f)) for f in chosen]
+        with_files = [(f, files) for f, files in with_files if files]
+        if not with_files:
+            return []
+        names = [f for f, _ in with_files]
+        files = [path for _, paths in with_files for path in paths]
+        ref = self._ref(f"{BACKFILL}{names[0]}..{names[-1]}", names, files)
+        ref.replay["backfill"] = self.config.backfill_behavior
+        return [ref]
+
+    def _ref(self, batch_id: str, folders: list[str], files: list[str]) -> BatchRef:
+        return BatchRef(
+            batch_id=batch_id,
+            position=folders[-1],
+            order_key=(folders[-1],),
+            batch_time=folder_time(folders[-1]),
+            files=tuple(files),
+            replay={"kind": "synapse_link", "entity": self.config.entity, "folders": folders},
+        )
+
+    def _current(self) -> str:
+        path = f"{self.root}/{CHANGELOG}"
+        if not self.storage.exists(path):
+            raise SourceError(f"{self.root} is not a Synapse Link export: {CHANGELOG} is missing")
+        current = self.storage.read_text(path).strip()
+        if not FOLDER_NAME.match(current):
+            raise SourceError(f"{path} names {current!r}, not a folder like 2025-01-01T10.00.00Z")
+        return current
+
+    def _complete_folders(self) -> list[str]:
+        """Timestamped folders that Synapse has finished, oldest first."""
+        if not self.storage.exists(self.root):
+            raise SourceError(f"Synapse Link export {self.root} does not exist")
+        current = self._current()
+        entries = self.storage.list(self.root)
+        folders = sorted(e.name for e in entries if e.is_dir and FOLDER_NAME.match(e.name))
+        done = [f for f in folders[:-1] if f < current]  # the newest may still be written
+        return [f for f in done if self.storage.exists(f"{self.root}/{f}/{MODEL}")]
+
+    def _entity_files(self, folder: str) -> list[str]:
+        """The entity's CSV files in a folder, deletes (1.csv) last."""
+        path = f"{self.root}/{folder}/{self.config.entity}"
+        if not self.storage.exists(path):
+            return []
+        files = [e for e in self.storage.list(path) if not e.is_dir and e.name.endswith(".csv")]
+        files.sort(key=lambda e: (e.name == DELETES_FILE, e.name))
+        return [e.path for e in files]
+
+    def _target_exists(self) -> bool:
+        return self.ctx.backend.exists(self.ctx.target)
+
+    def published(self, ref: BatchRef) -> bool:
+        return False  # the target's lineage is the whole record of what was taken
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def read(self, ref: BatchRef, target_schema: StructType | None) -> ReadBatch:
+        frames = []
+        folders: list[str] = ref.replay["folders"]  # type: ignore[assignment]
+        for folder in folders:
+            files = [f for f in ref.files if f"/{folder}/" in f]
+            frames.append(self._read_folder(str(folder), files))
+        rows = frames[0]
+        for frame in frames[1:]:
+            rows = rows.unionByName(frame, allowMissingColumns=True)
+        return ReadBatch(ref, rows)
+
+    def _entity(self, folder: str) -> cdm.Entity:
+        path = f"{self.root}/{folder}/{MODEL}"
+        entity = cdm.read_model(self.storage.read_text(path), path).get(self.config.entity.lower())
+        if entity is None:
+            raise SourceError(f"{path} does not describe entity {self.config.entity!r}, yet it has files")
+        return entity
+
+    def _read_folder(self, folder: str, files: list[str]) -> DataFrame:
+        """A folder's rows, parsed with the folder's own model.json; bad rows carry a reason."""
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import StringType, StructField, StructType
+
+        entity = self._entity(folder)
+        columns = entity.columns
+        text_schema = StructType(
+            [StructField(c, StringType()) for c in columns] + [StructField(CORRUPT, StringType())]
+        )
+        text = (
+            self.ctx.spark.read.option("header", False)
+            .option("multiLine", True)
+            .option("sep", entity.delimiter)
+            .option("quote", '"')
+            .option("escape", '"')
+            .option("nullValue", "")
+            .option("mode", "PERMISSIVE")
+            .option("columnNameOfCorruptRecord", CORRUPT)
+            .schema(text_schema)
+            .csv(files)
+        )
+        numbered = number_records(text, columns, header_lines=0)
+        wrong_cells = F.when(
+            F.col(CORRUPT).isNotNull(),
+            F.lit(f"wrong number of cells: {folder}/model.json gives {len(columns)} columns"),
+        )
+        raw = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(quote(c)) for c in columns])))
+        types = {a.name: parse_type(a.spark_type) for a in entity.attributes}
+        parsers = {a.name: p for a in entity.attributes if (p := cdm.parser(a)) is not None}
+        return cast_strictly(
+            numbered, types, first_reasons=[wrong_cells, bad_encoding(columns)], raw=raw, parsers=parsers
+        )
