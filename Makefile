@@ -1,5 +1,5 @@
 .DEFAULT_GOAL := help
-.PHONY: help setup demo test lint unit bench clean
+.PHONY: help setup test-setup demo test lint unit bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -10,8 +10,11 @@ setup: ## create .venv, install lakefresh, build the Iceberg jars (idempotent)
 demo: setup ## run the example pipeline on freshly generated data
 	@bash examples/orders/demo.sh
 
-test: setup lint ## lint, then every test on real Spark + Iceberg
+test: test-setup lint ## lint, then every test on real Spark + Iceberg (and PostgreSQL)
 	.venv/bin/pytest
+
+test-setup: ## setup, plus the PostgreSQL server and JDBC driver the tests use
+	@LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh
 
 lint: setup ## ruff, the import layers, mypy
 	.venv/bin/ruff check src tests bench examples

@@ -4,6 +4,8 @@
 #
 #   LAKEFRESH_NO_BUNDLED_JARS=1  skip jarjar and the jar build (your platform provides Iceberg:
 #                                set spark.jars: none or spark.packages in the pipeline)
+#   LAKEFRESH_TEST_SERVICES=1    also what the tests start: a PostgreSQL server and its JDBC driver
+#                                (Debian's postgresql and libpostgresql-jdbc-java; `make test` sets it)
 #   PYTHON=python3.11            the interpreter for .venv
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +18,10 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 if [ "$bundled" = 1 ] && [ ! -f /usr/share/java/jarjar.jar ] && [ -z "${LAKEFRESH_JARJAR:-}" ]; then
   missing+=(libjarjar-java)
+fi
+if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
+  compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
+  [ -f /usr/share/java/postgresql.jar ] || missing+=(libpostgresql-jdbc-java)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]} with apt-get"

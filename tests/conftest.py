@@ -20,6 +20,7 @@ hypothesis_settings.register_profile("explore", derandomize=False)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 CATALOG = "lf_test"
+POSTGRES_JAR = "/usr/share/java/postgresql.jar"  # Debian's libpostgresql-jdbc-java
 _counter = itertools.count()
 
 
@@ -37,6 +38,7 @@ def spark(warehouse: Path) -> Iterator[Any]:
         CatalogConfig(name=CATALOG, warehouse=str(warehouse)),
         SparkConfig(
             master="local[2]",
+            extra_jars=[jar for jar in [POSTGRES_JAR] if Path(jar).is_file()],
             conf={
                 "spark.sql.shuffle.partitions": "2",
                 "spark.default.parallelism": "2",

@@ -21,11 +21,12 @@ from lakefresh.errors import ConfigError
 
 
 def render(text: str, variables: Mapping[str, str], source: str) -> str:
-    """Render the pipeline text: `{{ env.NAME }}`, `{{ env.get('NAME', 'default') }}`, `{{ var.x }}`."""
+    """Render the pipeline text: `{{ env.NAME }}`, `{{ env.get('NAME', 'default') }}`, `{{ var.x }}`.
+    `{{ watermark }}` is left as it is: a `jdbc` source fills it at every run."""
     environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
     try:
         template = environment.from_string(text)
-        return template.render(env=dict(os.environ), var=dict(variables))
+        return template.render(env=dict(os.environ), var=dict(variables), watermark="{{ watermark }}")
     except jinja2.UndefinedError as exc:
         raise ConfigError(
             f"{source}: template uses an undefined name ({exc.message}); pass it with "

@@ -56,6 +56,10 @@ class SparkConfig(Model):
         "a relocated Jackson built at setup; none: the platform already provides Iceberg; "
         "or a list of jar paths/URLs of your own.",
     )
+    extra_jars: list[str] = Field(
+        default_factory=list,
+        description="Jars added besides `jars`, e.g. a JDBC driver (/usr/share/java/postgresql.jar).",
+    )
     packages: list[str] = Field(
         default_factory=list,
         description="Maven coordinates for spark.jars.packages, for users with Maven access.",

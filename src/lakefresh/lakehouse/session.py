@@ -63,10 +63,9 @@ def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -
     jars: str | list[str] = spark.jars
     if jars_env:
         jars = jars_env if jars_env in {"bundled", "none"} else jars_env.split(",")
-    if jars == "bundled":
-        settings["spark.jars"] = ",".join(jar_files.bundled_jars())
-    elif isinstance(jars, list) and jars:
-        settings["spark.jars"] = ",".join(jars)
+    chosen = jar_files.bundled_jars() if jars == "bundled" else jars if isinstance(jars, list) else []
+    if chosen or spark.extra_jars:
+        settings["spark.jars"] = ",".join([*chosen, *spark.extra_jars])
     if spark.packages:
         settings["spark.jars.packages"] = ",".join(spark.packages)
 

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.sources.base import BatchRef, ReadBatch, Source, SourceContext
 from lakefresh.sources.files import FilesSource
+from lakefresh.sources.jdbc import JdbcSource
 from lakefresh.sources.synapse_link import SynapseLinkSource
 from lakefresh.sources.table_changes import TableChangesSource
 from lakefresh.sources.table_snapshot import TableSnapshotSource
@@ -17,6 +18,7 @@ SOURCES: dict[str, type] = {
     "table_snapshot": TableSnapshotSource,
     "table_changes": TableChangesSource,
     "synapse_link": SynapseLinkSource,
+    "jdbc": JdbcSource,
 }
 
 
@@ -32,6 +34,7 @@ __all__ = [
     "SOURCES",
     "BatchRef",
     "FilesSource",
+    "JdbcSource",
     "ReadBatch",
     "Source",
     "SourceContext",

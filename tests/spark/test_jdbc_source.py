@@ -1,0 +1,99 @@
+"""Source `jdbc` against a real PostgreSQL server (Debian's packages; started for these tests):
+the watermark is the target's highest value, a look-back re-reads late commits, the end of a
+batch is fixed when it is listed."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+import pytest
+
+from lakefresh.sources import make_source
+from tests.conftest import POSTGRES_JAR, rows
+from tests.postgres import Postgres
+
+TABLE = """
+- name: orders
+  source:
+    kind: jdbc
+    url: {url}
+    user: lakefresh
+    query: SELECT id, amount, modified_at FROM orders WHERE modified_at > {{{{ watermark }}}}
+    watermark_column: modified_at
+    initial_watermark: 1970-01-01 00:00:00
+    look_back: 10m
+  strategy: {{kind: key, keys: [id], date_column: modified_at}}
+"""
+
+
+@pytest.fixture(scope="module")
+def postgres():
+    from pathlib import Path
+
+    if not Path(POSTGRES_JAR).is_file():
+        pytest.skip("needs Debian's libpostgresql-jdbc-java (make test installs it)")
+    try:
+        server = Postgres().start()
+    except FileNotFoundError as exc:
+        pytest.skip(f"needs {exc}")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def orders(postgres, ws):
+    postgres.sql(
+        "DROP TABLE IF EXISTS orders; "
+        "CREATE TABLE orders (id int PRIMARY KEY, amount numeric(10, 2), modified_at timestamp)"
+    )
+    return postgres
+
+
+def at(hhmm: str) -> datetime:
+    return datetime.fromisoformat(f"2025-01-01 {hhmm}")
+
+
+def test_the_watermark_follows_the_target_and_the_look_back_catches_late_commits(orders, ws):
+    orders.sql("INSERT INTO orders VALUES (1, 10, '2025-01-01 10:00'), (2, 20, '2025-01-01 10:05')")
+    p = ws.pipeline(TABLE.format(url=orders.url))
+
+    first = p.run()
+    assert [(b.batch_id, b.counts) for b in first.batches] == [("jdbc@2025-01-01 10:05:00#2", {"N": 2})]
+    assert p.run().batches == []  # nothing new
+
+    orders.sql(
+        "UPDATE orders SET amount = 25, modified_at = '2025-01-01 10:20' WHERE id = 2; "
+        "INSERT INTO orders VALUES (3, 30, '2025-01-01 10:30')"
+    )
+    # from 09:55 (10:05 minus the look-back): 1 again (U), 2 changed, 3 new
+    assert [b.counts for b in p.run().batches] == [{"U": 1, "C": 1, "N": 1}]
+
+    orders.sql("INSERT INTO orders VALUES (4, 40, '2025-01-01 10:25')")  # committed late
+    assert [b.counts for b in p.run().batches] == [{"U": 1, "N": 1}]  # after 10:20: 3 again, 4
+
+    orders.sql("INSERT INTO orders VALUES (5, 50, '2025-01-01 09:00')")  # older than the look-back
+    assert p.run().batches == []
+    assert rows(p.table("orders"), ["id", "amount", "modified_at"]) == [
+        (1, Decimal("10.00"), at("10:00")),
+        (2, Decimal("25.00"), at("10:20")),
+        (3, Decimal("30.00"), at("10:30")),
+        (4, Decimal("40.00"), at("10:25")),
+    ]
+
+
+def test_a_batch_ends_where_it_was_listed_and_a_dead_server_is_a_clear_error(orders, ws):
+    orders.sql("INSERT INTO orders VALUES (1, 10, '2025-01-01 10:00')")
+    p = ws.pipeline(TABLE.format(url=orders.url))
+    config = p.config.tables[0]
+    source = make_source(config.source, p._source_context(config))
+    [listed] = source.list_batches()
+    orders.sql("INSERT INTO orders VALUES (2, 20, '2025-01-01 10:01')")  # while the batch is read
+    assert rows(source.read(listed, None).rows, ["id"]) == [(1,)]
+
+    assert [b.counts for b in p.run().batches] == [{"N": 2}]
+    assert p.run().batches == []
+
+    dead = ws.pipeline(TABLE.format(url="jdbc:postgresql://127.0.0.1:9/postgres"), name="dead.yml")
+    error = dead.run().tables[0].error
+    assert error.startswith("cannot query jdbc:postgresql://127.0.0.1:9/postgres: ")
