@@ -13,7 +13,7 @@ echo "== lakefresh validate"
 echo "== lakefresh run (every batch, exactly once)"
 "$lakefresh" run pipeline.yml
 echo "== per-batch counts"
-for table in customers customers_history dim_customer sales customer_changes orders products stock_changes traffic; do
+for table in customers customers_history dim_customer sales customer_changes crm_accounts orders products stock_changes traffic; do
   echo "-- $table"
   "$lakefresh" history pipeline.yml "$table"
 done
@@ -36,6 +36,9 @@ p.table("sales").orderBy("sale_id").select(
 print("customer_changes: the customers table's change feed, read downstream")
 p.table("customer_changes").orderBy("_lf_batch_id", "commit_in_load", "customer_id").select(
     "change", "customer_id", "city", "email", "commit_in_load", "snapshot_id").show(truncate=False)
+print("crm_accounts: a Synapse Link export, folder by folder (the folder being written waits)")
+p.table("crm_accounts").orderBy("Id").select(
+    "Id", "name", "city", "credit_limit", "phone", "SinkModifiedOn", "_lf_batch_id").show(truncate=False)
 p.quarantine().select("table_name", "batch_id", "line", "reason").show(truncate=False)
 print("the stock change log, and the current stock derived from it")
 p.table("stock_changes").orderBy("offset").select(

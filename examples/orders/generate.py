@@ -1,5 +1,6 @@
 """Generate the example's input: batches of a customer feed, sales facts, daily order folders,
-product lists, daily stock snapshots and hourly web traffic that is re-sent with corrections.
+product lists, daily stock snapshots, hourly web traffic that is re-sent with corrections, and an
+Azure Synapse Link export of CRM accounts (timestamped folders, model.json, changelog.info).
 
 The customer feed shows every record status: inserts (N), updates (C), unchanged rows (U), the
 same values with a newer date (S), an update that arrives after a newer one (O), a delete (D),
@@ -13,7 +14,11 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
+
+from lakefresh.synapse_export import SynapseExport, entity_attributes
 
 CUSTOMER_HEADER = "customer_id,name,email,city,updated_at,is_deleted\n"
 
@@ -145,6 +150,51 @@ def generate(root: Path) -> None:
     for name, hours in TRAFFIC_BATCHES.items():
         body = "hour,page,views\n" + "".join(f"{h},{page},{views}\n" for h, page, views in hours)
         (traffic / name).write_text(body, encoding="utf-8")
+
+    synapse_export(root / "synapse")
+
+
+# Synapse Link: the `account` entity over four folders; the fourth is still being written
+ACCOUNT = entity_attributes(
+    ("name", "string"), ("city", "string"), ("credit_limit", "decimal"), ("createdon", "dateTimeOffset")
+)
+ACCOUNT_V2 = [*ACCOUNT[:-2], ("phone", "string"), *ACCOUNT[-2:]]  # a column added in the second folder
+SYNAPSE_FOLDERS = [
+    "2025-01-01T10.00.00Z",
+    "2025-01-01T11.00.00Z",
+    "2025-01-01T12.00.00Z",
+    "2025-01-01T13.00.00Z",
+]
+
+
+def account(id_: str, hour: int, version: int, **values: object) -> dict[str, object]:
+    at = datetime(2025, 1, 1, hour, 15)
+    return {"Id": id_, "SinkCreatedOn": at, "SinkModifiedOn": at, "versionnumber": version, **values}
+
+
+def synapse_export(root: Path) -> None:
+    export = SynapseExport(root)
+    created = datetime(2024, 6, 1, 8, 0)
+    f1, f2, f3, f4 = SYNAPSE_FOLDERS
+    export.write_folder(f1, {"account": ACCOUNT}, {"account": {"2025.csv": [
+        account("a1", 10, 1, name="Contoso", city="Oslo", credit_limit=Decimal("1000"), createdon=created),
+        account("a2", 10, 1, name="Fabrikam", city="Rome", credit_limit=Decimal("500"), createdon=created),
+        account("a3", 10, 1, name="Northwind", city="Lima", credit_limit=Decimal("250"), createdon=created),
+    ]}})  # fmt: skip
+    export.write_folder(f2, {"account": ACCOUNT_V2}, {"account": {"2025.csv": [
+        account("a2", 11, 2, name="Fabrikam", city="Rome", credit_limit=Decimal("750"), phone="+39 06 1234"),
+        account("a4", 11, 1, name="Tailspin", city="Kyiv", credit_limit=Decimal("300"), phone="+380 44 987"),
+    ]}})  # fmt: skip
+    with (root / f2 / "account" / "2025.csv").open("a", encoding="utf-8") as f:
+        f.write('"a9","1/1/2025 11:20:00 AM"\n')  # a row cut short: quarantined
+    export.write_folder(f3, {"account": ACCOUNT_V2}, {"account": {
+        "2025.csv": [account("a1", 12, 2, name="Contoso", city="Bergen", credit_limit=Decimal("1000"))],
+        "1.csv": [{"Id": "a3", "SinkModifiedOn": datetime(2025, 1, 1, 12, 30), "IsDelete": True}],
+    }})  # fmt: skip
+    export.write_folder(f4, {"account": ACCOUNT_V2}, {"account": {"2025.csv": [
+        account("a5", 13, 1, name="Litware", city="Graz", credit_limit=Decimal("150"), phone="+43 316 55"),
+    ]}})  # fmt: skip
+    export.set_current(f4)  # Synapse is still writing the fourth folder: it is not taken yet
 
 
 if __name__ == "__main__":

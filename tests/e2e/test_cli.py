@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from lakefresh.synapse_export import SynapseExport
+
 pytestmark = pytest.mark.e2e
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "orders"
@@ -56,6 +58,12 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark):
     ]
     # one load of the customers table's changes: 5 inserts, then C+N, C+D, and N (S changes nothing)
     assert [b["counts"] for b in batches["customer_changes"]] == [{"N": 10}]
+    # Synapse Link: a column added in the second folder, a delete in the third, the fourth waits
+    assert [(b["batch_id"], b["counts"], b["quarantined"]) for b in batches["crm_accounts"]] == [
+        ("2025-01-01T10.00.00Z", {"N": 3}, 0),
+        ("2025-01-01T11.00.00Z", {"C": 1, "N": 1}, 1),
+        ("2025-01-01T12.00.00Z", {"C": 1, "D": 1}, 0),
+    ]
     assert [b["batch_id"] for b in batches["orders"]] == ["2025-01-01", "2025-01-02", "2025-01-03"]
     assert [b["counts"] for b in batches["products"]] == [{"N": 2}, {"N": 2}]
     assert [b["counts"] for b in batches["stock_changes"]] == [
@@ -76,6 +84,8 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark):
         "42,Zoe Park,zoe@example.com,Graz,2025-01-04 09:00:00,false\n",
         encoding="utf-8",
     )
+    # and Synapse starts a new folder: the fourth is complete now
+    SynapseExport(example / "data" / "synapse").set_current("2025-01-01T14.00.00Z")
     again = lakefresh("run", "pipeline.yml", "--output", "json", cwd=example)
     assert again.returncode == 0, again.stderr
     new = {t["table"]: [b["batch_id"] for b in t["batches"]] for t in json.loads(again.stdout)["tables"]}
@@ -84,6 +94,7 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark):
         "customers_history": ["customers_005.csv"],
         "dim_customer": ["customers_005.csv"],
         "customer_changes": [new["customer_changes"][0]],
+        "crm_accounts": ["2025-01-01T13.00.00Z"],
     }
     assert new["customer_changes"][0].startswith("shop.customers@")
     # the skeleton made for the early sale was upgraded in place: same surrogate key
@@ -109,6 +120,7 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark):
         ("dim_customer", 5, 9, 0),
         ("sales", 2, 4, 0),
         ("customer_changes", 2, 11, 0),
+        ("crm_accounts", 4, 4, 0),
         ("orders", 3, 5, 0),
         ("products", 2, 2, 0),
         ("stock_changes", 4, 8, 0),
