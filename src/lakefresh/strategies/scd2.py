@@ -70,7 +70,6 @@ from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
     broadcast_if_small,
-    count_by,
     data_columns,
     delete_flag,
     hashdiff,
@@ -160,7 +159,7 @@ class Scd2Strategy:
                     *[F.col(q(k)) for k in keys],
                     deletion_time.alias(SEQ),
                     F.lit(True).alias(DEL),
-                    F.lit(1).alias(SRC),
+                    F.lit(2).alias(SRC),  # a batch event the batch did not send: never a duplicate
                     F.lit(None).cast("string").alias(FILE_COLUMN),
                     F.lit(None).cast("long").alias(RECORD_COLUMN),
                 )
@@ -222,7 +221,6 @@ class Scd2Strategy:
             .withColumn("_lf_was_hash", stored_at_point(F.col(HASH_COLUMN)))
             .withColumn("_lf_was_row", stored_at_point(F.col(ROW_HASH)))
         )
-        duplicates = ranked.filter((F.col("_lf_rank") > 1) & (F.col(SRC) == 1)).count()
         events = ranked.filter(F.col("_lf_rank") == 1).drop("_lf_rank", FILE_COLUMN, RECORD_COLUMN)
 
         # 4. histories, recomputed in sequence order
@@ -301,7 +299,14 @@ class Scd2Strategy:
             .when(F.col(ROW_HASH) != F.col("_lf_prev_row_hash"), F.lit("T"))
             .otherwise(F.lit("U"))
         )
-        counts = count_by(marked.withColumn("_lf_code", status).filter(F.col(SRC) == 1), "_lf_code")
+        # (the code looks at stored events around a batch row: the filter comes after it)
+        coded_rows = marked.withColumn("_lf_code", status).filter(F.col(SRC) >= 1)
+        coded = coded_rows.groupBy(SRC, "_lf_code").count().collect()
+        counts: dict[str, int] = {}
+        for _, code, n in coded:
+            counts[code] = counts.get(code, 0) + n
+        # the batch rows that lost to a later row of theirs on the same key and sequence value
+        duplicates = total - sum(n for source, _, n in coded if source == 1)
 
         # 5. the versions to insert, update and delete
         fingerprint = [c for c in recomputed.columns if c not in keys and c != vf]
@@ -345,9 +350,12 @@ class Scd2Strategy:
                 F.col("_lf_their_batch"),
             )
         )
-        ops = count_by(changes, STATUS_COLUMN)
-        superseded = count_by(changes.filter(F.col(STATUS_COLUMN).isin("U", "D")), "_lf_their_batch")
-        superseded.pop(None, None)  # type: ignore[call-overload]  # skeleton rows belong to no batch
+        ops: dict[str, int] = {}
+        superseded: dict[str, int] = {}
+        for op_code, their_batch, n in changes.groupBy(STATUS_COLUMN, "_lf_their_batch").count().collect():
+            ops[op_code] = ops.get(op_code, 0) + n
+            if op_code in ("U", "D") and their_batch is not None:  # skeletons belong to no batch
+                superseded[their_batch] = superseded.get(their_batch, 0) + n
         return ChangeSet(
             rows=changes.drop("_lf_their_batch"),
             counts=counts,
