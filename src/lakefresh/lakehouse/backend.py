@@ -55,9 +55,6 @@ class MergeClauses:
     delete_when: str | None = None
     insert_when: str | None = None
     source_rows: int | None = None  # the change set's size, when known: small ones are broadcast
-    # A condition over the target alias `t` that every matching target row meets (e.g. the
-    # batch's key range), ANDed to ON so that the target scan can skip files.
-    target_filter: str | None = None
 
 
 class TableBackend(Protocol):

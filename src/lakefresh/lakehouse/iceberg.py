@@ -303,8 +303,6 @@ class IcebergBackend:
         source.createOrReplaceTempView(view)
         try:
             on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in clauses.keys)
-            if clauses.target_filter:
-                on += f" AND ({clauses.target_filter})"
             sql = f"MERGE INTO {self.qualified(table)} t USING {view} s ON {on}"
             if clauses.delete_when:
                 sql += f" WHEN MATCHED AND ({clauses.delete_when}) THEN DELETE"

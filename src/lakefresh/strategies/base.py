@@ -62,9 +62,6 @@ class ChangeSet:
     # `delete_when` true are deleted in the same commit; `counts["D"]` predicts how many.
     delete_when: str | None = None
     matches: DataFrame | None = None
-    # A condition over the target alias `t` that every row the commit touches meets (the
-    # batch's key range), for the write to prune its scan; None: no bound.
-    target_filter: str | None = None
 
 
 class Strategy(Protocol):
@@ -166,37 +163,6 @@ def last_row_first(*leading: Column) -> list[Column]:
     from pyspark.sql import functions as F
 
     return [*leading, F.col(FILE_COLUMN).desc_nulls_last(), F.col(RECORD_COLUMN).desc_nulls_last()]
-
-
-def key_range(batch: DataFrame, keys: list[str], alias: str = "") -> str | None:
-    """A SQL predicate that holds for every row whose keys lie within the batch's [min, max] per
-    key column, e.g. `t.id >= CAST('17' AS bigint) AND t.id <= CAST('942' AS bigint)`: ANDed to
-    the target's scans (the status lookup, the MERGE's ON), it lets Iceberg skip the files whose
-    column statistics lie outside the batch's keys, and changes no result, since every row the
-    batch can match lies inside. Keys of other types (binary, boolean, complex) get no bound;
-    None when no key has one, or the batch is empty. Bounds go through text in Spark's own
-    casts, so timestamps round-trip in the session time zone."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    orderable = T.NumericType | T.StringType | T.DateType | T.TimestampType | T.TimestampNTZType
-    bounded = [k for k in keys if isinstance(batch.schema[k].dataType, orderable)]
-    if not bounded:
-        return None
-    aggregates = []
-    for k in bounded:
-        aggregates += [F.min(F.col(q(k))).cast("string"), F.max(F.col(q(k))).cast("string")]
-    row = batch.agg(*aggregates).first()
-    if row is None or row[0] is None:
-        return None
-    prefix = f"{alias}." if alias else ""
-    terms = []
-    for i, k in enumerate(bounded):
-        kind = batch.schema[k].dataType.simpleString()
-        low, high = (str(row[2 * i]).replace("'", "''"), str(row[2 * i + 1]).replace("'", "''"))
-        terms.append(f"{prefix}{q(k)} >= CAST('{low}' AS {kind})")
-        terms.append(f"{prefix}{q(k)} <= CAST('{high}' AS {kind})")
-    return " AND ".join(terms)
 
 
 def is_temporal(kind: object) -> bool:

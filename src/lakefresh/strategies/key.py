@@ -43,7 +43,6 @@ from lakefresh.strategies.base import (
     data_columns,
     delete_flag,
     hashdiff,
-    key_range,
     last_row_first,
     materialize,
     null_key_problems,
@@ -112,7 +111,6 @@ class KeyStrategy:
 
         stored_sk = F.lit(None).cast("long")
         stored_inferred = F.lit(False)
-        within = None
         if ctx.target_exists:
             stored_columns = set(ctx.target().columns)
             if sk and sk.column in stored_columns:
@@ -126,17 +124,19 @@ class KeyStrategy:
             batch_keys = broadcast_if_small(
                 ctx, batch.select(*[q(k) for k in cfg.keys]).distinct(), batch.count()
             )
-            within = key_range(batch, list(cfg.keys), alias="t")
-            target = ctx.target() if within is None else ctx.target().alias("t").filter(F.expr(within))
-            stored = target.select(
-                *[F.col(q(k)) for k in cfg.keys],
-                F.col(HASH_COLUMN).alias("_lf_t_hash"),
-                F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
-                F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
-                F.lit(True).alias("_lf_t_exists"),
-                stored_sk.alias("_lf_t_sk"),
-                stored_inferred.alias("_lf_t_inferred"),
-            ).join(batch_keys, on=list(cfg.keys), how="left_semi")
+            stored = (
+                ctx.target()
+                .select(
+                    *[F.col(q(k)) for k in cfg.keys],
+                    F.col(HASH_COLUMN).alias("_lf_t_hash"),
+                    F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
+                    F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
+                    F.lit(True).alias("_lf_t_exists"),
+                    stored_sk.alias("_lf_t_sk"),
+                    stored_inferred.alias("_lf_t_inferred"),
+                )
+                .join(batch_keys, on=list(cfg.keys), how="left_semi")
+            )
             joined = ranked.join(stored, on=list(cfg.keys), how="left")
         else:
             joined = (
@@ -195,7 +195,6 @@ class KeyStrategy:
             expected_delta=counts.get("N", 0) - counts.get("D", 0),
             written=counts.get("N", 0) + counts.get("C", 0),
             superseded=superseded,
-            target_filter=within,
         )
 
     def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
@@ -239,6 +238,5 @@ class KeyStrategy:
                 delete_when=f"s.{STATUS_COLUMN} = 'D'",
                 insert_when=f"s.{STATUS_COLUMN} = 'N'",
                 source_rows=writes,
-                target_filter=change.target_filter,
             ),
         )

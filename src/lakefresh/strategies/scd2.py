@@ -74,7 +74,6 @@ from lakefresh.strategies.base import (
     delete_flag,
     hashdiff,
     is_temporal,
-    key_range,
     last_row_first,
     materialize,
     null_key_problems,
@@ -143,12 +142,8 @@ class Scd2Strategy:
 
         # 1-2. stored versions of the touched keys, back as events
         stored = None
-        within = None
         if ctx.target_exists:
             target = ctx.target()
-            if not cfg.full_snapshots:  # a full snapshot also touches the keys it lacks
-                within = key_range(batch, keys, alias="t")
-                target = target if within is None else target.alias("t").filter(F.expr(within))
             touched = batch.select(*[q(k) for k in keys]).distinct()
             if cfg.full_snapshots:
                 live = F.col(q(cur))
@@ -369,7 +364,6 @@ class Scd2Strategy:
             expected_delta=ops.get("I", 0) - ops.get("D", 0),
             written=ops.get("I", 0) + ops.get("U", 0),
             superseded=superseded,
-            target_filter=within,
         )
 
     def _surrogate_keys(self, ctx: StageContext, diff: DataFrame, stored: DataFrame | None) -> DataFrame:
@@ -472,6 +466,5 @@ class Scd2Strategy:
                 update_when=f"s.{STATUS_COLUMN} = 'U'",
                 delete_when=f"s.{STATUS_COLUMN} = 'D'",
                 insert_when=f"s.{STATUS_COLUMN} = 'I'",
-                target_filter=change.target_filter,
             ),
         )
