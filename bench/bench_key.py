@@ -47,8 +47,9 @@ def session(warehouse: Path):  # type: ignore[no-untyped-def]
     return build_session(settings)
 
 
-def generate(spark, folder: Path, rows: int) -> dict[str, Path]:  # type: ignore[no-untyped-def]
-    """The initial load and the two change batches, as Parquet files."""
+def generate(spark, folder: Path, rows: int, keys: str = "spread") -> dict[str, Path]:  # type: ignore[no-untyped-def]
+    """The initial load and the two change batches, as Parquet files. `keys`: spread (updates
+    over the whole id range) or recent (updates of the newest ids, as in append-heavy tables)."""
     from pyspark.sql import functions as F
 
     def people(df, day: str):  # type: ignore[no-untyped-def]
@@ -68,8 +69,11 @@ def generate(spark, folder: Path, rows: int) -> dict[str, Path]:  # type: ignore
     changes = (("b001_1pct", 0.01, "2025-01-02", 2), ("b002_10pct", 0.10, "2025-01-03", 3))
     for name, share, day, block in changes:
         n = int(rows * share)
-        # half: existing keys spread over the whole id range, with a newer date and a new city
+        # half: existing keys spread over the whole id range (or the newest ones), with a newer
+        # date and a new city
         updates = spark.range(0, rows, max(1, rows // (n // 2))).limit(n // 2)
+        if keys == "recent":
+            updates = spark.range(rows - n // 2, rows)
         # half: new keys, in an id block of their own for each batch
         inserts = spark.range(rows * block, rows * block + (n - n // 2))
         plans[name] = people(updates.union(inserts), day).withColumn("city", F.lit("Paris"))
@@ -201,12 +205,18 @@ def arguments(doc: str | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--keys",
+        choices=["spread", "recent"],
+        default="spread",
+        help="updated keys spread over the id range (the issue's benchmark) or the newest ones",
+    )
     return parser.parse_args()
 
 
 def write_report(name: str, args: argparse.Namespace, summary: dict[str, dict[str, float]]) -> None:
     """Print the figures and keep them in bench/results/<name>.json."""
-    report = {"rows": args.rows, "rounds": args.rounds, "cores": 2, "batches": summary}
+    report = {"rows": args.rows, "rounds": args.rounds, "keys": args.keys, "cores": 2, "batches": summary}
     out = HERE / "results" / f"{name}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -219,7 +229,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="lakefresh-bench-"))
     try:
         spark = session(work / "warehouse")
-        files = generate(spark, work, args.rows)
+        files = generate(spark, work, args.rows, args.keys)
         names = CHANGE_BATCHES
         paths = {
             "lakefresh": lambda r: with_lakefresh(spark, f"lf_{r}", work, files),
@@ -239,7 +249,7 @@ def main() -> int:
                 "ratio_to_merge": round(ours / bare, 3),
                 "ratio_to_merge_same_table": round(ours / same, 3),
             }
-        write_report("key", args, summary)
+        write_report("key" if args.keys == "spread" else f"key_{args.keys}", args, summary)
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -73,7 +73,7 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="lakefresh-bench-scd2-"))
     try:
         spark = session(work / "warehouse")
-        files = generate(spark, work, args.rows)
+        files = generate(spark, work, args.rows, args.keys)
         paths = {
             "lakefresh": lambda r: with_lakefresh(spark, f"lf_{r}", work, files, SCD2_STRATEGY),
             "merge": lambda r: hand_written(spark, f"merge_{r}", files),
@@ -88,7 +88,7 @@ def main() -> int:
                 "merge_s": round(bare, 3),
                 "ratio": round(ours / bare, 3),
             }
-        write_report("scd2", args, summary)
+        write_report("scd2" if args.keys == "spread" else f"scd2_{args.keys}", args, summary)
         spark.stop()
     finally:
         shutil.rmtree(work, ignore_errors=True)
