@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.console import Console, SilentConsole
-from lakefresh.errors import ConfigError, StateError
+from lakefresh.errors import ConfigError, LakefreshError, StateError
 from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
 from lakefresh.lakehouse.session import build_session, spark_settings
 from lakefresh.results import RunResult, TableStatus
@@ -157,11 +157,14 @@ class Pipeline:
             for r in rows:
                 for k, v in (r["status_counts"] or {}).items():
                     counts[k] = counts.get(k, 0) + int(v)
-            waiting = None
-            if pending:
-                source = make_source(table.source, self._source_context(table))
+            waiting, source_error = None, None
+            if pending:  # a source that cannot be listed is reported on its table, not raised
                 done = {r["batch_id"] for r in rows}
-                waiting = len([b for b in source.list_batches() if b.batch_id not in done])
+                try:
+                    source = make_source(table.source, self._source_context(table))
+                    waiting = len([b for b in source.list_batches() if b.batch_id not in done])
+                except LakefreshError as exc:
+                    source_error = str(exc)
             out.append(
                 TableStatus(
                     table=table.name,
@@ -173,6 +176,7 @@ class Pipeline:
                     rows=backend.read(name).count() if exists else None,
                     counts=counts,
                     pending=waiting,
+                    source_error=source_error,
                 )
             )
         return out

@@ -30,6 +30,11 @@ class Output(StrEnum):
     json = "json"
 
 
+class Behavior(StrEnum):
+    overwrite = "overwrite"
+    merge = "merge"
+
+
 class State:
     debug = False
 
@@ -127,7 +132,7 @@ def run(
 def backfill(
     pipeline: Path = PIPELINE,
     table: str = typer.Option(..., "--table", "-t", help="A table with a synapse_link source."),
-    behavior: str | None = typer.Option(
+    behavior: Behavior | None = typer.Option(
         None, help="overwrite (rebuild, then replace) or merge; default: the source's backfill_behavior."
     ),
     start: datetime | None = typer.Option(
@@ -138,9 +143,8 @@ def backfill(
 ) -> None:
     """Load a Synapse Link table's complete folders as one batch, exactly once."""
     try:
-        if behavior not in (None, "overwrite", "merge"):
-            raise typer.BadParameter(f"--behavior must be overwrite or merge, got {behavior!r}")
-        result = _load(pipeline, var, quiet=output is Output.json).backfill(table, behavior, start)
+        chosen = behavior.value if behavior else None
+        result = _load(pipeline, var, quiet=output is Output.json).backfill(table, chosen, start)
     except Exception as exc:
         _fail(exc)
         return
@@ -209,6 +213,7 @@ def status(
     grid = Table("table", "batches", "last batch", "position", "rows", "counts", "pending")
     for r in rows:
         counts = " ".join(f"{k}={v}" for k, v in sorted(r.counts.items()))
+        waiting = "-" if r.pending is None else str(r.pending)
         grid.add_row(
             r.table,
             str(r.batches_published),
@@ -216,7 +221,7 @@ def status(
             r.position or "-",
             "-" if r.rows is None else str(r.rows),
             counts,
-            "-" if r.pending is None else str(r.pending),
+            f"source error: {r.source_error}" if r.source_error else waiting,
         )
     _console().print(grid)
 

@@ -148,6 +148,7 @@ class TableStatus:
     rows: int | None
     counts: dict[str, int]
     pending: int | None = None
+    source_error: str | None = None  # why the source could not be listed (with pending)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

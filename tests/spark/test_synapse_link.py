@@ -131,6 +131,8 @@ def test_backfill_overwrites_or_merges_and_streaming_goes_on_after_it(ws):
         in refused.tables[0].error
     )
     assert "lakefresh backfill" in refused.tables[0].error
+    [status] = p.status(pending=True)  # reported on the table, not raised
+    assert (status.pending, "older than the look-back window" in status.source_error) == (None, True)
     assert not ws.spark.catalog.tableExists(f"lf_test.{ws.namespace}.account")
 
     backfill = p.backfill("account")  # overwrite, from the first folder
