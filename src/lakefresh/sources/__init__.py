@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from lakefresh.config.sources import SourceConfig
 
 SOURCES: dict[str, type] = {
+    "files": FilesSource,
     "table_snapshot": TableSnapshotSource,
     "table_changes": TableChangesSource,
     "synapse_link": SynapseLinkSource,
@@ -24,8 +25,6 @@ SOURCES: dict[str, type] = {
 
 def make_source(config: SourceConfig, ctx: SourceContext) -> Source:
     """The source for a config, by its `kind`."""
-    if config.kind == "files":
-        return FilesSource(config, ctx.spark, ctx.base_dir)
     source: Source = SOURCES[config.kind](config, ctx)
     return source
 

@@ -53,6 +53,13 @@ class SourceContext:
             backend.spark, base_dir, backend, config.catalog.control_namespace, config.qualified(table)
         )
 
+    def resolve(self, path: str) -> str:
+        """A source path as Spark reads it: a URI or absolute path as it is, any other relative
+        to the pipeline file's folder."""
+        if "://" in path or path.startswith("/"):
+            return path
+        return f"{self.base_dir.rstrip('/')}/{path}"
+
 
 class Source(Protocol):
     """A place batches come from."""

@@ -25,10 +25,10 @@ from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.storage import FileEntry, Storage
-from lakefresh.sources.base import BatchRef, ReadBatch, with_provenance
+from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
+    from pyspark.sql import Column, DataFrame, DataFrameReader
     from pyspark.sql.types import DataType, StructType
 
 CORRUPT = "_lf_corrupt"
@@ -38,14 +38,11 @@ REPLACEMENT_CHAR = "\ufffd"
 class FilesSource:
     kind = "files"
 
-    def __init__(self, config: FilesSourceConfig, spark: SparkSession, base_dir: str) -> None:
+    def __init__(self, config: FilesSourceConfig, ctx: SourceContext) -> None:
         self.config = config
-        self.spark = spark
-        self.storage = Storage(spark)
-        path = config.path
-        if "://" not in path and not path.startswith("/"):
-            path = f"{base_dir.rstrip('/')}/{path}"
-        self.path = path
+        self.spark = ctx.spark
+        self.storage = Storage(ctx.spark)
+        self.path = ctx.resolve(config.path)
 
     # --- listing -----------------------------------------------------------------------------
 

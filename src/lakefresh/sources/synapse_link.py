@@ -83,20 +83,18 @@ class SynapseLinkSource:
         self.config = config
         self.ctx = ctx
         self.storage = Storage(ctx.spark)
-        root = config.path
-        if "://" not in root and not root.startswith("/"):
-            root = f"{ctx.base_dir.rstrip('/')}/{root}"
-        self.root = root.rstrip("/")
+        self.root = ctx.resolve(config.path).rstrip("/")
 
     # --- listing -----------------------------------------------------------------------------
 
     def list_batches(self) -> list[BatchRef]:
-        folders = self._complete_folders()
+        current = self._current()
+        folders = self._complete_folders(current)
         if self.config.mode == "backfill":
             return self._backfill(folders)
         applied = self.ctx.backend.published_batches(self.ctx.target) if self._target_exists() else {}
         covered = covered_until(applied)
-        window_start = folder_time(self._current()) - timedelta(seconds=self.config.look_back_interval)
+        window_start = folder_time(current) - timedelta(seconds=self.config.look_back_interval)
         refs, missed = [], []
         for folder in folders:
             if covered is not None and folder <= covered:
@@ -142,6 +140,8 @@ class SynapseLinkSource:
         )
 
     def _current(self) -> str:
+        if not self.storage.exists(self.root):
+            raise SourceError(f"Synapse Link export {self.root} does not exist")
         path = f"{self.root}/{CHANGELOG}"
         if not self.storage.exists(path):
             raise SourceError(f"{self.root} is not a Synapse Link export: {CHANGELOG} is missing")
@@ -150,11 +150,9 @@ class SynapseLinkSource:
             raise SourceError(f"{path} names {current!r}, not a folder like 2025-01-01T10.00.00Z")
         return current
 
-    def _complete_folders(self) -> list[str]:
-        """Timestamped folders that Synapse has finished, oldest first."""
-        if not self.storage.exists(self.root):
-            raise SourceError(f"Synapse Link export {self.root} does not exist")
-        current = self._current()
+    def _complete_folders(self, current: str) -> list[str]:
+        """Timestamped folders that Synapse has finished (older than `current`, the one
+        changelog.info names), oldest first."""
         entries = self.storage.list(self.root)
         folders = sorted(e.name for e in entries if e.is_dir and FOLDER_NAME.match(e.name))
         done = [f for f in folders[:-1] if f < current]  # the newest may still be written
