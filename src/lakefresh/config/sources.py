@@ -11,6 +11,17 @@ from pydantic import Field, field_validator, model_validator
 from lakefresh.config.base import SPARK_TYPE, Model, parse_duration
 
 
+class SourceBase(Model):
+    """What every source config offers the strategy checks."""
+
+    @property
+    def declared_columns(self) -> list[str] | None:
+        """The columns the config declares, to check keys against before Spark starts; None
+        when they are known only when a batch is read (a table, a query, each folder's
+        model.json)."""
+        return None
+
+
 class CsvOptions(Model):
     """How CSV files are parsed. Parsing is strict: bad rows go to quarantine."""
 
@@ -31,7 +42,7 @@ class CsvOptions(Model):
         return value
 
 
-class FilesSourceConfig(Model):
+class FilesSourceConfig(SourceBase):
     """A folder where each batch is a file, or a subfolder of files."""
 
     kind: Literal["files"]
@@ -87,7 +98,7 @@ class FilesSourceConfig(Model):
         return self.pattern or {"csv": "*.csv", "parquet": "*.parquet", "json": "*.json*"}[self.format]
 
 
-class TableSnapshotSourceConfig(Model):
+class TableSnapshotSourceConfig(SourceBase):
     """A full read of a catalog table, or of a SQL query, as one batch."""
 
     kind: Literal["table_snapshot"]
@@ -106,12 +117,8 @@ class TableSnapshotSourceConfig(Model):
             raise ValueError("give exactly one of `table` or `query`")
         return self
 
-    @property
-    def declared_columns(self) -> list[str] | None:
-        return None
 
-
-class TableChangesSourceConfig(Model):
+class TableChangesSourceConfig(SourceBase):
     """Another Iceberg table's changes between snapshots (its changelog), with a load log."""
 
     kind: Literal["table_changes"]
@@ -134,12 +141,8 @@ class TableChangesSourceConfig(Model):
             raise ValueError("dedupe: true needs `keys`")
         return self
 
-    @property
-    def declared_columns(self) -> list[str] | None:
-        return None
 
-
-class SynapseLinkSourceConfig(Model):
+class SynapseLinkSourceConfig(SourceBase):
     """An Azure Synapse Link "Incremental CSV" export: one entity of its timestamped folders."""
 
     kind: Literal["synapse_link"]
@@ -182,15 +185,11 @@ class SynapseLinkSourceConfig(Model):
             value = value.astimezone(UTC).replace(tzinfo=None)
         return value
 
-    @property
-    def declared_columns(self) -> list[str] | None:
-        return None  # each folder's model.json declares them
-
 
 WATERMARK_TOKEN = re.compile(r"\{\{\s*watermark\s*\}\}")
 
 
-class JdbcSourceConfig(Model):
+class JdbcSourceConfig(SourceBase):
     """A database query read through Spark's JDBC reader, from a watermark on."""
 
     kind: Literal["jdbc"]
@@ -242,10 +241,6 @@ class JdbcSourceConfig(Model):
         if not value.startswith("jdbc:"):
             raise ValueError(f"must be a JDBC URL starting with jdbc:, got {value!r}")
         return value
-
-    @property
-    def declared_columns(self) -> list[str] | None:
-        return None
 
 
 SourceConfig = (
