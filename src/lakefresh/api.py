@@ -215,7 +215,6 @@ class Pipeline:
         """Restart a `table_changes` table's load log at a snapshot of its source (default: the
         current one): the next load reads the changes after it. For after a full reload, when
         the last load's end snapshot was expired or rolled back."""
-        from lakefresh.errors import ConfigError
         from lakefresh.sources import TableChangesSource
 
         config = self._table(table)

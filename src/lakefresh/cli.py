@@ -123,9 +123,7 @@ def run(
     except Exception as exc:
         _fail(exc)
         return
-    _report(result, output)
-    if not result.ok:
-        raise typer.Exit(1)
+    _finish(result, output)
 
 
 @app.command()
@@ -148,6 +146,11 @@ def backfill(
     except Exception as exc:
         _fail(exc)
         return
+    _finish(result, output)
+
+
+def _finish(result: Any, output: Output) -> None:
+    """Report a run; exit code 1 when a table failed."""
     _report(result, output)
     if not result.ok:
         raise typer.Exit(1)
