@@ -28,7 +28,6 @@ from lakefresh.columns import (
     RAW_COLUMN,
     REASON_COLUMN,
     RECORD_COLUMN,
-    STATUS_COLUMN,
 )
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
 from lakefresh.errors import AuditError, LakefreshError, TransientError
@@ -41,7 +40,7 @@ from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.sources import BatchRef, Source, SourceContext, make_source
 from lakefresh.state.control import ControlTables, Effective, PublishedBatch
 from lakefresh.strategies import ChangeSet, Rebuild, StageContext, Strategy, make_strategy
-from lakefresh.strategies.base import materialize
+from lakefresh.strategies.base import materialize, shape_target
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
@@ -204,15 +203,8 @@ class Runner:
             clock = time.perf_counter()
             ctx = StageContext(self.backend, name, ref.batch_id, ref.batch_time, exists)
             change = strategy.stage(ctx, good)
-            if not exists:
-                self.backend.create(
-                    name,
-                    change.rows.drop(STATUS_COLUMN).schema,
-                    table.partition_by,
-                    {**self.config.defaults.table_properties, **table.properties},
-                )
-            keep = (STATUS_COLUMN,) if STATUS_COLUMN in change.rows.columns else ()
-            change.rows = self.backend.align(name, change.rows, keep=keep)
+            properties = {**self.config.defaults.table_properties, **table.properties}
+            shape_target(ctx, change, table.partition_by, properties)
             result.counts = dict(change.counts)
             result.record_count = change.record_count + result.quarantined
             result.duplicates = change.duplicates

@@ -135,6 +135,25 @@ def materialize(df: DataFrame) -> DataFrame:
     return df.localCheckpoint(eager=True)
 
 
+def shape_target(
+    ctx: StageContext,
+    change: ChangeSet,
+    partition_by: list[str] | None = None,
+    properties: dict[str, str] | None = None,
+    wap: bool = True,
+) -> None:
+    """Create the target in the change set's shape if it does not exist yet, evolve it for the
+    change set's new columns, and put the change set's rows in the target's shape (the status
+    column kept), ready for `write`."""
+    from lakefresh.columns import STATUS_COLUMN
+
+    if not ctx.target_exists:
+        schema = change.rows.drop(STATUS_COLUMN).schema
+        ctx.backend.create(ctx.table, schema, partition_by or [], properties or {}, wap=wap)
+    keep = (STATUS_COLUMN,) if STATUS_COLUMN in change.rows.columns else ()
+    change.rows = ctx.backend.align(ctx.table, change.rows, keep=keep)
+
+
 def stamped(ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, int]:
     """The batch's own columns plus its batch id, materialized, and how many rows it has: the
     whole change set of strategies that write every row (append, full)."""

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import STATUS_COLUMN
-from lakefresh.strategies.base import ChangeSet, StageContext, Strategy
+from lakefresh.strategies.base import ChangeSet, StageContext, Strategy, shape_target
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -40,9 +39,7 @@ class Rebuild:
         backend.drop(scratch)
         empty = StageContext(backend, scratch, ctx.batch_id, ctx.batch_time, target_exists=False)
         change = self.inner.stage(empty, batch)
-        backend.create(scratch, change.rows.drop(STATUS_COLUMN).schema, [], {}, wap=False)
-        keep = (STATUS_COLUMN,) if STATUS_COLUMN in change.rows.columns else ()
-        change.rows = backend.align(scratch, change.rows, keep=keep)
+        shape_target(empty, change, wap=False)
         self.inner.write(empty, change)
         rows = backend.read(scratch)
         count = rows.count()
