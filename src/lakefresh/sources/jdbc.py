@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.config.sources import WATERMARK_TOKEN, JdbcSourceConfig
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.iceberg import quote
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 
 if TYPE_CHECKING:
@@ -88,10 +89,11 @@ class JdbcSource:
 
         backend, target = self.ctx.backend, self.ctx.target
         initial = self.config.initial_watermark
-        if not backend.exists(target) or self.column not in backend.schema(target).fieldNames():
+        schema = backend.schema(target) if backend.exists(target) else None
+        if schema is None or self.column not in schema.fieldNames():
             return _initial_literal(initial)
-        kind = backend.schema(target)[self.column].dataType
-        highest = F.max(F.col(f"`{self.column}`"))
+        kind = schema[self.column].dataType
+        highest = F.max(F.col(quote(self.column)))
         look_back = self.config.look_back
         if look_back:
             if isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType):

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import TableChangesSourceConfig
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.iceberg import quote
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.state.loads import Load, LoadLog
 
@@ -170,8 +171,8 @@ def _without_carry_overs(changes: DataFrame, keys: list[str]) -> DataFrame:
     data = [
         c for c in changes.columns if c not in (CHANGE_TYPE, "_lf_change_ordinal", "_lf_commit_snapshot_id")
     ]
-    image = F.md5(F.to_json(F.struct(*[F.col(f"`{c}`") for c in data])))
-    pair = Window.partitionBy(*[F.col(f"`{k}`") for k in keys], F.col("_lf_change_ordinal"))
+    image = F.md5(F.to_json(F.struct(*[F.col(quote(c)) for c in data])))
+    pair = Window.partitionBy(*[F.col(quote(k)) for k in keys], F.col("_lf_change_ordinal"))
     is_update = F.col(CHANGE_TYPE).isin("UPDATE_BEFORE", "UPDATE_AFTER")
     unchanged = is_update & (F.min(image).over(pair) == F.max(image).over(pair))
     return changes.withColumn("_lf_carry_over", unchanged).filter("NOT _lf_carry_over").drop("_lf_carry_over")
