@@ -114,6 +114,7 @@ class Runner:
                     if self.stop.is_set():  # asked to stop: after the commit in progress
                         more = False
                         break
+                    self._tidy()
                     batch = self._apply_with_retries(table, name, strategy, source, ref)
                     outcome.batches.append(batch)
                     self.console.batch_done(batch)
@@ -134,6 +135,14 @@ class Runner:
             outcome.resume_command = self.resume_hint.format(table=table.name)
         self.console.table_done(outcome)
         return outcome
+
+    def _tidy(self) -> None:
+        """Keep the control tables compact, so a long-running pipeline does not slow down batch
+        by batch. Best effort: a failure (e.g. a concurrent writer) is reported, never fatal."""
+        try:
+            self.control.tidy()
+        except Exception as exc:
+            self.console.message(f"could not compact the control tables: {_error_text(exc)}")
 
     def _reconcile(self, name: str, outcome: TableResult) -> set[str]:
         """Bring the `batches` log in line with the target's lineage; return applied batch ids."""

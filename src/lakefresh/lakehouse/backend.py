@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -80,8 +81,9 @@ class TableBackend(Protocol):
         """Evolve the table for the batch's new columns; return the batch in the table's shape
         (plus the `keep` columns)."""
 
-    def published_batches(self, table: str) -> dict[str, int]:
-        """Batch ids carried by the table's current lineage, with their snapshot ids."""
+    def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
+        """Batch ids carried by the table's current lineage, with their snapshot ids (only those
+        after snapshot `since`, when given)."""
 
     def head(self, table: str) -> int | None:
         """The current snapshot id, None for an empty new table."""
@@ -91,6 +93,12 @@ class TableBackend(Protocol):
 
     def publish(self, staged: StagedCommit) -> int:
         """Make a staged commit current, atomically; return the published snapshot id."""
+
+    def file_count(self, table: str) -> int:
+        """Data and delete files in the table's current snapshot."""
+
+    def compact(self, table: str, keep_snapshots: timedelta) -> None:
+        """Rewrite a small table's files into few, deletes applied; expire older snapshots."""
 
     def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
         """The table now, or as of a snapshot (time travel)."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, SchemaError, StateError
@@ -164,7 +164,10 @@ class IcebergBackend:
         current = self._iceberg_table(table).currentSnapshot()
         return None if current is None else int(current.snapshotId())
 
-    def published_batches(self, table: str) -> dict[str, int]:
+    def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
+        """Batch id -> snapshot id of the batches in the current lineage, newest first; with
+        `since`, only those published after that snapshot (the walk stops there, so its cost
+        does not grow with the table's history)."""
         jvm = self.spark.sparkContext._jvm
         ancestors = jvm.org.apache.iceberg.util.SnapshotUtil.currentAncestors(  # type: ignore[union-attr]
             self._iceberg_table(table)
@@ -172,6 +175,8 @@ class IcebergBackend:
         out: dict[str, int] = {}
         while ancestors.hasNext():
             snapshot = ancestors.next()
+            if since is not None and int(snapshot.snapshotId()) == since:
+                break
             summary = snapshot.summary()
             batch_id = summary.get("published-wap-id") or summary.get("wap.id")
             if batch_id is not None:
@@ -255,7 +260,9 @@ class IcebergBackend:
         return _commit(table, staged)
 
     def publish(self, staged: StagedCommit) -> int:
-        published = self.published_batches(staged.table)
+        # The batch was not applied when it was staged on `parent_id`: if it is published now,
+        # that happened after `parent_id`, so the lineage is read back to there only.
+        published = self.published_batches(staged.table, since=staged.parent_id)
         if staged.batch_id in published:
             return published[staged.batch_id]
         if self.head(staged.table) != staged.parent_id:
@@ -266,11 +273,40 @@ class IcebergBackend:
             self._iceberg_table(staged.table).manageSnapshots().cherrypick(staged.snapshot_id).commit()
         except Exception:
             # The outcome of a failed commit can be unknown: trust the lineage, not the exception.
-            published = self.published_batches(staged.table)
+            published = self.published_batches(staged.table, since=staged.parent_id)
             if staged.batch_id in published:
                 return published[staged.batch_id]
             raise
-        return self.published_batches(staged.table)[staged.batch_id]
+        return self.published_batches(staged.table, since=staged.parent_id)[staged.batch_id]
+
+    # --- upkeep ----------------------------------------------------------------------------
+
+    def file_count(self, table: str) -> int:
+        """Data and delete files in the table's current snapshot, from its summary (no job)."""
+        current = self._iceberg_table(table).currentSnapshot()
+        if current is None:
+            return 0
+        summary = current.summary()
+        return sum(int(summary.get(k) or 0) for k in ("total-data-files", "total-delete-files"))
+
+    def compact(self, table: str, keep_snapshots: timedelta) -> None:
+        """Rewrite all of a (small) table's data files with its delete files applied, drop the
+        delete files left dangling, then expire the snapshots older than `keep_snapshots` (the
+        current one always stays) and the files only they used."""
+        from zoneinfo import ZoneInfo
+
+        call = f"CALL {quote(self.catalog)}.system"
+        self.spark.sql(
+            f"{call}.rewrite_data_files(table => {sql_literal(table)}, options => map("
+            "'rewrite-all', 'true', 'remove-dangling-deletes', 'true'))"
+        )
+        # the procedure reads a timestamp literal in the session's time zone
+        zone = ZoneInfo(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
+        cutoff = (datetime.now(zone) - keep_snapshots).strftime("%Y-%m-%d %H:%M:%S")
+        self.spark.sql(
+            f"{call}.expire_snapshots(table => {sql_literal(table)}, "
+            f"older_than => TIMESTAMP {sql_literal(cutoff)}, retain_last => 1)"
+        )
 
     # --- reads and writes ------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
@@ -64,9 +64,12 @@ quarantined_at timestamp
 """
 
 # Status updates touch one row: merge-on-read writes a small delete file instead of a rewrite. The
-# tables are small: no shuffle to distribute what is written.
+# tables are small: no shuffle to distribute what is written. Old metadata files are deleted as
+# commits go (every batch commits to `batches` twice).
 CONTROL_PROPERTIES = {
     VERSION_PROPERTY: str(STATE_VERSION),
+    "write.metadata.delete-after-commit.enabled": "true",
+    "write.metadata.previous-versions-max": "20",
     "write.update.mode": "merge-on-read",
     "write.delete.mode": "merge-on-read",
     "write.merge.mode": "merge-on-read",
@@ -75,6 +78,14 @@ CONTROL_PROPERTIES = {
     "write.delete.distribution-mode": "none",
     "write.merge.distribution-mode": "none",
 }
+
+
+# Upkeep: every batch adds about three files to `batches` (its attempt row, then a delete file and
+# the rewritten row when it is published), and every read or MERGE of the table opens them all, so
+# a long-running pipeline would slow down batch by batch. Past this many files a table is
+# compacted into one file and its snapshots older than KEEP_SNAPSHOTS are expired.
+COMPACT_AT_FILES = 32
+KEEP_SNAPSHOTS = timedelta(minutes=10)
 
 
 @dataclass(frozen=True)
@@ -123,15 +134,16 @@ class ControlTables:
             if not self.backend.exists(table):
                 schema = parse_schema(ddl)
                 self.backend.create(table, schema, [], CONTROL_PROPERTIES, wap=False)
-            self._check_version(table)
+            properties = self.backend.properties(table)
+            self._check_version(table, properties)
+            self._set_properties(table, properties)
         self._ready = True
 
     def _version(self, table: str) -> int | None:
-        found = self.backend.properties(table).get(VERSION_PROPERTY)
-        return None if found is None else int(found)
+        return _version_of(self.backend.properties(table))
 
-    def _check_version(self, table: str) -> None:
-        found = self._version(table)
+    def _check_version(self, table: str, properties: dict[str, str]) -> None:
+        found = _version_of(properties)
         if found != STATE_VERSION:
             newer = found is not None and found > STATE_VERSION
             raise StateError(
@@ -139,6 +151,25 @@ class ControlTables:
                 f"{STATE_VERSION}: "
                 + ("upgrade lakefresh." if newer else "run `lakefresh migrate PIPELINE` to upgrade it.")
             )
+
+    def _set_properties(self, table: str, properties: dict[str, str]) -> None:
+        """Give tables created by an earlier lakefresh the properties this one creates them with."""
+        missing = {k: v for k, v in CONTROL_PROPERTIES.items() if properties.get(k) != v}
+        if missing:
+            assignments = ", ".join(f"{sql_literal(k)}={sql_literal(v)}" for k, v in missing.items())
+            self.backend.spark.sql(
+                f"ALTER TABLE {self.backend.qualified(table)} SET TBLPROPERTIES ({assignments})"
+            )
+
+    def tidy(self) -> list[str]:
+        """Compact the control tables that hold more than COMPACT_AT_FILES files; return them.
+        Cheap when there is nothing to do: the file counts come from the snapshot summaries."""
+        done = []
+        for table in (self.batches, self.quarantine):
+            if self.backend.file_count(table) > COMPACT_AT_FILES:
+                self.backend.compact(table, KEEP_SNAPSHOTS)
+                done.append(table)
+        return done
 
     def migrate(self) -> list[str]:
         """Upgrade the control tables to this lakefresh's state version; say what was done."""
@@ -327,6 +358,11 @@ class ControlTables:
             f"UPDATE {self.backend.qualified(self.batches)} SET {assignments} "
             f"WHERE table_name = {sql_literal(table)} AND {where}"
         )
+
+
+def _version_of(properties: dict[str, str]) -> int | None:
+    found = properties.get(VERSION_PROPERTY)
+    return None if found is None else int(found)
 
 
 def replay_json(files: list[str]) -> str:
