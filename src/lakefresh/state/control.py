@@ -164,8 +164,12 @@ class ControlTables:
     def tidy(self) -> list[str]:
         """Compact the control tables that hold more than COMPACT_AT_FILES files; return them.
         Cheap when there is nothing to do: the file counts come from the snapshot summaries."""
+        tables = [self.batches, self.quarantine]
+        loads = f"{self.namespace}.loads"  # the change-feed load log, when a pipeline has one
+        if self.backend.exists(loads):
+            tables.append(loads)
         done = []
-        for table in (self.batches, self.quarantine):
+        for table in tables:
             if self.backend.file_count(table) > COMPACT_AT_FILES:
                 self.backend.compact(table, KEEP_SNAPSHOTS)
                 done.append(table)
