@@ -27,6 +27,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CATALOG = "bench"
+# The target tables' properties for every path (set by --write-mode).
+TABLE_PROPERTIES: dict[str, str] = {}
+MERGE_ON_READ = {f"write.{op}.mode": "merge-on-read" for op in ("merge", "update", "delete")}
 
 
 def session(warehouse: Path):  # type: ignore[no-untyped-def]
@@ -98,7 +101,8 @@ def timed_merges(spark, namespace: str, initial_select: str, merge_sql) -> dict[
     `initial_select` is the CTAS's SELECT; `merge_sql(table, name)` gives the batch's MERGE."""
     table = f"{CATALOG}.{namespace}.target"
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{namespace}")
-    spark.sql(f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ('format-version'='2') AS {initial_select}")
+    props = ", ".join(f"'{k}'='{v}'" for k, v in {"format-version": "2", **TABLE_PROPERTIES}.items())
+    spark.sql(f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ({props}) AS {initial_select}")
     times = {}
     for name in CHANGE_BATCHES:
         start = time.perf_counter()
@@ -164,6 +168,7 @@ tables:
   - name: target
     source: {{kind: files, path: {folder / "round_in"}, format: parquet}}
     strategy: {strategy}
+    properties: {json.dumps(TABLE_PROPERTIES)}
 """
     pipeline = Pipeline(validate(parse(text, "bench"), "bench"), folder, spark=spark)
     batch_dir = folder / "round_in"
@@ -211,12 +216,30 @@ def arguments(doc: str | None) -> argparse.Namespace:
         default="spread",
         help="updated keys spread over the id range (the issue's benchmark) or the newest ones",
     )
-    return parser.parse_args()
+    parser.add_argument(
+        "--write-mode",
+        choices=["copy-on-write", "merge-on-read"],
+        default="copy-on-write",
+        help="the row-level write mode of every path's target (Iceberg's default: copy-on-write)",
+    )
+    args = parser.parse_args()
+    if args.write_mode == "merge-on-read":
+        TABLE_PROPERTIES.update(MERGE_ON_READ)
+    return args
 
 
 def write_report(name: str, args: argparse.Namespace, summary: dict[str, dict[str, float]]) -> None:
     """Print the figures and keep them in bench/results/<name>.json."""
-    report = {"rows": args.rows, "rounds": args.rounds, "keys": args.keys, "cores": 2, "batches": summary}
+    report = {
+        "rows": args.rows,
+        "rounds": args.rounds,
+        "keys": args.keys,
+        "write_mode": args.write_mode,
+        "cores": 2,
+        "batches": summary,
+    }
+    if args.write_mode != "copy-on-write":
+        name += "_" + args.write_mode.replace("-", "_")
     out = HERE / "results" / f"{name}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
