@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -97,8 +96,8 @@ class TableBackend(Protocol):
     def file_count(self, table: str) -> int:
         """Data and delete files in the table's current snapshot."""
 
-    def compact(self, table: str, keep_snapshots: timedelta) -> None:
-        """Rewrite a small table's files into few, deletes applied; expire older snapshots."""
+    def compact(self, table: str, keep_snapshots: int) -> None:
+        """Rewrite a small table's files into few, deletes applied; keep the newest snapshots."""
 
     def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
         """The table now, or as of a snapshot (time travel)."""

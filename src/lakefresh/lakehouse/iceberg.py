@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, SchemaError, StateError
@@ -289,23 +289,23 @@ class IcebergBackend:
         summary = current.summary()
         return sum(int(summary.get(k) or 0) for k in ("total-data-files", "total-delete-files"))
 
-    def compact(self, table: str, keep_snapshots: timedelta) -> None:
+    def compact(self, table: str, keep_snapshots: int) -> None:
         """Rewrite all of a (small) table's data files with its delete files applied, drop the
-        delete files left dangling, then expire the snapshots older than `keep_snapshots` (the
-        current one always stays) and the files only they used."""
-        from zoneinfo import ZoneInfo
-
+        delete files left dangling, then expire all but its `keep_snapshots` newest snapshots
+        and the files only the expired ones used."""
         call = f"CALL {quote(self.catalog)}.system"
         self.spark.sql(
             f"{call}.rewrite_data_files(table => {sql_literal(table)}, options => map("
             "'rewrite-all', 'true', 'remove-dangling-deletes', 'true'))"
         )
-        # the procedure reads a timestamp literal in the session's time zone
+        # `older_than` is required as a literal, read in the session's time zone: now
+        from zoneinfo import ZoneInfo
+
         zone = ZoneInfo(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
-        cutoff = (datetime.now(zone) - keep_snapshots).strftime("%Y-%m-%d %H:%M:%S")
+        now = datetime.now(zone).strftime("%Y-%m-%d %H:%M:%S.%f")
         self.spark.sql(
             f"{call}.expire_snapshots(table => {sql_literal(table)}, "
-            f"older_than => TIMESTAMP {sql_literal(cutoff)}, retain_last => 1)"
+            f"older_than => TIMESTAMP {sql_literal(now)}, retain_last => {int(keep_snapshots)})"
         )
 
     # --- reads and writes ------------------------------------------------------------------

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
@@ -83,9 +83,10 @@ CONTROL_PROPERTIES = {
 # Upkeep: every batch adds about three files to `batches` (its attempt row, then a delete file and
 # the rewritten row when it is published), and every read or MERGE of the table opens them all, so
 # a long-running pipeline would slow down batch by batch. Past this many files a table is
-# compacted into one file and its snapshots older than KEEP_SNAPSHOTS are expired.
+# compacted into one file, and all but its KEEP_SNAPSHOTS newest snapshots are expired (each
+# commit rewrites the table's metadata file, which lists every snapshot).
 COMPACT_AT_FILES = 32
-KEEP_SNAPSHOTS = timedelta(minutes=10)
+KEEP_SNAPSHOTS = 50
 
 
 @dataclass(frozen=True)
