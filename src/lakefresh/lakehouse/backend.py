@@ -80,6 +80,9 @@ class TableBackend(Protocol):
         """Evolve the table for the batch's new columns; return the batch in the table's shape
         (plus the `keep` columns)."""
 
+    def set_properties(self, table: str, properties: dict[str, str]) -> None:
+        """Set table properties (no snapshot)."""
+
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
         """Batch ids carried by the table's current lineage, with their snapshot ids (only those
         after snapshot `since`, when given)."""

@@ -87,12 +87,7 @@ class IcebergBackend:
         ddl = f"CREATE TABLE IF NOT EXISTS {self.qualified(table)} ({columns}) USING iceberg"
         if partition_by:
             ddl += f" PARTITIONED BY ({', '.join(partition_by)})"
-        ddl += (
-            " TBLPROPERTIES ("
-            + ", ".join(f"{sql_literal(k)}={sql_literal(v)}" for k, v in props.items())
-            + ")"
-        )
-        self.spark.sql(ddl)
+        self.spark.sql(f"{ddl} TBLPROPERTIES ({_properties_sql(props)})")
 
     def drop(self, table: str) -> None:
         """Drop a table of lakefresh's own (a temporary one) with its files."""
@@ -104,6 +99,10 @@ class IcebergBackend:
     def properties(self, table: str) -> dict[str, str]:
         rows = self.spark.sql(f"SHOW TBLPROPERTIES {self.qualified(table)}").collect()
         return {r["key"]: r["value"] for r in rows}
+
+    def set_properties(self, table: str, properties: dict[str, str]) -> None:
+        assignments = _properties_sql(properties)
+        self.spark.sql(f"ALTER TABLE {self.qualified(table)} SET TBLPROPERTIES ({assignments})")
 
     # --- schema evolution --------------------------------------------------------------------
 
@@ -435,6 +434,10 @@ class IcebergBackend:
             if without_filter:
                 spark.conf.unset(group_filter)
             spark.catalog.dropTempView(view)
+
+
+def _properties_sql(properties: dict[str, str]) -> str:
+    return ", ".join(f"{sql_literal(k)}={sql_literal(v)}" for k, v in properties.items())
 
 
 def _commit(table: str, snapshot: Any) -> StagedCommit:

@@ -88,6 +88,9 @@ CONTROL_PROPERTIES = {
 COMPACT_AT_FILES = 32
 KEEP_SNAPSHOTS = 50
 
+# The load log of `table_changes` sources (state/loads.py), in the same namespace.
+LOADS_TABLE = "loads"
+
 
 @dataclass(frozen=True)
 class Effective:
@@ -157,16 +160,13 @@ class ControlTables:
         """Give tables created by an earlier lakefresh the properties this one creates them with."""
         missing = {k: v for k, v in CONTROL_PROPERTIES.items() if properties.get(k) != v}
         if missing:
-            assignments = ", ".join(f"{sql_literal(k)}={sql_literal(v)}" for k, v in missing.items())
-            self.backend.spark.sql(
-                f"ALTER TABLE {self.backend.qualified(table)} SET TBLPROPERTIES ({assignments})"
-            )
+            self.backend.set_properties(table, missing)
 
     def tidy(self) -> list[str]:
         """Compact the control tables that hold more than COMPACT_AT_FILES files; return them.
         Cheap when there is nothing to do: the file counts come from the snapshot summaries."""
         tables = [self.batches, self.quarantine]
-        loads = f"{self.namespace}.loads"  # the change-feed load log, when a pipeline has one
+        loads = f"{self.namespace}.{LOADS_TABLE}"  # the change-feed load log, when there is one
         if self.backend.exists(loads):
             tables.append(loads)
         done = []
@@ -190,9 +190,7 @@ class ControlTables:
                 name = self.backend.qualified(table)
                 if added:
                     self.backend.spark.sql(f"ALTER TABLE {name} ADD COLUMNS ({added})")
-                self.backend.spark.sql(
-                    f"ALTER TABLE {name} SET TBLPROPERTIES ('{VERSION_PROPERTY}'='{version}')"
-                )
+                self.backend.set_properties(table, {VERSION_PROPERTY: str(version)})
                 done.append(f"{table}: version {version - 1} -> {version}")
         self._ready = False
         self._batches_schema = None

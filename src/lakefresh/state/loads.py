@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from lakefresh.lakehouse.iceberg import sql_literal
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
-from lakefresh.state.control import CONTROL_PROPERTIES
+from lakefresh.state.control import CONTROL_PROPERTIES, LOADS_TABLE
 
 if TYPE_CHECKING:
     from lakefresh.lakehouse.iceberg import IcebergBackend
@@ -43,7 +43,7 @@ class Load:
 class LoadLog:
     def __init__(self, backend: IcebergBackend, namespace: str) -> None:
         self.backend = backend
-        self.table = f"{namespace}.loads"
+        self.table = f"{namespace}.{LOADS_TABLE}"
         self._ready = False
 
     def ensure(self) -> None:
