@@ -17,13 +17,16 @@ Usage: python bench/bench_key.py [--rows N] [--rounds R]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import shutil
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CATALOG = "bench"
@@ -48,6 +51,19 @@ def session(warehouse: Path):  # type: ignore[no-untyped-def]
         HERE,
     )
     return build_session(settings)
+
+
+@contextlib.contextmanager
+def workspace(prefix: str) -> Iterator[tuple[Path, Any]]:
+    """A temporary folder and a Spark session over a warehouse inside it; the session is stopped
+    when the benchmark succeeds, the folder removed in any case."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        spark = session(work / "warehouse")
+        yield work, spark
+        spark.stop()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def generate(spark, folder: Path, rows: int, keys: str = "spread") -> dict[str, Path]:  # type: ignore[no-untyped-def]
@@ -240,6 +256,11 @@ def write_report(name: str, args: argparse.Namespace, summary: dict[str, dict[st
     }
     if args.write_mode != "copy-on-write":
         name += "_" + args.write_mode.replace("-", "_")
+    save_report(name, report)
+
+
+def save_report(name: str, report: dict[str, Any]) -> None:
+    """Print a report and keep it in bench/results/<name>.json."""
     out = HERE / "results" / f"{name}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
@@ -249,11 +270,8 @@ def write_report(name: str, args: argparse.Namespace, summary: dict[str, dict[st
 def main() -> int:
     args = arguments(__doc__)
 
-    work = Path(tempfile.mkdtemp(prefix="lakefresh-bench-"))
-    try:
-        spark = session(work / "warehouse")
+    with workspace("lakefresh-bench-") as (work, spark):
         files = generate(spark, work, args.rows, args.keys)
-        names = CHANGE_BATCHES
         paths = {
             "lakefresh": lambda r: with_lakefresh(spark, f"lf_{r}", work, files),
             "merge": lambda r: hand_written(spark, f"merge_{r}", files),
@@ -261,7 +279,7 @@ def main() -> int:
         }
         measured = measure(paths, args.rounds)
         summary = {}
-        for name in names:
+        for name in CHANGE_BATCHES:
             ours = statistics.median(measured["lakefresh"][name])
             bare = statistics.median(measured["merge"][name])
             same = statistics.median(measured["merge_same_table"][name])
@@ -273,9 +291,6 @@ def main() -> int:
                 "ratio_to_merge_same_table": round(ours / same, 3),
             }
         write_report("key" if args.keys == "spread" else f"key_{args.keys}", args, summary)
-        spark.stop()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 

@@ -14,15 +14,11 @@ Usage: python bench/bench_long_run.py [--batches N] [--window W]
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import statistics
 import sys
-import tempfile
 import time
-from pathlib import Path
 
-from bench_key import CATALOG, HERE, session
+from bench_key import CATALOG, save_report, workspace
 
 
 def main() -> int:
@@ -35,9 +31,7 @@ def main() -> int:
     from lakefresh.api import Pipeline
     from lakefresh.config.loader import parse, validate
 
-    work = Path(tempfile.mkdtemp(prefix="lakefresh-long-"))
-    try:
-        spark = session(work / "warehouse")
+    with workspace("lakefresh-long-") as (work, spark):
         folder = work / "in"
         folder.mkdir()
         text = f"""
@@ -70,12 +64,7 @@ tables:
             "windows": windows,
             "batches_table_files": pipeline.backend.file_count("long_ctl.batches"),
         }
-        out = HERE / "results" / "long_run.json"
-        out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-        print(json.dumps(report, indent=2))
-        spark.stop()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+        save_report("long_run", report)
     return 0
 
 

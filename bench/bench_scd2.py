@@ -18,10 +18,8 @@ Usage: python bench/bench_scd2.py [--rows N] [--rounds R]
 
 from __future__ import annotations
 
-import shutil
 import statistics
 import sys
-import tempfile
 from pathlib import Path
 
 from bench_key import (
@@ -29,9 +27,9 @@ from bench_key import (
     arguments,
     generate,
     measure,
-    session,
     timed_merges,
     with_lakefresh,
+    workspace,
     write_report,
 )
 
@@ -70,9 +68,7 @@ def hand_written(spark, namespace: str, files: dict[str, Path]) -> dict[str, flo
 def main() -> int:
     args = arguments(__doc__)
 
-    work = Path(tempfile.mkdtemp(prefix="lakefresh-bench-scd2-"))
-    try:
-        spark = session(work / "warehouse")
+    with workspace("lakefresh-bench-scd2-") as (work, spark):
         files = generate(spark, work, args.rows, args.keys)
         paths = {
             "lakefresh": lambda r: with_lakefresh(spark, f"lf_{r}", work, files, SCD2_STRATEGY),
@@ -89,9 +85,6 @@ def main() -> int:
                 "ratio": round(ours / bare, 3),
             }
         write_report("scd2" if args.keys == "spread" else f"scd2_{args.keys}", args, summary)
-        spark.stop()
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
     return 0
 
 
