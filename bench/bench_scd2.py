@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bench_key import (
     CHANGE_BATCHES,
+    HASHED,
     arguments,
     generate,
     measure,
@@ -34,7 +35,6 @@ from bench_key import (
 )
 
 SCD2_STRATEGY = "{kind: scd2, keys: [id], sequence_by: updated_at}"
-HASHED = "unhex(md5(to_json(named_struct('amount', amount, 'city', city, 'email', email, 'name', name))))"
 
 
 def hand_written(spark, namespace: str, files: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
