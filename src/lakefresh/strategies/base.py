@@ -10,6 +10,7 @@ A strategy does two things with a batch, and never touches the target in the fir
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
@@ -113,8 +114,9 @@ def q(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
-def hashdiff(columns: list[str]) -> Column:
+def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -> Column:
     """A change-detection hash of columns: 16 bytes (MD5) of their JSON object, names sorted.
+    `value(name)`, when given, is the value hashed under a name (default: the column itself).
 
     JSON makes it delimiter-safe ('a,b', NULL) != ('a', 'b,NULL') and type-aware (1 != '1').
     NULL fields are left out of the object, so adding an all-NULL column to a table does not
@@ -125,7 +127,8 @@ def hashdiff(columns: list[str]) -> Column:
     from pyspark.sql import functions as F
 
     ordered = sorted(columns, key=str.lower)
-    document = F.to_json(F.struct(*[F.col(q(c)) for c in ordered])) if ordered else F.lit("{}")
+    fields = [value(c).alias(c) for c in ordered] if value else [F.col(q(c)) for c in ordered]
+    document = F.to_json(F.struct(*fields)) if ordered else F.lit("{}")
     return F.unhex(F.md5(document))
 
 

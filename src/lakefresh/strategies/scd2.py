@@ -80,6 +80,7 @@ from lakefresh.strategies.base import (
     q,
     require_columns,
 )
+from lakefresh.strategies.scd2_fast import DIFF_EXTRA, fast_changes, fast_path_enabled
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
 if TYPE_CHECKING:
@@ -117,7 +118,6 @@ class Scd2Strategy:
         return [c for c in columns if c not in skip]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
-        from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         cfg = self.config
@@ -142,6 +142,7 @@ class Scd2Strategy:
 
         # 1-2. stored versions of the touched keys, back as events
         stored = None
+        fast = None
         if ctx.target_exists:
             target = ctx.target()
             touched = batch.select(*[q(k) for k in keys]).distinct()
@@ -168,28 +169,115 @@ class Scd2Strategy:
             touched = broadcast_if_small(ctx, touched, total)
             stored = materialize(target.join(touched, on=keys, how="left_semi"))
             stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
-            # every event a version absorbed comes back at its own sequence value (kept in
-            # `_lf_events`): rows with the version's values, and deletes, so a late event splits
-            # or closes the version exactly where a computation over all events would
-            point = F.explode(F.col(SEEN)).alias("_lf_point")
-            rows_back = stored.select(*[F.col(q(c)) for c in stored_data], point).select(
-                *[
-                    (
-                        F.col("_lf_point.seq").cast(stored.schema[c].dataType).alias(c)
-                        if c == cfg.sequence_by
-                        else F.col(q(c))
-                    )
-                    for c in stored_data
-                ],
-                F.col("_lf_point.seq").alias(SEQ),
-                F.col("_lf_point.del").alias(DEL),
-                F.lit(0).alias(SRC),
-            )
-            events = new.unionByName(rows_back, allowMissingColumns=True)
             all_columns = columns + [c for c in stored_data if c not in columns]
+            if fast_path_enabled(ctx):
+                # keys with one batch event newer than all they hold: written without recomputing
+                types = new.unionByName(self._rows_back(stored, stored_data), allowMissingColumns=True).schema
+                values = [c for c in all_columns if c not in keys]
+                fast = fast_changes(
+                    cfg, new, stored, types, values, self.tracked(all_columns), self._data_hash(values)
+                )
+            general_stored = stored if fast is None else stored.join(fast.keys, on=keys, how="left_anti")
+            if fast is not None:
+                new = new.join(fast.keys, on=keys, how="left_anti")
+            events = new.unionByName(self._rows_back(general_stored, stored_data), allowMissingColumns=True)
         else:
+            general_stored = None
             events = new
             all_columns = columns
+        version_columns = [
+            *keys,
+            *[c for c in all_columns if c not in keys],
+            vf,
+            vt,
+            cur,
+            *([cfg.soft_delete_column] if cfg.soft_delete_column else []),
+            HASH_COLUMN,
+            SEEN,
+        ]
+        # with no other key touched (no retirements either), the fast path wrote the whole batch
+        if fast is not None and fast.batch_rows == total and not cfg.full_snapshots:
+            diff, coded = fast.rows, list[tuple[int, str, int]]()
+        else:
+            diff, coded = self._recompute(events, general_stored, all_columns)
+            if fast is not None:
+                diff = diff.unionByName(fast.rows)
+        counts: dict[str, int] = dict(fast.counts) if fast is not None else {}
+        for _, code, n in coded:
+            counts[code] = counts.get(code, 0) + n
+        # the batch rows that lost to a later row of theirs on the same key and sequence value
+        handled = sum(n for source, _, n in coded if source == 1) + (fast.batch_rows if fast else 0)
+        duplicates = total - handled
+
+        own: list[str] = []
+        stored_sk = sk is not None and stored is not None and sk.column in stored.columns
+        if sk:
+            diff = self._surrogate_keys(ctx, diff, stored if stored_sk else None)
+            own = [sk.column, sk.inferred_column]
+        changes = materialize(
+            diff.select(
+                *[F.col(q(c)) for c in version_columns],
+                *[F.col(q(c)) for c in own],
+                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+                F.col(STATUS_COLUMN),
+                F.col("_lf_their_batch"),
+            )
+        )
+        ops: dict[str, int] = {}
+        superseded: dict[str, int] = {}
+        for op_code, their_batch, n in changes.groupBy(STATUS_COLUMN, "_lf_their_batch").count().collect():
+            ops[op_code] = ops.get(op_code, 0) + n
+            if op_code in ("U", "D") and their_batch is not None:  # skeletons belong to no batch
+                superseded[their_batch] = superseded.get(their_batch, 0) + n
+        return ChangeSet(
+            rows=changes.drop("_lf_their_batch"),
+            counts=counts,
+            record_count=total,
+            duplicates=duplicates,
+            expected_delta=ops.get("I", 0) - ops.get("D", 0),
+            written=ops.get("I", 0) + ops.get("U", 0),
+            superseded=superseded,
+        )
+
+    def _data_hash(self, values: list[str]) -> list[str]:
+        """The columns whose change is a change of the row: all values but `sequence_by`."""
+        return [c for c in values if c != self.config.sequence_by]
+
+    def _rows_back(self, stored: DataFrame, stored_data: list[str]) -> DataFrame:
+        """Every event a stored version absorbed, back at its own sequence value (kept in
+        `_lf_events`): rows with the version's values, and deletes, so a late event splits or
+        closes the version exactly where a computation over all events would."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        point = F.explode(F.col(SEEN)).alias("_lf_point")
+        return stored.select(*[F.col(q(c)) for c in stored_data], point).select(
+            *[
+                (
+                    F.col("_lf_point.seq").cast(stored.schema[c].dataType).alias(c)
+                    if c == cfg.sequence_by
+                    else F.col(q(c))
+                )
+                for c in stored_data
+            ],
+            F.col("_lf_point.seq").alias(SEQ),
+            F.col("_lf_point.del").alias(DEL),
+            F.lit(0).alias(SRC),
+        )
+
+    def _recompute(
+        self, events: DataFrame, stored: DataFrame | None, all_columns: list[str]
+    ) -> tuple[DataFrame, list[tuple[int, str, int]]]:
+        """Steps 3-5 for the keys of `events`: their histories recomputed and compared with the
+        `stored` versions. Returns the change rows (versions plus the fast path's DIFF_EXTRA
+        columns) and the batch rows' counts by (source, status code)."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        keys = list(cfg.keys)
+        vf, vt, cur = cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column
+        sk = cfg.surrogate_key
 
         # 3. one event per key and sequence value: the batch over what is stored, then the last row
         by_key = [F.col(q(k)) for k in keys]
@@ -197,7 +285,7 @@ class Scd2Strategy:
         same_point = Window.partitionBy(*by_key, F.col(SEQ))
         values = [c for c in all_columns if c not in keys]
         tracked = self.tracked(all_columns)
-        data_hash = [c for c in values if c != cfg.sequence_by]
+        data_hash = self._data_hash(values)
         stored_here = F.col(SRC) == 0
 
         def stored_at_point(column: Column) -> Column:
@@ -301,12 +389,8 @@ class Scd2Strategy:
         )
         # (the code looks at stored events around a batch row: the filter comes after it)
         coded_rows = marked.withColumn("_lf_code", status).filter(F.col(SRC) >= 1)
-        coded = coded_rows.groupBy(SRC, "_lf_code").count().collect()
-        counts: dict[str, int] = {}
-        for _, code, n in coded:
-            counts[code] = counts.get(code, 0) + n
-        # the batch rows that lost to a later row of theirs on the same key and sequence value
-        duplicates = total - sum(n for source, _, n in coded if source == 1)
+        by_code = coded_rows.groupBy(SRC, "_lf_code").count().collect()
+        coded = [(int(source), str(code), int(n)) for source, code, n in by_code]
 
         # 5. the versions to insert, update and delete
         fingerprint = [c for c in recomputed.columns if c not in keys and c != vf]
@@ -337,34 +421,7 @@ class Scd2Strategy:
             .when(F.col("_lf_fp") != F.col("_lf_their_fp"), F.lit("U"))
         )
         diff = diff.withColumn(STATUS_COLUMN, op).filter(F.col(STATUS_COLUMN).isNotNull())
-        own: list[str] = []
-        if sk:
-            diff = self._surrogate_keys(ctx, diff, stored if stored_sk else None)
-            own = [sk.column, sk.inferred_column]
-        changes = materialize(
-            diff.select(
-                *[F.col(q(c)) for c in recomputed.columns],
-                *[F.col(q(c)) for c in own],
-                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-                F.col(STATUS_COLUMN),
-                F.col("_lf_their_batch"),
-            )
-        )
-        ops: dict[str, int] = {}
-        superseded: dict[str, int] = {}
-        for op_code, their_batch, n in changes.groupBy(STATUS_COLUMN, "_lf_their_batch").count().collect():
-            ops[op_code] = ops.get(op_code, 0) + n
-            if op_code in ("U", "D") and their_batch is not None:  # skeletons belong to no batch
-                superseded[their_batch] = superseded.get(their_batch, 0) + n
-        return ChangeSet(
-            rows=changes.drop("_lf_their_batch"),
-            counts=counts,
-            record_count=total,
-            duplicates=duplicates,
-            expected_delta=ops.get("I", 0) - ops.get("D", 0),
-            written=ops.get("I", 0) + ops.get("U", 0),
-            superseded=superseded,
-        )
+        return diff.select(*[F.col(q(c)) for c in recomputed.columns], *DIFF_EXTRA), coded
 
     def _surrogate_keys(self, ctx: StageContext, diff: DataFrame, stored: DataFrame | None) -> DataFrame:
         """Surrogate keys follow versions, so facts that hold one keep pointing at a live row:

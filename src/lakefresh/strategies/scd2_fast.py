@@ -1,0 +1,229 @@
+"""The common case of `scd2`, without recomputing history: a key with one event in the batch,
+newer than every event stored for it.
+
+For such a key the history recomputation (`scd2.py`, steps 2-5) can only do one of these, which
+this module writes directly from the batch row and the key's current version:
+
+| the key's state                  | batch row                 | code | versions written           |
+| -------------------------------- | ------------------------- | ---- | -------------------------- |
+| no stored row                    | a row                     | N    | a new current version      |
+| a live current version           | tracked columns differ    | C    | close it at the row's time; |
+|                                  |                           |      | a new current version      |
+| a live current version           | only untracked ones       | T    | update it in place, record |
+|                                  |                           |      | the event                  |
+| a live current version           | nothing but the sequence  | U    | record the event           |
+| a live current version           | a delete                  | D    | close it, soft-deleted;    |
+|                                  |                           |      | record the event           |
+
+"Live" excludes skeleton rows (they absorbed no event; the recomputation replaces them). Every
+other key (several events in the batch, an event at or before a stored one, a deleted or
+tombstoned key, a delete of an unknown key, a full snapshot's retirement) takes the general path;
+both kinds of change go into the same single MERGE. The rows written here are exactly those the
+recomputation would write: the same values, hashes (recomputed from the values, as there), `_lf_events`,
+codes and merge operations, so the choice of path never shows in the target. The
+setting `spark.lakefresh.scd2.fastPath=false` turns it off.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN
+from lakefresh.strategies.base import StageContext, hashdiff, materialize, q
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
+
+    from lakefresh.config.strategies import Scd2StrategyConfig
+
+FAST_PATH_SETTING = "spark.lakefresh.scd2.fastPath"
+STORED = "_lf_s_"  # prefix of the current version's columns beside the batch row's
+SEQ, DEL, SRC, SEEN = "_lf_seq", "_lf_del", "_lf_src", "_lf_events"
+# the columns of a change row besides the versions' own (see Scd2Strategy.stage, step 5)
+DIFF_EXTRA = ("_lf_mine", "_lf_their_batch", "_lf_their_sk", STATUS_COLUMN)
+
+
+def fast_path_enabled(ctx: StageContext) -> bool:
+    return str(ctx.backend.spark.conf.get(FAST_PATH_SETTING, "true")).lower() != "false"
+
+
+@dataclass
+class FastChanges:
+    keys: DataFrame  # the natural keys handled here
+    rows: DataFrame  # change rows: versions plus DIFF_EXTRA
+    counts: dict[str, int]  # batch rows by status code
+    batch_rows: int  # batch rows handled here (one per key)
+
+
+def fast_changes(
+    config: Scd2StrategyConfig,
+    new: DataFrame,
+    stored: DataFrame,
+    types: StructType,
+    fields: list[str],
+    tracked: list[str],
+    data_hash: list[str],
+) -> FastChanges | None:
+    """The change rows of the keys the fast path can take, or None when it takes none.
+
+    Args:
+        config: the strategy's settings.
+        new: the batch's events (its columns, SEQ, DEL, SRC, provenance).
+        stored: the stored versions of every touched key, materialized.
+        types: the events' schema, for the type of every column (batch and stored, widened).
+        fields: the versions' value columns, in order (all columns but the keys).
+        tracked: the columns whose change opens a version.
+        data_hash: the columns whose change counts as a change of the row (T, not U).
+    """
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    cfg = config
+    keys = list(cfg.keys)
+    vf, vt, cur = cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column
+    sk = cfg.surrogate_key
+    by_key = [F.col(q(k)) for k in keys]
+
+    # one event in the batch, sent by the batch (a full snapshot's retirements are not)
+    alone = new.withColumn("_lf_n", F.count(F.lit(1)).over(Window.partitionBy(*by_key)))
+    alone = alone.filter((F.col("_lf_n") == 1) & (F.col(SRC) == 1)).drop("_lf_n")
+
+    skeleton = (
+        F.coalesce(F.col(q(sk.inferred_column)), F.lit(False))
+        if sk and sk.inferred_column in stored.columns
+        else F.lit(False)
+    )
+    live = F.col(q(cur)) & ~skeleton
+    summary = stored.groupBy(*by_key).agg(
+        F.max(F.array_max(F.col(f"{SEEN}.seq"))).alias("_lf_stored_max"),
+        F.count(F.when(live, F.lit(1))).alias("_lf_live"),
+    )
+    stored_values = [c for c in fields if c in stored.columns]
+    own = [vf, SEEN, BATCH_ID_COLUMN] + ([sk.column] if sk and sk.column in stored.columns else [])
+    current = stored.filter(live).select(
+        *by_key, *[F.col(q(c)).alias(STORED + c) for c in [*stored_values, *own]]
+    )
+    joined = alone.join(summary, on=keys, how="left").join(current, on=keys, how="left")
+    unknown = F.col("_lf_live").isNull()  # no stored row at all
+    newer = (
+        (F.col("_lf_live") == 1)
+        & F.col(STORED + vf).isNotNull()
+        & F.col("_lf_stored_max").isNotNull()
+        & (F.col(SEQ) > F.col("_lf_stored_max"))
+    )
+    candidates = joined.filter((unknown & ~F.col(DEL)) | newer)
+
+    def batch_value(c: str) -> Column:
+        kind = types[c].dataType
+        return F.col(q(c)).cast(kind) if c in new.columns else F.lit(None).cast(kind)
+
+    def stored_value(c: str) -> Column:
+        kind = types[c].dataType
+        return F.col(q(STORED + c)).cast(kind) if c in stored_values else F.lit(None).cast(kind)
+
+    hashes = candidates.select(
+        "*",
+        hashdiff(tracked, batch_value).alias("_lf_new_hash"),
+        hashdiff(data_hash, batch_value).alias("_lf_new_row"),
+        hashdiff(tracked, stored_value).alias("_lf_old_hash"),
+        hashdiff(data_hash, stored_value).alias("_lf_old_row"),
+    )
+    code = (
+        F.when(unknown, F.lit("N"))
+        .when(F.col(DEL), F.lit("D"))
+        .when(F.col("_lf_new_hash") != F.col("_lf_old_hash"), F.lit("C"))
+        .when(F.col("_lf_new_row") != F.col("_lf_old_row"), F.lit("T"))
+        .otherwise(F.lit("U"))
+    )
+    handled = materialize(hashes.withColumn("_lf_code", code))
+    counts = {c: int(n) for c, n in handled.groupBy("_lf_code").count().collect()}
+    if not counts:
+        return None
+
+    seq_type = types[SEQ].dataType
+    event = F.struct(F.col(SEQ).cast(seq_type).alias("seq"), F.col(DEL).alias("del"))
+    seen_type = f"array<struct<seq:{seq_type.simpleString()},del:boolean>>"
+    code_is = F.col("_lf_code")
+
+    def version(
+        values: Callable[[str], Column],
+        valid_from: Column,
+        valid_to: Column,
+        current_flag: Column,
+        deleted: Column,
+        row_hash: Column,
+        events: Column,
+        status: str,
+    ) -> list[Column]:
+        stored_sk = F.col(q(STORED + sk.column)) if sk and sk.column in stored.columns else None
+        return [
+            *by_key,
+            *[values(c).alias(c) for c in fields],
+            valid_from.cast(seq_type).alias(vf),
+            valid_to.cast(seq_type).alias(vt),
+            current_flag.alias(cur),
+            *([deleted.alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
+            row_hash.alias(HASH_COLUMN),
+            events.cast(seen_type).alias(SEEN),
+            F.lit(True).alias("_lf_mine"),
+            (F.lit(None).cast("string") if status == "I" else F.col(STORED + BATCH_ID_COLUMN)).alias(
+                "_lf_their_batch"
+            ),
+            (stored_sk if status == "U" and stored_sk is not None else F.lit(None).cast("long")).alias(
+                "_lf_their_sk"
+            ),
+            F.lit(status).alias(STATUS_COLUMN),
+        ]
+
+    no_time = F.lit(None)
+    recorded = F.concat(F.col(STORED + SEEN).cast(seen_type), F.array(event))
+    # a new current version: N, and C's second half
+    opened = handled.filter(code_is.isin("N", "C")).select(
+        *version(
+            batch_value,
+            F.col(SEQ),
+            no_time,
+            F.lit(True),
+            F.lit(False),
+            F.col("_lf_new_hash"),
+            F.array(event),
+            "I",
+        )
+    )
+    # the current version closed by a change or a delete (which it records)
+    closed = handled.filter(code_is.isin("C", "D")).select(
+        *version(
+            stored_value,
+            F.col(STORED + vf),
+            F.col(SEQ),
+            F.lit(False),
+            code_is == "D",
+            F.col("_lf_old_hash"),
+            F.when(code_is == "D", recorded).otherwise(F.col(STORED + SEEN)),
+            "U",
+        )
+    )
+    # the current version takes the row's values and records its event
+    absorbed = handled.filter(code_is.isin("T", "U")).select(
+        *version(
+            batch_value,
+            F.col(STORED + vf),
+            no_time,
+            F.lit(True),
+            F.lit(False),
+            F.col("_lf_new_hash"),
+            recorded,
+            "U",
+        )
+    )
+    return FastChanges(
+        # fresh attributes: a checkpoint keeps its input's, which a join with that input rejects
+        keys=handled.select(*[F.col(q(k)).alias(k) for k in keys]),
+        rows=opened.unionByName(closed).unionByName(absorbed),
+        counts=counts,
+        batch_rows=sum(counts.values()),
+    )
