@@ -23,6 +23,10 @@ in which order the batches came:
    are inserted, changed ones (valid_to, current flag, untracked values) updated, vanished ones
    deleted, in ONE MERGE: the single atomic commit the runner stages, audits and publishes.
 
+Steps 2-5 are skipped for the keys `scd2_fast` can write directly (one batch event, newer than
+every stored one, over a live current version or nothing): their change rows, the same as the
+recomputation's, join the others' in that MERGE.
+
 So several changes of one key in a batch each become a version; an event older than the current
 version is slotted into history and the versions around it are re-cut so intervals chain with no
 gap and no overlap; a re-sent unchanged row changes nothing.
