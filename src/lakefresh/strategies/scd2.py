@@ -84,6 +84,7 @@ from lakefresh.strategies.base import (
     q,
     require_columns,
 )
+from lakefresh.strategies.scd2_events import decode, encode, stored_as_text
 from lakefresh.strategies.scd2_fast import DIFF_EXTRA, fast_changes, fast_path_enabled
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
@@ -171,7 +172,10 @@ class Scd2Strategy:
                 new = new.unionByName(retired, allowMissingColumns=True)
                 touched = touched.unionByName(absent).distinct()
             touched = broadcast_if_small(ctx, touched, total)
-            stored = materialize(target.join(touched, on=keys, how="left_semi"))
+            stored_rows = target.join(touched, on=keys, how="left_semi")
+            if SEEN in target.columns and stored_as_text(target.schema[SEEN].dataType):
+                stored_rows = stored_rows.withColumn(SEEN, decode(F.col(SEEN), target.schema[vf].dataType))
+            stored = materialize(stored_rows)
             stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
             all_columns = columns + [c for c in stored_data if c not in columns]
             if fast_path_enabled(ctx):
@@ -218,9 +222,14 @@ class Scd2Strategy:
         if sk:
             diff = self._surrogate_keys(ctx, diff, stored if stored_sk else None)
             own = [sk.column, sk.inferred_column]
+        seq_type = diff.schema[SEEN].dataType.elementType["seq"].dataType  # type: ignore[attr-defined]
+        as_text = self._events_as_text(ctx)
         changes = materialize(
             diff.select(
-                *[F.col(q(c)) for c in version_columns],
+                *[
+                    encode(F.col(SEEN), seq_type).alias(SEEN) if c == SEEN and as_text else F.col(q(c))
+                    for c in version_columns
+                ],
                 *[F.col(q(c)) for c in own],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.col(STATUS_COLUMN),
@@ -242,6 +251,13 @@ class Scd2Strategy:
             written=ops.get("I", 0) + ops.get("U", 0),
             superseded=superseded,
         )
+
+    def _events_as_text(self, ctx: StageContext) -> bool:
+        """Whether the target keeps `_lf_events` as text (tables it creates do; see scd2_events)."""
+        if not ctx.target_exists:
+            return True
+        target = ctx.target().schema
+        return SEEN not in target.fieldNames() or stored_as_text(target[SEEN].dataType)
 
     def _data_hash(self, values: list[str]) -> list[str]:
         """The columns whose change is a change of the row: all values but `sequence_by`."""
@@ -505,7 +521,7 @@ class Scd2Strategy:
             F.col(q(sk.column)),
             F.lit(True).alias(sk.inferred_column),
             F.lit(None).cast("binary").alias(HASH_COLUMN),
-            F.array().cast(events).alias(SEEN),
+            (F.lit("") if self._events_as_text(ctx) else F.array().cast(events)).alias(SEEN),
             F.lit(None).cast("string").alias(BATCH_ID_COLUMN),
         )
 
