@@ -37,8 +37,8 @@ so that a late event that splits it later re-cuts it exactly where a computation
 would: the part after a late delete starts at the first absorbed row after it. A key that has only
 ever been deleted keeps its deletes in a *tombstone* row (valid_from = valid_to, not current,
 soft-deleted, NULL values), replaced by real versions when rows for the key arrive. The cost is
-one array entry per event: a feed that re-sends unchanged rows every day grows its current
-versions by one entry a day. Untracked columns of the earlier
+one entry per event (stored as text, see `scd2_events`): a feed that re-sends unchanged rows
+every day grows its current versions by one entry a day. Untracked columns of the earlier
 part of a split version keep the version's latest values (only those are stored); its
 `sequence_by` column is exact. Status codes of batch rows:
 
