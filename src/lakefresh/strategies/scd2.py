@@ -191,8 +191,15 @@ class Scd2Strategy:
             events = new.unionByName(self._rows_back(general_stored, stored_data), allowMissingColumns=True)
         else:
             general_stored = None
-            events = new
             all_columns = columns
+            if fast_path_enabled(ctx):  # a first load: every key with one row opens directly
+                values = [c for c in all_columns if c not in keys]
+                fast = fast_changes(
+                    cfg, new, None, new.schema, values, self.tracked(all_columns), self._data_hash(values)
+                )
+            if fast is not None:
+                new = new.join(fast.keys, on=keys, how="left_anti")
+            events = new
         version_columns = [
             *keys,
             *[c for c in all_columns if c not in keys],
@@ -204,7 +211,8 @@ class Scd2Strategy:
             SEEN,
         ]
         # with no other key touched (no retirements either), the fast path wrote the whole batch
-        if fast is not None and fast.batch_rows == total and not cfg.full_snapshots:
+        retirements = cfg.full_snapshots and ctx.target_exists
+        if fast is not None and fast.batch_rows == total and not retirements:
             diff, coded = fast.rows, list[tuple[int, str, int]]()
         else:
             diff, coded = self._recompute(events, general_stored, all_columns)

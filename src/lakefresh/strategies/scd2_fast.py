@@ -62,7 +62,7 @@ class FastChanges:
 def fast_changes(
     config: Scd2StrategyConfig,
     new: DataFrame,
-    stored: DataFrame,
+    stored: DataFrame | None,
     types: StructType,
     fields: list[str],
     tracked: list[str],
@@ -73,7 +73,7 @@ def fast_changes(
     Args:
         config: the strategy's settings.
         new: the batch's events (its columns, SEQ, DEL, SRC, provenance).
-        stored: the stored versions of every touched key, materialized.
+        stored: the stored versions of every touched key, materialized; None: no target yet.
         types: the events' schema, for the type of every column (batch and stored, widened).
         fields: the versions' value columns, in order (all columns but the keys).
         tracked: the columns whose change opens a version.
@@ -87,6 +87,9 @@ def fast_changes(
     vf, vt, cur = cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column
     sk = cfg.surrogate_key
     by_key = [F.col(q(k)) for k in keys]
+
+    if stored is None:  # a first load: as if the target held no row
+        stored = _no_versions(new, config, types)
 
     # one event in the batch, sent by the batch (a full snapshot's retirements are not)
     alone = new.withColumn("_lf_n", F.count(F.lit(1)).over(Window.partitionBy(*by_key)))
@@ -227,3 +230,21 @@ def fast_changes(
         counts=counts,
         batch_rows=sum(counts.values()),
     )
+
+
+def _no_versions(new: DataFrame, config: Scd2StrategyConfig, types: StructType) -> DataFrame:
+    """An empty set of stored versions, with the columns the fast path reads."""
+    from pyspark.sql.types import ArrayType, BooleanType, StringType, StructField, StructType
+
+    seq = types[SEQ].dataType
+    event = StructType([StructField("seq", seq), StructField("del", BooleanType())])
+    schema = StructType(
+        [
+            *[new.schema[k] for k in config.keys],
+            StructField(config.valid_from_column, seq),
+            StructField(config.is_current_column, BooleanType()),
+            StructField(SEEN, ArrayType(event)),
+            StructField(BATCH_ID_COLUMN, StringType()),
+        ]
+    )
+    return new.sparkSession.createDataFrame([], schema)
