@@ -84,15 +84,14 @@ from lakefresh.strategies.base import (
     q,
     require_columns,
 )
-from lakefresh.strategies.scd2_events import decode, encode, stored_as_text
+from lakefresh.strategies.scd2_events import DEL, SEEN, SEQ, SRC, decode, encode, stored_as_text
 from lakefresh.strategies.scd2_fast import DIFF_EXTRA, fast_changes, fast_path_enabled
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-SEQ, DEL, SRC, ROW_HASH = "_lf_seq", "_lf_del", "_lf_src", "_lf_row_hash"
-SEEN = "_lf_events"  # target column: (sequence value, is delete) of every event a version absorbed
+ROW_HASH = "_lf_row_hash"
 
 
 class Scd2Strategy:

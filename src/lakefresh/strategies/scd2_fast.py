@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN
 from lakefresh.strategies.base import StageContext, hashdiff, materialize, q
+from lakefresh.strategies.scd2_events import DEL, SEEN, SEQ, SRC
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
 
 FAST_PATH_SETTING = "spark.lakefresh.scd2.fastPath"
 STORED = "_lf_s_"  # prefix of the current version's columns beside the batch row's
-SEQ, DEL, SRC, SEEN = "_lf_seq", "_lf_del", "_lf_src", "_lf_events"
 # the columns of a change row besides the versions' own (see Scd2Strategy.stage, step 5)
 DIFF_EXTRA = ("_lf_mine", "_lf_their_batch", "_lf_their_sk", STATUS_COLUMN)
 
