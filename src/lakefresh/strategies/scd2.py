@@ -90,6 +90,7 @@ from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
 
 ROW_HASH = "_lf_row_hash"
 
@@ -146,9 +147,10 @@ class Scd2Strategy:
 
         # 1-2. stored versions of the touched keys, back as events
         stored = None
-        fast = None
-        if ctx.target_exists:
-            target = ctx.target()
+        stored_data: list[str] = []
+        target = ctx.target() if ctx.target_exists else None
+        as_text = self._events_as_text(None if target is None else target.schema)
+        if target is not None:
             touched = batch.select(*[q(k) for k in keys]).distinct()
             if cfg.full_snapshots:
                 live = F.col(q(cur))
@@ -172,33 +174,26 @@ class Scd2Strategy:
                 touched = touched.unionByName(absent).distinct()
             touched = broadcast_if_small(ctx, touched, total)
             stored_rows = target.join(touched, on=keys, how="left_semi")
-            if SEEN in target.columns and stored_as_text(target.schema[SEEN].dataType):
+            if as_text and SEEN in target.columns:
                 stored_rows = stored_rows.withColumn(SEEN, decode(F.col(SEEN), target.schema[vf].dataType))
             stored = materialize(stored_rows)
             stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
-            all_columns = columns + [c for c in stored_data if c not in columns]
-            if fast_path_enabled(ctx):
-                # keys with one batch event newer than all they hold: written without recomputing
-                types = new.unionByName(self._rows_back(stored, stored_data), allowMissingColumns=True).schema
-                values = [c for c in all_columns if c not in keys]
-                fast = fast_changes(
-                    cfg, new, stored, types, values, self.tracked(all_columns), self._data_hash(values)
-                )
-            general_stored = stored if fast is None else stored.join(fast.keys, on=keys, how="left_anti")
-            if fast is not None:
-                new = new.join(fast.keys, on=keys, how="left_anti")
-            events = new.unionByName(self._rows_back(general_stored, stored_data), allowMissingColumns=True)
-        else:
-            general_stored = None
-            all_columns = columns
-            if fast_path_enabled(ctx):  # a first load: every key with one row opens directly
-                values = [c for c in all_columns if c not in keys]
-                fast = fast_changes(
-                    cfg, new, None, new.schema, values, self.tracked(all_columns), self._data_hash(values)
-                )
-            if fast is not None:
-                new = new.join(fast.keys, on=keys, how="left_anti")
-            events = new
+        all_columns = columns + [c for c in stored_data if c not in columns]
+
+        # keys with one batch event newer than all they hold (on a first load: one row) are
+        # written without recomputing; the other keys go on to steps 2-5
+        fast = None
+        if fast_path_enabled(ctx):
+            with_stored = new if stored is None else self._with_rows_back(new, stored, stored_data)
+            values = [c for c in all_columns if c not in keys]
+            tracked, data_hash = self.tracked(all_columns), self._data_hash(values)
+            fast = fast_changes(cfg, new, stored, with_stored.schema, values, tracked, data_hash)
+        general_stored = stored
+        if fast is not None:
+            new = new.join(fast.keys, on=keys, how="left_anti")
+            if stored is not None:
+                general_stored = stored.join(fast.keys, on=keys, how="left_anti")
+        events = new if general_stored is None else self._with_rows_back(new, general_stored, stored_data)
         version_columns = [
             *keys,
             *[c for c in all_columns if c not in keys],
@@ -211,8 +206,9 @@ class Scd2Strategy:
         ]
         # with no other key touched (no retirements either), the fast path wrote the whole batch
         retirements = cfg.full_snapshots and ctx.target_exists
+        coded: list[tuple[int, str, int]] = []
         if fast is not None and fast.batch_rows == total and not retirements:
-            diff, coded = fast.rows, list[tuple[int, str, int]]()
+            diff = fast.rows
         else:
             diff, coded = self._recompute(events, general_stored, all_columns)
             if fast is not None:
@@ -230,7 +226,6 @@ class Scd2Strategy:
             diff = self._surrogate_keys(ctx, diff, stored if stored_sk else None)
             own = [sk.column, sk.inferred_column]
         seq_type = diff.schema[SEEN].dataType.elementType["seq"].dataType  # type: ignore[attr-defined]
-        as_text = self._events_as_text(ctx)
         changes = materialize(
             diff.select(
                 *[
@@ -259,26 +254,24 @@ class Scd2Strategy:
             superseded=superseded,
         )
 
-    def _events_as_text(self, ctx: StageContext) -> bool:
-        """Whether the target keeps `_lf_events` as text (tables it creates do; see scd2_events)."""
-        if not ctx.target_exists:
-            return True
-        target = ctx.target().schema
-        return SEEN not in target.fieldNames() or stored_as_text(target[SEEN].dataType)
+    def _events_as_text(self, target: StructType | None) -> bool:
+        """Whether the target (its schema; None: not created yet) keeps `_lf_events` as text.
+        Tables it creates do (see scd2_events); older ones keep their array."""
+        return target is None or SEEN not in target.fieldNames() or stored_as_text(target[SEEN].dataType)
 
     def _data_hash(self, values: list[str]) -> list[str]:
         """The columns whose change is a change of the row: all values but `sequence_by`."""
         return [c for c in values if c != self.config.sequence_by]
 
-    def _rows_back(self, stored: DataFrame, stored_data: list[str]) -> DataFrame:
-        """Every event a stored version absorbed, back at its own sequence value (kept in
-        `_lf_events`): rows with the version's values, and deletes, so a late event splits or
-        closes the version exactly where a computation over all events would."""
+    def _with_rows_back(self, new: DataFrame, stored: DataFrame, stored_data: list[str]) -> DataFrame:
+        """The batch's events and every event a stored version absorbed, back at its own sequence
+        value (kept in `_lf_events`): rows with the version's values, and deletes, so a late event
+        splits or closes the version exactly where a computation over all events would."""
         from pyspark.sql import functions as F
 
         cfg = self.config
         point = F.explode(F.col(SEEN)).alias("_lf_point")
-        return stored.select(*[F.col(q(c)) for c in stored_data], point).select(
+        rows_back = stored.select(*[F.col(q(c)) for c in stored_data], point).select(
             *[
                 (
                     F.col("_lf_point.seq").cast(stored.schema[c].dataType).alias(c)
@@ -291,6 +284,7 @@ class Scd2Strategy:
             F.col("_lf_point.del").alias(DEL),
             F.lit(0).alias(SRC),
         )
+        return new.unionByName(rows_back, allowMissingColumns=True)
 
     def _recompute(
         self, events: DataFrame, stored: DataFrame | None, all_columns: list[str]
@@ -512,9 +506,11 @@ class Scd2Strategy:
         sk = cfg.surrogate_key
         assert sk is not None
         vf = cfg.valid_from_column
+        target = ctx.target().schema if ctx.target_exists else None
         at_type = missing.schema["_lf_at"].dataType
-        if ctx.target_exists and vf in ctx.target().columns:
-            at_type = ctx.target().schema[vf].dataType
+        if target is not None and vf in target.fieldNames():
+            at_type = target[vf].dataType
+        as_text = self._events_as_text(target)
         rows = missing.withColumn(vf, F.col("_lf_at").cast(at_type))
         start = largest_key(ctx, sk.column)
         rows = with_surrogate_key(rows, sk, list(cfg.keys), F.lit(None), F.lit(True), start, also=(vf,))
@@ -528,7 +524,7 @@ class Scd2Strategy:
             F.col(q(sk.column)),
             F.lit(True).alias(sk.inferred_column),
             F.lit(None).cast("binary").alias(HASH_COLUMN),
-            (F.lit("") if self._events_as_text(ctx) else F.array().cast(events)).alias(SEEN),
+            (F.lit("") if as_text else F.array().cast(events)).alias(SEEN),
             F.lit(None).cast("string").alias(BATCH_ID_COLUMN),
         )
 
