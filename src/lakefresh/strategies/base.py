@@ -194,6 +194,21 @@ def is_temporal(kind: object) -> bool:
     return isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType)
 
 
+def counts_and_superseded(
+    df: DataFrame, code: str, owner: str, superseding: tuple[str, ...]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """In one aggregate over a staged change set: its rows per `code`, and, for the codes that
+    rewrite or remove a stored row, per batch that wrote that row (`owner`, NULL for rows no
+    batch owns): the rows that batch no longer owns."""
+    counts: dict[str, int] = {}
+    superseded: dict[str, int] = {}
+    for value, owned_by, n in df.groupBy(code, owner).count().collect():
+        counts[value] = counts.get(value, 0) + n
+        if value in superseding and owned_by is not None:
+            superseded[owned_by] = superseded.get(owned_by, 0) + n
+    return counts, superseded
+
+
 def count_by(df: DataFrame, column: str) -> dict[str, int]:
     return {r[0]: int(r[1]) for r in df.groupBy(column).count().collect()}
 

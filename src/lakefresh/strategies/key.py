@@ -40,6 +40,7 @@ from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
     broadcast_if_small,
+    counts_and_superseded,
     data_columns,
     delete_flag,
     hashdiff,
@@ -180,12 +181,7 @@ class KeyStrategy:
         )
         # one pass: counts per status and, for changed or deleted rows, per batch that wrote the
         # stored row (it no longer owns it)
-        counts: dict[str, int] = {}
-        superseded: dict[str, int] = {}
-        for code, owner, n in staged.groupBy(STATUS_COLUMN, "_lf_t_batch").count().collect():
-            counts[code] = counts.get(code, 0) + n
-            if code in ("C", "D") and owner is not None:
-                superseded[owner] = superseded.get(owner, 0) + n
+        counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", "D"))
         duplicates = counts.pop("dup", 0)
         return ChangeSet(
             rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),

@@ -74,6 +74,7 @@ from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
     broadcast_if_small,
+    counts_and_superseded,
     data_columns,
     delete_flag,
     hashdiff,
@@ -238,12 +239,8 @@ class Scd2Strategy:
                 F.col("_lf_their_batch"),
             )
         )
-        ops: dict[str, int] = {}
-        superseded: dict[str, int] = {}
-        for op_code, their_batch, n in changes.groupBy(STATUS_COLUMN, "_lf_their_batch").count().collect():
-            ops[op_code] = ops.get(op_code, 0) + n
-            if op_code in ("U", "D") and their_batch is not None:  # skeletons belong to no batch
-                superseded[their_batch] = superseded.get(their_batch, 0) + n
+        # (skeletons belong to no batch)
+        ops, superseded = counts_and_superseded(changes, STATUS_COLUMN, "_lf_their_batch", ("U", "D"))
         return ChangeSet(
             rows=changes.drop("_lf_their_batch"),
             counts=counts,
