@@ -78,10 +78,16 @@ class Pipeline:
 
     # --- operations --------------------------------------------------------------------------
 
-    def run(self, tables: list[str] | None = None, stop: threading.Event | None = None) -> RunResult:
+    def run(
+        self,
+        tables: list[str] | None = None,
+        stop: threading.Event | None = None,
+        rolled_back: str | None = None,
+    ) -> RunResult:
         """Apply every new batch of every table (or of `tables`), each exactly once. When `stop`
-        is set, the run ends after the batch in progress."""
-        return self._runner(self.config).run(tables, stop)
+        is set, the run ends after the batch in progress. `rolled_back` settles published
+        batches that a rollback of their target removed: `forget` or `reapply` them."""
+        return self._runner(self.config).run(tables, stop, rolled_back)
 
     def _runner(self, config: PipelineConfig) -> Runner:
         hint = (

@@ -11,6 +11,8 @@ only what is :class:`TransientError`; everything else stops the table and is rep
     │   ├── SchemaError               a batch cannot fit the target (incompatible type change)
     │   ├── AuditError                a staged batch failed its audit; the target was not touched
     │   ├── StateError                the control tables are of another version, or disagree
+    │   ├── LineageError              the target's lineage lost published batches (a rollback)
+    │   ├── TargetError               the target's rows break the strategy's rules (duplicate keys)
     │   └── InjectedFault             a fault injected on purpose (tests, drills)
     └── TransientError                may succeed when tried again
         └── CommitConflictError       the target moved between staging and publishing
@@ -57,6 +59,15 @@ class AuditError(TerminalError):
 
 class StateError(TerminalError):
     """The control tables are missing, of another version, or inconsistent."""
+
+
+class LineageError(TerminalError):
+    """Published batches are no longer in the target's lineage: someone rolled it back."""
+
+
+class TargetError(TerminalError):
+    """The target holds rows the strategy cannot work with (e.g. a key stored twice by another
+    writer)."""
 
 
 class InjectedFault(TerminalError):

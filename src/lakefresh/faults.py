@@ -2,13 +2,17 @@
 
 Points, in the order a batch passes them: after_read, after_stage, after_write, after_audit,
 after_record_staged, after_publish, after_record. Actions: `raise` (default) raises
-:class:`InjectedFault`; `kill` ends the process at once with SIGKILL, as a crash would.
+:class:`InjectedFault`; `kill` ends the process at once with SIGKILL, as a crash would;
+`pause=PATH` (for race tests) writes `PATH.paused`, then waits until the file PATH exists (at
+once if it does already; at most LAKEFRESH_FAULT_PAUSE_SECONDS, default 300, then it raises).
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import time
+from pathlib import Path
 
 from lakefresh.errors import InjectedFault
 
@@ -34,4 +38,18 @@ def checkpoint(point: str, batch_id: str) -> None:
             continue
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if action.startswith("pause="):
+            _pause(Path(action.removeprefix("pause=")), point, batch_id)
+            continue
         raise InjectedFault(f"injected fault at {point} of batch {batch_id}")
+
+
+def _pause(go: Path, point: str, batch_id: str) -> None:
+    if go.exists():
+        return
+    Path(f"{go}.paused").write_text(f"{point}@{batch_id}\n", encoding="utf-8")
+    deadline = time.monotonic() + float(os.environ.get("LAKEFRESH_FAULT_PAUSE_SECONDS", "300"))
+    while not go.exists():
+        if time.monotonic() > deadline:
+            raise InjectedFault(f"paused at {point} of batch {batch_id}; {go} never appeared")
+        time.sleep(0.05)

@@ -30,7 +30,7 @@ from lakefresh.columns import (
     RECORD_COLUMN,
 )
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
-from lakefresh.errors import AuditError, LakefreshError, TransientError
+from lakefresh.errors import AuditError, LakefreshError, LineageError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import StagedCommit
 from lakefresh.lakehouse.iceberg import IcebergBackend
@@ -38,7 +38,7 @@ from lakefresh.lookups import with_lookups
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.sources import BatchRef, Source, SourceContext, make_source
-from lakefresh.state.control import ControlTables, Effective, PublishedBatch
+from lakefresh.state.control import AttemptRow, ControlTables, Effective, PublishedBatch
 from lakefresh.strategies import ChangeSet, Rebuild, StageContext, Strategy, make_strategy
 from lakefresh.strategies.base import materialize, shape_target
 from lakefresh.transform import transformed
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from lakefresh.console import Console
 
 MAX_CONFLICT_RETRIES = 3
+ROLLED_BACK_DECISIONS = ("forget", "reapply")
 
 
 class Runner:
@@ -68,8 +69,23 @@ class Runner:
         self.console = console
         self.resume_hint = resume_hint
         self.stop = threading.Event()
+        self.rolled_back: str | None = None  # the operator's decision on rolled-back batches
 
-    def run(self, only: list[str] | None = None, stop: threading.Event | None = None) -> RunResult:
+    def run(
+        self,
+        only: list[str] | None = None,
+        stop: threading.Event | None = None,
+        rolled_back: str | None = None,
+    ) -> RunResult:
+        """Apply every new batch of every table (or of `only`). `rolled_back` decides what
+        becomes of published batches a rollback of their target removed: `forget` (never taken
+        again) or `reapply` (taken again, in order); without it such a table stops."""
+        if rolled_back not in (None, *ROLLED_BACK_DECISIONS):
+            from lakefresh.errors import ConfigError
+
+            choices = list(ROLLED_BACK_DECISIONS)
+            raise ConfigError(f"rolled_back must be one of {choices}, got {rolled_back!r}")
+        self.rolled_back = rolled_back
         result = RunResult()
         tables = dependency_order(self.config.tables)
         if only:
@@ -105,7 +121,7 @@ class Runner:
                 table.source, SourceContext.of(self.config, self.backend, self.base_dir, table)
             )
             strategy = make_strategy(table.strategy)
-            applied = self._reconcile(name, outcome)
+            applied = self._reconcile(name, outcome, strategy, table)
             pending = _pending(source, applied)
             self.console.table_started(table.name, len(pending))
             while pending and not outcome.error:
@@ -144,8 +160,11 @@ class Runner:
         except Exception as exc:
             self.console.message(f"could not compact the control tables: {_error_text(exc)}")
 
-    def _reconcile(self, name: str, outcome: TableResult) -> set[str]:
-        """Bring the `batches` log in line with the target's lineage; return applied batch ids."""
+    def _reconcile(
+        self, name: str, outcome: TableResult, strategy: Strategy, table: TableConfig
+    ) -> set[str]:
+        """Bring the `batches` log in line with the target's lineage; return the batch ids not to
+        take again (applied, or forgotten after a rollback)."""
         lineage = self.backend.published_batches(name) if self.backend.exists(name) else {}
         attempts = self.control.attempts(name)
         logged = {a.batch_id for a in attempts if a.status == "published"}
@@ -161,7 +180,91 @@ class Runner:
             outcome.recovered.append(batch_id)
         stale = [a for a in attempts if a.status == "staged" and a.batch_id not in lineage]
         self.control.mark_abandoned(name, stale)
-        return set(lineage) | logged
+        gone = self._rolled_back(name, lineage, attempts, strategy, table)
+        forgotten = {a.batch_id for a in attempts if a.status == "forgotten"}
+        if self.rolled_back == "forget":
+            forgotten |= gone
+        return set(lineage) | (logged - gone) | forgotten
+
+    def _rolled_back(
+        self,
+        name: str,
+        lineage: dict[str, int],
+        attempts: list[AttemptRow],
+        strategy: Strategy,
+        table: TableConfig,
+    ) -> set[str]:
+        """Published batches that a rollback of the target removed from its lineage.
+
+        They are marked `rolled_back` and the table stops, naming them, until the operator
+        decides: `forget` them (never taken again) or `reapply` them (taken again in order). Either
+        way the effective counts of the batches still in the target are recounted, since the
+        rolled-back ones had superseded some of their rows. Snapshots that expired as ancestors
+        (`expire_snapshots`) and commits without a batch (compaction) are not a rollback."""
+        published = {a.batch_id: a for a in attempts if a.status == "published"}
+        missing = [
+            a for b, a in published.items() if b not in lineage and a.published_snapshot_id is not None
+        ]
+        newly: set[str] = set()
+        if missing:
+            view = self.backend.lineage(name)
+            newly = {
+                a.batch_id
+                for a in missing
+                if a.published_snapshot_id is not None
+                and view.rolled_back(a.published_snapshot_id, a.published_millis)
+            }
+            self.control.mark_rolled_back(name, sorted(newly))
+        still_published = published.keys() - newly
+        waiting = ({a.batch_id for a in attempts if a.status == "rolled_back"} | newly) - still_published
+        if not waiting:
+            return set()
+        if self.rolled_back is None:
+            listed = ", ".join(sorted(waiting))
+            hint = self.resume_hint.format(table=table.name)
+            raise LineageError(
+                f"{len(waiting)} published batch(es) of {name} are no longer in its lineage: the "
+                f"table was rolled back ({listed}); nothing was applied on top. Run again with "
+                f"`--rolled-back forget` to never take them again, or `--rolled-back reapply` to "
+                f"apply them again in order ({hint} --rolled-back forget|reapply)"
+            )
+        self.control.settle_rolled_back(name, sorted(waiting), self.rolled_back)
+        self._recount(name, strategy)
+        return waiting
+
+    def _recount(self, name: str, strategy: Strategy) -> None:
+        """Recount the effective metrics of the batches the target holds now (one aggregate)."""
+        if not self.backend.exists(name) or self.backend.head(name) is None:
+            return
+        earlier = self.control.published(name)
+        target = self.backend.read(name)
+        counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
+        owned = self._owned_ranges(name, strategy, earlier) if strategy.range_type else None
+        self.control.update_effective(
+            name,
+            [
+                Effective(b, counts.get(b, 0), owned.get(b) if owned is not None else row.effective_ranges)
+                for b, row in earlier.items()
+            ],
+        )
+
+    def _owned_ranges(
+        self,
+        name: str,
+        strategy: Strategy,
+        earlier: dict[str, PublishedBatch],
+        last: tuple[str, tuple[str, str] | None] | None = None,
+    ) -> dict[str, Any]:
+        """Which part of its range each batch of the lineage still owns, oldest first; `last`
+        is a batch just published, with its range."""
+        oldest_first = [b for b in reversed(self.backend.published_batches(name)) if not last or b != last[0]]
+        spans = [
+            (b, earlier[b].range_start, earlier[b].range_end) if b in earlier else (b, None, None)
+            for b in oldest_first
+        ]
+        if last:
+            spans.append((last[0], *(last[1] or (None, None))))
+        return effective_ranges(spans, strategy.range_type or "")
 
     def _apply_with_retries(
         self, table: TableConfig, name: str, strategy: Strategy, source: Any, ref: BatchRef
@@ -254,6 +357,8 @@ class Runner:
             result.status = "published"
             return result
         except TransientError:
+            if recorded:  # it is staged again as a new attempt: this one never publishes
+                self.control.mark_abandoned(name, [AttemptRow(ref.batch_id, attempt, "staged", None)])
             raise
         except Exception as exc:
             result.status = "audit_failed" if isinstance(exc, AuditError) else "failed"
@@ -267,6 +372,7 @@ class Runner:
                 )
             else:
                 self._record_failure(row, result, times, recorded)
+                self._restore_schema(name, exists, target_schema)
             return result
 
     def _effective(
@@ -293,13 +399,7 @@ class Runner:
             counts[batch_id] = change.written
         owned = None
         if strategy.range_type:
-            oldest_first = [b for b in reversed(self.backend.published_batches(name)) if b != batch_id]
-            spans = [
-                (b, earlier[b].range_start, earlier[b].range_end) if b in earlier else (b, None, None)
-                for b in oldest_first
-            ]
-            spans.append((batch_id, *(change.range or (None, None))))
-            owned = effective_ranges(spans, strategy.range_type)
+            owned = self._owned_ranges(name, strategy, earlier, (batch_id, change.range))
         out = [Effective(batch_id, counts.get(batch_id, 0), owned.get(batch_id) if owned else None)]
         for other, row in earlier.items():
             if other == batch_id:
@@ -370,6 +470,24 @@ class Runner:
             "files_written": result.files_written,
             "bytes_written": result.bytes_written,
         }
+
+    def _restore_schema(self, name: str, existed: bool, before: Any) -> None:
+        """A batch that failed leaves the target's schema as it found it: the columns it added
+        are dropped again (metadata only), and a table it created, holding no batch, is dropped.
+        A widened type stays: Iceberg cannot narrow a column back (int -> bigint is kept)."""
+        try:
+            if not self.backend.exists(name):
+                return
+            if not existed:
+                if self.backend.head(name) is None:
+                    self.backend.drop(name)
+                return
+            known = {f.name.lower() for f in before.fields}
+            added = [f.name for f in self.backend.schema(name).fields if f.name.lower() not in known]
+            if added:
+                self.backend.drop_columns(name, added)
+        except Exception as exc:  # the batch's own error is the one to report
+            self.console.message(f"could not restore the schema of {name}: {_error_text(exc)}")
 
     def _record_failure(
         self, row: dict[str, Any], result: BatchResult, times: PhaseTimes, recorded: bool

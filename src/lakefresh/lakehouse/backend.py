@@ -42,6 +42,33 @@ class StagedCommit:
 
 
 @dataclass(frozen=True)
+class Lineage:
+    """Which snapshots a table still has, and which of them the current one descends from."""
+
+    ancestors: frozenset[int]  # the current snapshot and its ancestors still retained
+    retained: frozenset[int]  # every snapshot the table still has (ancestors or not)
+    oldest_ancestor_millis: int | None  # commit time (epoch ms) of the oldest retained ancestor
+
+    def rolled_back(self, snapshot_id: int, published_millis: int | None) -> bool:
+        """Whether a snapshot that was published is no longer in the lineage because the table
+        was rolled back, not because it expired.
+
+        A retained snapshot outside the ancestors was rolled back. An expired one was rolled back
+        only if it was published after the oldest ancestor still retained was committed: expiry
+        removes a lineage from its old end, so an expired ancestor is older than every retained
+        one."""
+        if snapshot_id in self.ancestors:
+            return False
+        if snapshot_id in self.retained:
+            return True
+        return (
+            published_millis is not None
+            and self.oldest_ancestor_millis is not None
+            and published_millis > self.oldest_ancestor_millis
+        )
+
+
+@dataclass(frozen=True)
 class MergeClauses:
     """A MERGE over a change set whose rows carry a status column.
 
@@ -83,12 +110,18 @@ class TableBackend(Protocol):
     def set_properties(self, table: str, properties: dict[str, str]) -> None:
         """Set table properties (no snapshot)."""
 
+    def drop_columns(self, table: str, columns: list[str]) -> None:
+        """Drop columns (metadata only)."""
+
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
         """Batch ids carried by the table's current lineage, with their snapshot ids (only those
         after snapshot `since`, when given)."""
 
     def head(self, table: str) -> int | None:
         """The current snapshot id, None for an empty new table."""
+
+    def lineage(self, table: str) -> Lineage:
+        """The table's retained snapshots and the current one's ancestors (rollback checks)."""
 
     def stage(self, table: str, batch_id: str, write: Callable[[], None]) -> StagedCommit:
         """Run `write` so that its commit is staged (invisible) and tagged with the batch id."""

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, SchemaError, StateError
-from lakefresh.lakehouse.backend import MergeClauses, StagedCommit
+from lakefresh.lakehouse.backend import Lineage, MergeClauses, StagedCommit
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -92,6 +92,11 @@ class IcebergBackend:
     def drop(self, table: str) -> None:
         """Drop a table of lakefresh's own (a temporary one) with its files."""
         self.spark.sql(f"DROP TABLE IF EXISTS {self.qualified(table)} PURGE")
+
+    def drop_columns(self, table: str, columns: list[str]) -> None:
+        """Drop columns (metadata only: data files keep them, readers no longer see them)."""
+        names = ", ".join(quote(c) for c in columns)
+        self.spark.sql(f"ALTER TABLE {self.qualified(table)} DROP COLUMNS ({names})")
 
     def schema(self, table: str) -> StructType:
         return self.spark.table(self.qualified(table)).schema
@@ -163,6 +168,20 @@ class IcebergBackend:
         current = self._iceberg_table(table).currentSnapshot()
         return None if current is None else int(current.snapshotId())
 
+    def lineage(self, table: str) -> Lineage:
+        iceberg = self._iceberg_table(table)
+        retained = frozenset(int(s.snapshotId()) for s in iceberg.snapshots())
+        jvm = self.spark.sparkContext._jvm
+        walk = jvm.org.apache.iceberg.util.SnapshotUtil.currentAncestors(iceberg).iterator()  # type: ignore[union-attr]
+        ancestors: set[int] = set()
+        oldest = None
+        while walk.hasNext():
+            snapshot = walk.next()
+            ancestors.add(int(snapshot.snapshotId()))
+            oldest = snapshot
+        oldest_at = None if oldest is None else int(oldest.timestampMillis())
+        return Lineage(frozenset(ancestors), retained, oldest_at)
+
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
         """Batch id -> snapshot id of the batches in the current lineage, newest first; with
         `since`, only those published after that snapshot (the walk stops there, so its cost
@@ -193,7 +212,7 @@ class IcebergBackend:
         found = self._iceberg_table(table).snapshot(int(snapshot_id))
         if found is None:
             raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
-        return datetime.fromtimestamp(found.timestampMillis() / 1000, UTC).replace(tzinfo=None)
+        return _utc(found.timestampMillis())
 
     def snapshot_state(self, table: str, snapshot_id: int) -> str:
         """`current-lineage` if the snapshot is the current one or one of its ancestors,
@@ -434,6 +453,11 @@ class IcebergBackend:
             if without_filter:
                 spark.conf.unset(group_filter)
             spark.catalog.dropTempView(view)
+
+
+def _utc(millis: int) -> datetime:
+    """A commit time in epoch milliseconds as a naive UTC datetime."""
+    return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
 
 
 def _properties_sql(properties: dict[str, str]) -> str:

@@ -15,6 +15,10 @@ stops with a message that says what to do; `lakefresh migrate` upgrades older ta
 | ------- | --------------------------------------------------------------------------------- |
 | 1       | first release                                                                     |
 | 2       | batches: strategy, effective_count, range_start, range_end, effective_ranges      |
+
+Statuses of a `batches` row: `staged`, `published`, `failed`, `audit_failed`, `abandoned` (an
+attempt that never published), `rolled_back` (published, then gone from the target's lineage),
+`forgotten` (rolled back, and the operator chose never to take it again).
 """
 
 from __future__ import annotations
@@ -116,6 +120,8 @@ class AttemptRow:
     attempt: str
     status: str
     staged_snapshot_id: int | None
+    published_snapshot_id: int | None = None
+    published_millis: int | None = None  # when the log recorded the publish (epoch ms)
 
 
 class ControlTables:
@@ -201,10 +207,11 @@ class ControlTables:
 
     def attempts(self, table: str) -> list[AttemptRow]:
         rows = self.backend.spark.sql(
-            f"SELECT batch_id, attempt, status, staged_snapshot_id FROM "
-            f"{self.backend.qualified(self.batches)} WHERE table_name = {sql_literal(table)}"
+            "SELECT batch_id, attempt, status, staged_snapshot_id, published_snapshot_id, "
+            f"unix_millis(published_at) FROM {self.backend.qualified(self.batches)} "
+            f"WHERE table_name = {sql_literal(table)}"
         ).collect()
-        return [AttemptRow(r[0], r[1], r[2], r[3]) for r in rows]
+        return [AttemptRow(*r) for r in rows]
 
     def published(self, table: str) -> dict[str, PublishedBatch]:
         """The table's published batches, by batch id."""
@@ -286,6 +293,23 @@ class ControlTables:
                 table, f"batch_id = {sql_literal(batch_id)} AND attempt = {sql_literal(attempt)}", published
             )
             return
+        self._merge_effective(table, effective, attempt, batch_id, published)
+
+    def update_effective(self, table: str, effective: list[Effective]) -> None:
+        """Store recounted effective metrics of published batches (after a rollback)."""
+        if effective:
+            self._merge_effective(table, effective)
+
+    def _merge_effective(
+        self,
+        table: str,
+        effective: list[Effective],
+        attempt: str | None = None,
+        batch_id: str | None = None,
+        published: str | None = None,
+    ) -> None:
+        """One MERGE: the effective metrics of published batches and, with `attempt`, that
+        attempt of `batch_id` marked published (`published`: its assignments)."""
         spark = self.backend.spark
         source = literal_rows(
             spark,
@@ -306,13 +330,15 @@ class ControlTables:
         source.createOrReplaceTempView(view)
         try:
             sets = "t.effective_count = s.effective_count, t.effective_ranges = s.effective_ranges"
+            own = ""
+            if published:
+                own = f"WHEN MATCHED AND s.attempt IS NOT NULL THEN UPDATE SET {published}, {sets} "
             spark.sql(
                 f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
                 f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id AND "
                 "((s.attempt IS NOT NULL AND t.attempt = s.attempt) "
                 " OR (s.attempt IS NULL AND t.status = 'published')) "
-                f"WHEN MATCHED AND s.attempt IS NOT NULL THEN UPDATE SET {published}, {sets} "
-                f"WHEN MATCHED THEN UPDATE SET {sets}"
+                f"{own}WHEN MATCHED THEN UPDATE SET {sets}"
             )
         finally:
             spark.catalog.dropTempView(view)
@@ -341,6 +367,27 @@ class ControlTables:
         ids = ", ".join(sql_literal(a.attempt) for a in attempts)
         self._update(table, f"attempt IN ({ids}) AND status = 'staged'", "status = 'abandoned'")
         self._drop_quarantine(table, [a.attempt for a in attempts])
+
+    def mark_rolled_back(self, table: str, batch_ids: list[str]) -> None:
+        """Published batches that are no longer in the target's lineage (it was rolled back)."""
+        if batch_ids:
+            ids = ", ".join(sql_literal(b) for b in batch_ids)
+            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", "status = 'rolled_back'")
+
+    def settle_rolled_back(self, table: str, batch_ids: list[str], decision: str) -> None:
+        """The operator's decision on rolled-back batches. `forget`: they become `forgotten` and
+        are never taken again. `reapply`: they stay `rolled_back` (their new attempt is logged
+        beside) and their quarantine rows are withdrawn, since the new attempt writes its own."""
+        if not batch_ids:
+            return
+        ids = ", ".join(sql_literal(b) for b in batch_ids)
+        if decision == "forget":
+            self._update(table, f"batch_id IN ({ids}) AND status = 'rolled_back'", "status = 'forgotten'")
+        else:
+            self.backend.spark.sql(
+                f"DELETE FROM {self.backend.qualified(self.quarantine)} "
+                f"WHERE table_name = {sql_literal(table)} AND batch_id IN ({ids})"
+            )
 
     def record_recovered(self, table: str, batch_id: str, snapshot_id: int) -> None:
         """A batch found in the target's lineage with no staged record (its log write was lost)."""

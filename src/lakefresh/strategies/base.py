@@ -247,3 +247,27 @@ def require_columns(df: DataFrame, columns: list[str], what: str) -> None:
     if missing:
         present = data_columns(df)
         raise SchemaError(f"{what} {missing} not in the batch; its columns: {present}")
+
+
+def raise_stored_duplicates(ctx: StageContext, keys: list[str], batch: DataFrame) -> None:
+    """Stop a batch whose keys the target holds more than once (rows another writer added):
+    name up to five such keys, so the operator can remove the extra rows."""
+    from pyspark.sql import functions as F
+
+    from lakefresh.errors import TargetError
+
+    touched = batch.select(*[q(k) for k in keys]).distinct()
+    found = (
+        ctx.target()
+        .join(touched, on=list(keys), how="left_semi")
+        .groupBy(*[q(k) for k in keys])
+        .count()
+        .filter(F.col("count") > 1)
+        .limit(5)
+        .collect()
+    )
+    shown = ", ".join(str(tuple(r[k] for k in keys)) for r in found)
+    raise TargetError(
+        f"{ctx.table} holds key(s) {shown} more than once (rows written outside lakefresh?); a "
+        f"keyed table needs one row per key {tuple(keys)}: delete the extra rows, then run again"
+    )

@@ -11,6 +11,9 @@ Every batch row gets a status against the stored record with the same key:
 | O    | older than the stored record                             | untouched  |
 | D    | a delete (marker column or condition) of a stored key    | deleted    |
 
+A stored row with no hash (written by another writer, or a skeleton row) is replaced by a batch
+row that is not older (C). A key stored twice stops the batch with an error naming the keys.
+
 The hash covers the non-key columns minus `exclude_from_cdc` and minus `date_column`. The record's
 date is `date_column`, or, without one, the batch time (for files, the modification time), so a
 batch produced later wins and one produced earlier counts as O. A delete of
@@ -48,6 +51,7 @@ from lakefresh.strategies.base import (
     materialize,
     null_key_problems,
     q,
+    raise_stored_duplicates,
     require_columns,
 )
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
@@ -112,6 +116,7 @@ class KeyStrategy:
 
         stored_sk = F.lit(None).cast("long")
         stored_inferred = F.lit(False)
+        batch_rows = batch.count() if ctx.target_exists else 0
         if ctx.target_exists:
             stored_columns = set(ctx.target().columns)
             if sk and sk.column in stored_columns:
@@ -123,7 +128,7 @@ class KeyStrategy:
             # target is not shuffled. The keys come from the batch itself, not from `ranked`,
             # so the dedupe window is computed once.
             batch_keys = broadcast_if_small(
-                ctx, batch.select(*[q(k) for k in cfg.keys]).distinct(), batch.count()
+                ctx, batch.select(*[q(k) for k in cfg.keys]).distinct(), batch_rows
             )
             stored = (
                 ctx.target()
@@ -160,6 +165,8 @@ class KeyStrategy:
             .when(at < old_at, F.lit("O"))
             .when(F.col(DELETE_FLAG), F.lit("D"))
             .when(F.col("_lf_t_inferred"), F.lit("C"))  # a skeleton row gets its real values
+            # a row another writer stored has no hash: the batch's values replace it
+            .when(F.col("_lf_t_hash").isNull(), F.lit("C"))
             .when(F.col(HASH_COLUMN) != F.col("_lf_t_hash"), F.lit("C"))
             .when(at > old_at, F.lit("S"))
             .otherwise(F.lit("U"))
@@ -183,6 +190,9 @@ class KeyStrategy:
         # stored row (it no longer owns it)
         counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", "D"))
         duplicates = counts.pop("dup", 0)
+        if ctx.target_exists and sum(counts.values()) + duplicates > batch_rows:
+            # a key stored twice joined its batch row twice: another writer broke the table
+            raise_stored_duplicates(ctx, cfg.keys, batch)
         return ChangeSet(
             rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
             counts=counts,

@@ -1,0 +1,234 @@
+"""Trust under a hostile world (issue 14): someone rolls the target back, another writer adds rows
+behind lakefresh's back, a failed batch had added a column, the target moves while a batch is
+staged. Each test: given these batches and this interference, the target equals this table."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CATALOG, rows
+
+TABLE = """
+- name: t
+  source:
+    kind: files
+    path: in
+    format: csv
+    schema: {id: int, v: string, ts: timestamp}
+  strategy: {kind: key, keys: [id], date_column: ts}
+"""
+
+
+def batch(ws, name: str, *lines: str) -> None:
+    ws.write(f"in/{name}", "id,v,ts\n" + "".join(f"{line}\n" for line in lines))
+
+
+def target(p) -> list[tuple]:
+    return rows(p.table("t"), ["id", "v", "_lf_batch_id"])
+
+
+def statuses(p) -> list[tuple[str, str]]:
+    return sorted((r["batch_id"], r["status"]) for r in p.history("t"))
+
+
+def effective(p) -> dict[str, int]:
+    return {r["batch_id"]: r["effective_count"] for r in p.history("t") if r["status"] == "published"}
+
+
+def insert_by_hand(ws, p, values: str) -> None:
+    """Another writer's plain SQL insert: lakefresh's system columns stay NULL."""
+    p.spark.sql(f"INSERT INTO {CATALOG}.{ws.namespace}.t VALUES ({values}, NULL, NULL, NULL)")
+
+
+def three_batches(ws):
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00", "2,b,2025-01-01 00:00:00")
+    batch(ws, "b2.csv", "1,A,2025-01-02 00:00:00", "3,c,2025-01-02 00:00:00")
+    batch(ws, "b3.csv", "2,B,2025-01-03 00:00:00")
+
+
+def roll_back_to(ws, p, batch_id: str) -> None:
+    snapshot = p.backend.published_batches(f"{ws.namespace}.t")[batch_id]
+    p.spark.sql(f"CALL {CATALOG}.system.rollback_to_snapshot('{ws.namespace}.t', {snapshot})")
+
+
+# --- item 1: rollbacks -----------------------------------------------------------------------
+
+
+def test_a_rolled_back_target_stops_its_table_naming_the_lost_batches(ws):
+    three_batches(ws)
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    roll_back_to(ws, p, "b1.csv")
+    batch(ws, "b4.csv", "4,d,2025-01-04 00:00:00")
+
+    for _ in range(2):  # it stays stopped until the operator decides
+        result = p.run()
+        assert not result.ok and result.batches == []
+        error = result.tables[0].error
+        assert "no longer in its lineage: the table was rolled back (b2.csv, b3.csv)" in error
+        assert "--rolled-back forget" in error and "--rolled-back reapply" in error
+        assert target(p) == [(1, "a", "b1.csv"), (2, "b", "b1.csv")]
+    assert statuses(p) == [
+        ("b1.csv", "published"),
+        ("b2.csv", "rolled_back"),
+        ("b3.csv", "rolled_back"),
+    ]
+
+
+def test_reapplying_rolled_back_batches_applies_them_again_in_order(ws):
+    three_batches(ws)
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    roll_back_to(ws, p, "b1.csv")
+    batch(ws, "b4.csv", "4,d,2025-01-04 00:00:00")
+    assert not p.run().ok
+
+    result = p.run(rolled_back="reapply")
+    assert result.ok, result.to_dict()
+    assert [b.batch_id for b in result.batches] == ["b2.csv", "b3.csv", "b4.csv"]
+    assert target(p) == [(1, "A", "b2.csv"), (2, "B", "b3.csv"), (3, "c", "b2.csv"), (4, "d", "b4.csv")]
+    assert statuses(p) == [
+        ("b1.csv", "published"),
+        ("b2.csv", "published"),
+        ("b2.csv", "rolled_back"),
+        ("b3.csv", "published"),
+        ("b3.csv", "rolled_back"),
+        ("b4.csv", "published"),
+    ]
+    assert effective(p) == {"b1.csv": 0, "b2.csv": 2, "b3.csv": 1, "b4.csv": 1}
+    again = p.run()
+    assert again.ok and again.batches == []
+
+
+def test_forgetting_rolled_back_batches_never_takes_them_again(ws):
+    three_batches(ws)
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    roll_back_to(ws, p, "b1.csv")
+    batch(ws, "b4.csv", "4,d,2025-01-04 00:00:00")
+
+    result = p.run(rolled_back="forget")
+    assert result.ok, result.to_dict()
+    assert [b.batch_id for b in result.batches] == ["b4.csv"]
+    assert target(p) == [(1, "a", "b1.csv"), (2, "b", "b1.csv"), (4, "d", "b4.csv")]
+    # b1's rows were superseded by the batches now gone: its count is recounted from the target
+    assert effective(p) == {"b1.csv": 2, "b4.csv": 1}
+    assert ("b2.csv", "forgotten") in statuses(p)
+    again = p.run()
+    assert again.ok and again.batches == []
+
+
+def test_expired_snapshots_and_compaction_are_not_a_rollback(ws):
+    three_batches(ws)
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    name = f"{ws.namespace}.t"
+    time.sleep(0.01)
+    p.backend.compact(name, keep_snapshots=1)  # rewrite_data_files, then expire_snapshots
+    assert p.backend.published_batches(name) == {}  # every batch's snapshot has expired
+    batch(ws, "b4.csv", "4,d,2025-01-04 00:00:00")
+
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert [b.batch_id for b in result.batches] == ["b4.csv"]
+    assert target(p) == [(1, "A", "b2.csv"), (2, "B", "b3.csv"), (3, "c", "b2.csv"), (4, "d", "b4.csv")]
+    assert "rolled_back" not in {s for _, s in statuses(p)}
+
+
+# --- item 3: another writer ------------------------------------------------------------------
+
+
+def test_rows_another_writer_inserted_are_updated_by_newer_batches(ws):
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    insert_by_hand(ws, p, "7, 'by hand', TIMESTAMP '2025-01-05 00:00:00'")
+    batch(ws, "b2.csv", "7,from b2,2025-01-06 00:00:00", "1,a,2025-01-01 00:00:00")
+
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.batches[0].counts == {"C": 1, "U": 1}
+    assert target(p) == [(1, "a", "b1.csv"), (7, "from b2", "b2.csv")]
+
+
+def test_a_key_another_writer_stored_twice_stops_the_batch_naming_it(ws):
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00", "2,b,2025-01-01 00:00:00")
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    insert_by_hand(ws, p, "1, 'again', TIMESTAMP '2025-01-01'")
+    batch(ws, "b2.csv", "1,new,2025-01-02 00:00:00", "3,c,2025-01-02 00:00:00")
+
+    result = p.run()
+    assert not result.ok
+    error = result.batches[0].error
+    assert error.startswith(f"{ws.namespace}.t holds key(s) (1,) more than once (rows written outside")
+    assert "Py4J" not in error
+    assert rows(p.table("t"), ["id", "v"]) == [(1, "a"), (1, "again"), (2, "b")]
+
+
+# --- item 6: a failed batch's schema changes -------------------------------------------------
+
+
+def test_a_failed_batch_leaves_the_schema_it_found(ws, monkeypatch):
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    ws.write("in/b2.csv", "id,v,ts,extra\n2,b,2025-01-02 00:00:00,x\n")
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_audit@b2.csv")
+    assert not p.run().ok
+    assert p.table("t").columns == ["id", "v", "ts", "_lf_hash", "_lf_updated_at", "_lf_batch_id"]
+
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    assert p.run().ok
+    assert rows(p.table("t"), ["id", "extra"]) == [(1, None), (2, "x")]
+
+
+def test_a_failed_first_batch_leaves_no_table(ws, monkeypatch):
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    p = ws.pipeline(TABLE)
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_write@b1.csv")
+    assert not p.run().ok
+    assert not p.backend.exists(f"{ws.namespace}.t")
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    assert p.run().ok
+    assert target(p) == [(1, "a", "b1.csv")]
+
+
+# --- item 8: the target moves while a batch is staged ----------------------------------------
+
+
+def test_a_batch_staged_again_leaves_one_set_of_quarantine_rows_and_no_staged_attempt(
+    ws, monkeypatch, tmp_path: Path
+):
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    batch(ws, "b2.csv", "2,b,2025-01-02 00:00:00", "x,bad,2025-01-02 00:00:00")
+    p = ws.pipeline(TABLE)
+    go = tmp_path / "go"
+    monkeypatch.setenv("LAKEFRESH_FAULTS", f"after_record_staged@b2.csv:pause={go}")
+    outcome: dict[str, object] = {}
+    runner = threading.Thread(target=lambda: outcome.setdefault("result", p.run()))
+    runner.start()
+    paused = Path(f"{go}.paused")
+    deadline = time.monotonic() + 240
+    while not paused.exists() and runner.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert paused.exists(), "the run never reached the pause"
+    # another writer commits to the target between staging and publishing
+    insert_by_hand(ws, p, "9, 'z', TIMESTAMP '2025-01-09'")
+    go.touch()
+    runner.join(300)
+
+    result = outcome["result"]
+    assert result.ok, result.to_dict()
+    assert rows(p.table("t"), ["id", "v"]) == [(1, "a"), (2, "b"), (9, "z")]
+    assert rows(p.quarantine("t"), ["batch_id", "line"]) == [("b2.csv", 3)]
+    assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "abandoned"), ("b2.csv", "published")]
+
+
+@pytest.fixture(autouse=True)
+def _no_faults(monkeypatch):
+    monkeypatch.delenv("LAKEFRESH_FAULTS", raising=False)
