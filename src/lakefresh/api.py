@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.config.checks import check_table_names
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.console import Console, SilentConsole
@@ -87,6 +88,8 @@ class Pipeline:
         """Apply every new batch of every table (or of `tables`), each exactly once. When `stop`
         is set, the run ends after the batch in progress. `rolled_back` settles published
         batches that a rollback of their target removed: `forget` or `reapply` them."""
+        if tables:
+            check_table_names(self.config.tables, tables)  # before Spark starts
         return self._runner(self.config).run(tables, stop, rolled_back)
 
     def _runner(self, config: PipelineConfig) -> Runner:

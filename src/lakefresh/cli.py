@@ -87,13 +87,15 @@ def _fail(exc: BaseException) -> None:
 
 @app.command()
 def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = OUTPUT) -> None:
-    """Check a pipeline file without starting Spark."""
+    """Check a pipeline file without starting Spark: what a run would stop at."""
+    from lakefresh.config.loader import validate_pipeline
+
     try:
-        p = _load(pipeline, var, quiet=True)
+        config = validate_pipeline(pipeline, _variables(var))
     except LakefreshError as exc:
         _fail(exc)
         return
-    names = [t.name for t in p.config.tables]
+    names = [t.name for t in config.tables]
     _emit(
         output,
         {"ok": True, "tables": names},
@@ -116,6 +118,10 @@ def run(
     try:
         seconds = parse_interval(interval)
         p = _load(pipeline, var, quiet=output is Output.json)
+        if table:  # before Spark starts
+            from lakefresh.config.checks import check_table_names
+
+            check_table_names(p.config.tables, table)
         if continuous:
             _run_continuously(p, table or None, seconds, output)
             return

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -38,3 +40,48 @@ def check_column_name(value: str, what: str) -> str:
     if not value or "`" in value:
         raise ValueError(f"{what} must be a non-empty column name without backticks, got {value!r}")
     return value
+
+
+# --- error messages -----------------------------------------------------------------------------
+
+FieldPath = tuple[str | int, ...]
+
+
+class ConfigProblems(ValueError):
+    """Problems a validator found, each at a field path below the model it validates.
+
+    Pydantic reports a model validator's error at the model itself; the loader reads these
+    paths (from the error's context) to name the exact field, e.g. `tables[1] (orders).keys[0]`.
+    """
+
+    def __init__(self, problems: list[tuple[FieldPath, str]]) -> None:
+        self.problems = problems
+        super().__init__(
+            "; ".join(f"{dotted(path)}: {message}" if path else message for path, message in problems)
+        )
+
+
+def dotted(path: FieldPath) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def close_match(word: object, choices: Iterable[str]) -> str | None:
+    """The choice nearest to a misspelt word (case aside), or None when none is near."""
+    if not isinstance(word, str) or not word:
+        return None
+    by_lower = {c.lower(): c for c in choices}
+    found = difflib.get_close_matches(word.lower(), list(by_lower), n=1, cutoff=0.6)
+    return by_lower[found[0]] if found and by_lower[found[0]] != word else None
+
+
+def hinted(message: str, word: object, choices: Iterable[str], listing: str = "") -> str:
+    """`message; did you mean 'x'? listing` (or `message; listing` with no near miss)."""
+    choices = list(choices)
+    hint = close_match(word, choices)
+    out = message + (f"; did you mean {hint!r}?" if hint else "")
+    if listing:
+        out += (" " if hint else "; ") + listing
+    return out

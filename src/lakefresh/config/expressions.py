@@ -9,6 +9,7 @@ something other than the batch, so they are rejected when the file is validated.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,11 +78,7 @@ def parse_row_pure(text: str, qualifiers: tuple[str, ...], what: str) -> Express
     Raises:
         ValueError: it does not parse, is not row-pure, or names an unknown qualifier.
     """
-    try:
-        tree = sqlglot.parse_one(text, read="spark")
-    except sqlglot.errors.ParseError as exc:
-        first = str(exc).splitlines()[0]
-        raise ValueError(f"{what} is not a valid SQL expression ({first}): {text!r}") from None
+    tree = parse_expression(text, what)
     if isinstance(tree, exp.Query):
         raise ValueError(f"{what} must be an expression, not a query: {text!r}")
     for node in tree.walk():
@@ -116,6 +113,68 @@ def parse_row_pure(text: str, qualifiers: tuple[str, ...], what: str) -> Express
         if column.name not in names:
             names.append(column.name)
     return Expression(text, columns, _has_equi_join(tree))
+
+
+def syntax_error(exc: Exception) -> str:
+    """A SQL syntax error in our words: where it is and the token there (never sqlglot's own
+    wording or class names)."""
+    errors = getattr(exc, "errors", None) or []
+    if not isinstance(exc, sqlglot.errors.ParseError) or not errors:
+        if isinstance(exc, sqlglot.errors.TokenError):
+            return "syntax error: a quote (', \" or `) or a comment (/*) is not closed"
+        return "syntax error: it cannot be read as Spark SQL"
+    first = errors[0]
+    token = str(first.get("highlight") or "")
+    line, col = first.get("line"), first.get("col")
+    if isinstance(col, int) and token:
+        col = col - len(token) + 1  # sqlglot points at the token's end; people count from its start
+    description = str(first.get("description") or "")
+    detail = ""
+    if description.startswith("Expecting "):
+        detail = f": expected {description.removeprefix('Expecting ').strip()!r}"
+    elif description.startswith("Required keyword"):
+        detail = ": the expression is incomplete there"
+    return f"syntax error at line {line}, column {col}, near {token!r}{detail}"
+
+
+def _parse(text: str) -> list[Any]:
+    try:
+        return [t for t in sqlglot.parse(text, read="spark") if t is not None]
+    except Exception as exc:  # a ParseError, a TokenError, or a parser bug: the same to the user
+        raise ValueError(syntax_error(exc)) from None
+
+
+def parse_expression(text: str, what: str) -> Any:
+    """One SQL expression (a condition, a value), parsed; ValueError in plain words otherwise."""
+    try:
+        trees = _parse(text)
+    except ValueError as exc:
+        raise ValueError(f"{what} is not a valid SQL expression: {exc}") from None
+    if not trees:
+        raise ValueError(f"{what} is empty")
+    if len(trees) > 1:
+        raise ValueError(f"{what} must be one SQL expression, found {len(trees)} statements")
+    return trees[0]
+
+
+def check_condition(text: str, what: str) -> str:
+    """A boolean SQL expression over the batch's columns: it must parse and not be a query."""
+    if isinstance(parse_expression(text, what), exp.Query):
+        raise ValueError(f"{what} must be a condition over the row, not a query")
+    return text
+
+
+def check_query(text: str) -> str:
+    """A transform's SQL: one SELECT (a query: WITH, UNION... too), checked for syntax only."""
+    trees = _parse(text)
+    if not trees:
+        raise ValueError("the SQL is empty; write a SELECT over the view `batch`")
+    if len(trees) > 1:
+        raise ValueError(f"the SQL must be one SELECT statement, found {len(trees)} statements")
+    if not isinstance(trees[0], exp.Query):
+        keyword = re.sub(r"/\*.*?\*/|--[^\n]*", " ", text, flags=re.S).split()[0].upper()
+        raise ValueError(f"the SQL must be one SELECT query over the view `batch`, not {keyword}")
+    return text
 
 
 def _qualifiers(node: Any) -> set[str]:

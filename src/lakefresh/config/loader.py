@@ -1,40 +1,96 @@
 """Load a pipeline file: render it with Jinja2, parse the YAML, validate it into models.
 
-Errors name the file, the field (as a dotted path), the bad value and the valid values.
+Errors name the file, the field (as a path that follows the file: `tables[1] (orders).keys[0]`),
+the bad value and the valid values, in plain words (see `messages`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
-import types
-import typing
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
 import yaml
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
+from lakefresh.config.checks import local_problems
+from lakefresh.config.messages import format_validation_error
 from lakefresh.config.models import PipelineConfig
 from lakefresh.errors import ConfigError
+
+__all__ = ["format_validation_error", "load_config", "parse", "render", "validate", "validate_pipeline"]
+
+
+class _Undefined(Exception):
+    """A template name with no value (raised from inside Jinja, reported by `render`)."""
+
+    def __init__(self, owner: object, name: str | None, message: str = "") -> None:
+        super().__init__(message or name)
+        self.owner, self.name = owner, name
+
+
+class _Strict(jinja2.StrictUndefined):
+    """StrictUndefined that remembers what was looked up in what (for a message of our own)."""
+
+    __slots__ = ()
+
+    def __init__(
+        self, hint: str | None = None, obj: Any = jinja2.utils.missing, name: Any = None, exc: Any = None
+    ) -> None:
+        super().__init__(hint, obj, name, functools.partial(_Undefined, obj, name))  # type: ignore[arg-type]
 
 
 def render(text: str, variables: Mapping[str, str], source: str) -> str:
     """Render the pipeline text: `{{ env.NAME }}`, `{{ env.get('NAME', 'default') }}`, `{{ var.x }}`.
     `{{ watermark }}` is left as it is: a `jdbc` source fills it at every run."""
-    environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True)
+    env, var = dict(os.environ), dict(variables)
+    environment = jinja2.Environment(undefined=_Strict, keep_trailing_newline=True)
     try:
         template = environment.from_string(text)
-        return template.render(env=dict(os.environ), var=dict(variables), watermark="{{ watermark }}")
-    except jinja2.UndefinedError as exc:
-        raise ConfigError(
-            f"{source}: template uses an undefined name ({exc.message}); pass it with "
-            "--var NAME=VALUE or set the environment variable"
-        ) from exc
-    except jinja2.TemplateError as exc:
-        line = getattr(exc, "lineno", None)
-        raise ConfigError(f"{source}:{line or '?'}: template error: {exc}") from exc
+        return template.render(env=env, var=var, watermark="{{ watermark }}")
+    except _Undefined as exc:
+        raise ConfigError(_undefined_message(exc, env, var, text, source)) from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(f"{source}:{exc.lineno or '?'}: template syntax error: {exc.message}") from None
+    except Exception as exc:  # an error in an expression of the template ({{ 1/0 }}...)
+        raise ConfigError(f"{source}: the template cannot be rendered: {exc}") from None
+
+
+def _undefined_message(exc: _Undefined, env: object, var: object, text: str, source: str) -> str:
+    name = exc.name or "?"
+    if exc.owner is var:
+        line = _line_of(text, "var", name)
+        return (
+            f"{source}:{line}: the template uses var.{name}, which is undefined; pass it with "
+            f"--var {name}=VALUE"
+        )
+    if exc.owner is env:
+        line = _line_of(text, "env", name)
+        return (
+            f"{source}:{line}: the template uses env.{name}, which is undefined; set the environment "
+            f"variable {name}, or give a default: env.get({name!r}, 'default')"
+        )
+    if exc.owner is jinja2.utils.missing:
+        line = _line_of(text, "", name)
+        return (
+            f"{source}:{line}: the template uses {name!r}, which is undefined; the template knows "
+            "env.NAME, var.NAME and watermark"
+        )
+    return f"{source}: the template looks up {name!r} in a value that has no {name!r}"
+
+
+def _line_of(text: str, owner: str, name: str) -> int | str:
+    """The line of the first use of `owner.name` (or `owner['name']`) in the text, else '?'."""
+    if owner:
+        pattern = rf"\b{owner}\s*(\.\s*{re.escape(name)}\b|\[\s*['\"]{re.escape(name)}['\"]\s*\])"
+    else:
+        pattern = rf"\{{[{{%][^}}]*\b{re.escape(name)}\b"
+    found = re.search(pattern, text)
+    return text.count("\n", 0, found.start()) + 1 if found else "?"
 
 
 def parse(text: str, source: str) -> dict[str, Any]:
@@ -65,84 +121,13 @@ def load_config(path: str | Path, variables: Mapping[str, str] | None = None) ->
     return validate(parse(text, str(file)), str(file))
 
 
-# --- error messages ---------------------------------------------------------------------------
-
-
-def format_validation_error(exc: ValidationError, data: Any, source: str) -> str:
-    lines = [f"{source}: {exc.error_count()} error(s) in the pipeline"]
-    for error in exc.errors(include_url=False):
-        loc = error["loc"]
-        field = dotted(loc)
-        message = error["msg"]
-        if error["type"] == "extra_forbidden":
-            valid = valid_fields(PipelineConfig, loc[:-1], data)
-            message = f"unknown field {loc[-1]!r}" + (f"; valid fields: {', '.join(valid)}" if valid else "")
-        elif error["type"] in {"union_tag_invalid", "union_tag_not_found"}:
-            message = message.replace("Input tag", "kind").replace("found using 'kind' ", "")
-        value = error.get("input")
-        shown = "" if isinstance(value, dict | list) or error["type"] == "missing" else f" (got {value!r})"
-        lines.append(f"  {field or '<root>'}: {message}{shown}")
-    return "\n".join(lines)
-
-
-def dotted(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part in {"function-after", "function-before"} or str(part).startswith("function-"):
-            continue
-        else:
-            out += f".{part}" if out else str(part)
-    return out
-
-
-def valid_fields(model: type[BaseModel], loc: tuple[Any, ...], data: Any) -> list[str]:
-    """Walk the models along an error location and list the fields allowed there."""
-    current: Any = model
-    for part in loc:
-        current = _step(current, part)
-        if current is None:
-            return []
-    target = _unwrap_model(current)
-    if target is None:
-        return []
-    return sorted(f.alias or name for name, f in target.model_fields.items())
-
-
-def _step(current: Any, part: Any) -> Any:
-    current = _strip(current)
-    if isinstance(part, int):
-        args = typing.get_args(current)
-        return args[0] if args else None
-    model = _unwrap_model(current)
-    if model is not None:
-        for name, info in model.model_fields.items():
-            if part in (name, info.alias):
-                return info.annotation
-        return None
-    # a discriminated union: the part is the tag
-    for member in typing.get_args(current):
-        member_model = _unwrap_model(member)
-        if member_model and "kind" in member_model.model_fields:
-            tags = typing.get_args(member_model.model_fields["kind"].annotation)
-            if part in tags:
-                return member_model
-    return None
-
-
-def _strip(annotation: Any) -> Any:
-    while typing.get_origin(annotation) is typing.Annotated:
-        annotation = typing.get_args(annotation)[0]
-    return annotation
-
-
-def _unwrap_model(annotation: Any) -> type[BaseModel] | None:
-    annotation = _strip(annotation)
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        members = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if len(members) == 1:
-            return _unwrap_model(members[0])
-    return None
+def validate_pipeline(path: str | Path, variables: Mapping[str, str] | None = None) -> PipelineConfig:
+    """`load_config`, then what only this machine can tell: source folders that do not exist
+    (a run would stop those tables with the same message) and a malformed
+    LAKEFRESH_SPARK_MASTER. What `lakefresh validate` checks; never starts Spark."""
+    config = load_config(path, variables)
+    lines = local_problems(config.tables, Path(path))
+    if lines:
+        header = f"{path}: {len(lines)} error(s) in the pipeline"
+        raise ConfigError("\n".join([header, *(f"  {line}" for line in lines)]))
+    return config

@@ -6,7 +6,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import IDENTIFIER, Model
+from lakefresh.config.base import IDENTIFIER, ConfigProblems, FieldPath, Model
+from lakefresh.config.checks import (
+    check_catalog_type,
+    check_master,
+    column_problems,
+    partition_column,
+    reference_problems,
+)
+from lakefresh.config.expressions import check_query
 from lakefresh.config.sources import SourceConfig
 from lakefresh.config.strategies import StrategyConfig
 
@@ -44,6 +52,11 @@ class CatalogConfig(Model):
             raise ValueError(f"must be a plain identifier (letters, digits, _), got {value!r}")
         return value
 
+    @field_validator("type")
+    @classmethod
+    def _type(cls, value: str) -> str:
+        return check_catalog_type(value)
+
 
 class SparkConfig(Model):
     """How the Spark session is made. Everything here can also come from the environment."""
@@ -65,6 +78,11 @@ class SparkConfig(Model):
         description="Maven coordinates for spark.jars.packages, for users with Maven access.",
     )
     conf: dict[str, str] = Field(default_factory=dict, description="Any further Spark settings.")
+
+    @field_validator("master")
+    @classmethod
+    def _master(cls, value: str) -> str:
+        return check_master(value)
 
 
 class AuditConfig(Model):
@@ -101,6 +119,11 @@ class TransformConfig(Model):
         description="More views for the SQL: alias -> a table of this pipeline (refreshed first) "
         "or any `namespace.table` of the catalog.",
     )
+
+    @field_validator("sql")
+    @classmethod
+    def _sql(cls, value: str) -> str:
+        return check_query(value)
 
     @field_validator("views")
     @classmethod
@@ -168,6 +191,34 @@ class TableConfig(Model):
             )
         return value
 
+    @field_validator("partition_by", mode="before")
+    @classmethod
+    def _rejoin(cls, value: Any) -> Any:
+        """`[bucket(16, id)]` in YAML's flow style is two items, `bucket(16` and `id)`: join
+        pieces until their parentheses close, as the file means them."""
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return value
+        joined: list[str] = []
+        for piece in value:
+            if joined and joined[-1].count("(") > joined[-1].count(")"):
+                joined[-1] += f", {piece}"
+            else:
+                joined.append(piece)
+        return joined
+
+    @field_validator("partition_by")
+    @classmethod
+    def _transforms(cls, value: list[str]) -> list[str]:
+        problems: list[tuple[FieldPath, str]] = []
+        for i, transform in enumerate(value):
+            try:
+                partition_column(transform)
+            except ValueError as exc:
+                problems.append(((i,), str(exc)))
+        if problems:
+            raise ConfigProblems(problems)
+        return value
+
     @model_validator(mode="before")
     @classmethod
     def _change_feed_deletes(cls, data: Any) -> Any:
@@ -191,8 +242,10 @@ class TableConfig(Model):
 
     @model_validator(mode="after")
     def _keys_and_columns(self) -> TableConfig:
-        if self.transform is None:  # with one, the strategy sees the SQL's columns, not the source's
-            self.strategy.check_against(self)
+        # with a transform, the strategy sees the SQL's columns, not the source's: not checked
+        problems = column_problems(self)
+        if problems:
+            raise ConfigProblems(problems)
         return self
 
     def upstream(self, names: list[str]) -> list[str]:
@@ -230,29 +283,17 @@ class PipelineConfig(Model):
         source, as if it had been written out."""
         if not isinstance(data, dict) or not isinstance(data.get("tables"), list):
             return data
-        tables = []
-        for table in data["tables"]:
-            tables.append(table)
-            strategy = table.get("strategy") if isinstance(table, dict) else None
-            if isinstance(strategy, dict) and strategy.get("history") is True:
-                tables.append(history_table(table, strategy))
-        return {**data, "tables": tables}
+        return {**data, "tables": [table for _, table, _ in with_history_tables(data["tables"])]}
 
     @model_validator(mode="after")
     def _unique_and_ordered(self) -> PipelineConfig:
-        names = [t.name for t in self.tables]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"table names must be unique; repeated: {', '.join(duplicates)}")
-        for table in self.tables:
-            unknown = [d for d in table.depends_on if d not in names]
-            if unknown:
-                raise ValueError(
-                    f"table {table.name!r} depends on unknown table(s) {unknown}; known tables: {names}"
-                )
-            for lookup in table.lookups:
-                check_lookup(table, lookup, {t.name: t for t in self.tables})
-        dependency_order(self.tables)  # raises on cycles
+        problems = reference_problems(self.tables)
+        if problems:
+            raise ConfigProblems(problems)
+        try:
+            dependency_order(self.tables)
+        except ValueError as exc:
+            raise ConfigProblems([(("tables",), str(exc))]) from None
         return self
 
     def table(self, name: str) -> TableConfig:
@@ -288,6 +329,19 @@ def dependency_order(tables: list[TableConfig]) -> list[TableConfig]:
     return done
 
 
+def with_history_tables(tables: list[Any]) -> list[tuple[int, Any, str | None]]:
+    """The tables (raw config) as they are validated: each with its position in the file as
+    written, followed by the `<name>_history` table its `history: true` brings (with the name of
+    the table that brought it)."""
+    out: list[tuple[int, Any, str | None]] = []
+    for position, table in enumerate(tables):
+        out.append((position, table, None))
+        strategy = table.get("strategy") if isinstance(table, dict) else None
+        if isinstance(strategy, dict) and strategy.get("history") is True:
+            out.append((position, history_table(table, strategy), str(table.get("name"))))
+    return out
+
+
 def history_table(table: dict[str, Any], strategy: dict[str, Any]) -> dict[str, Any]:
     """The `<name>_history` table of a `key` table with `history: true` (raw config)."""
     scd2: dict[str, Any] = {"kind": "scd2", "keys": strategy.get("keys")}
@@ -303,20 +357,3 @@ def history_table(table: dict[str, Any], strategy: dict[str, Any]) -> dict[str, 
         "name": f"{table.get('name')}_history",
         "strategy": scd2,
     }
-
-
-def check_lookup(fact: TableConfig, lookup: LookupConfig, tables: dict[str, TableConfig]) -> None:
-    where = f"table {fact.name!r}: lookup of {lookup.dimension!r}"
-    dimension = tables.get(lookup.dimension)
-    if dimension is None:
-        raise ValueError(f"{where}: no such table in the pipeline; tables: {sorted(tables)}")
-    strategy = dimension.strategy
-    if strategy.kind not in ("key", "scd1", "scd2"):
-        raise ValueError(f"{where}: the dimension must be a key, scd1 or scd2 table, not {strategy.kind!r}")
-    if getattr(strategy, "surrogate_key", None) is None:
-        raise ValueError(f"{where}: the dimension has no surrogate_key; give its strategy one")
-    keys = list(strategy.keys)
-    if sorted(lookup.keys.values()) != sorted(keys):
-        raise ValueError(f"{where}: `keys` must map a fact column to each of {keys}, got {lookup.keys}")
-    if lookup.at and strategy.kind != "scd2":
-        raise ValueError(f"{where}: `at` is only for scd2 dimensions, not {strategy.kind!r}")

@@ -2,32 +2,32 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import Model, check_column_name
-from lakefresh.config.expressions import parse_row_pure
+from lakefresh.config.base import FieldPath, Model, check_column_name
+from lakefresh.config.expressions import check_condition, parse_row_pure
 
-if TYPE_CHECKING:
-    from lakefresh.config.models import TableConfig
+NamedColumns = list[tuple[FieldPath, str]]
+
+
+def named(field: str, value: str | list[str] | None) -> NamedColumns:
+    """The columns a field names, each with its path (`keys[1]`)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [((field,), value)]
+    return [((field, i), v) for i, v in enumerate(value)]
 
 
 class StrategyBase(Model):
-    def check_against(self, table: TableConfig) -> None:
-        """Cross-checks against the rest of the table's config (declared columns...)."""
-        declared = table.source.declared_columns
-        if declared is None:
-            return
-        missing = [c for c in self.required_columns() if c not in declared]
-        if missing:
-            raise ValueError(
-                f"strategy {self.kind!r} names column(s) {missing} that the source schema does not "  # type: ignore[attr-defined]
-                f"declare; declared columns: {declared}"
-            )
+    def column_fields(self) -> NamedColumns:
+        """The batch columns the strategy reads, each with the field that names it."""
+        return []
 
     def required_columns(self) -> list[str]:
-        return []
+        return list(dict.fromkeys(column for _, column in self.column_fields()))
 
 
 class DeleteRule(Model):
@@ -42,6 +42,14 @@ class DeleteRule(Model):
         if (self.column is None) == (self.condition is None):
             raise ValueError("give exactly one of `column` (with `value`) or `condition`")
         return self
+
+    @field_validator("condition")
+    @classmethod
+    def _condition(cls, value: str | None) -> str | None:
+        return value if value is None else check_condition(value, "the condition")
+
+    def column_fields(self) -> NamedColumns:
+        return [(("delete", *path), column) for path, column in named("column", self.column)]
 
 
 class SurrogateKeyConfig(Model):
@@ -116,13 +124,13 @@ class KeyStrategyConfig(StrategyBase):
                 raise ValueError(f"surrogate key column(s) {sorted(clash)} clash with other columns")
         return self
 
-    def required_columns(self) -> list[str]:
-        cols = [*self.keys, *self.exclude_from_cdc]
-        if self.date_column:
-            cols.append(self.date_column)
-        if self.delete and self.delete.column:
-            cols.append(self.delete.column)
-        return cols
+    def column_fields(self) -> NamedColumns:
+        return [
+            *named("keys", self.keys),
+            *named("exclude_from_cdc", self.exclude_from_cdc),
+            *named("date_column", self.date_column),
+            *(self.delete.column_fields() if self.delete else []),
+        ]
 
 
 class AppendStrategyConfig(StrategyBase):
@@ -160,8 +168,8 @@ class LedgerStrategyConfig(KeyedStrategyBase):
         "event time is kept (then the first by file and record). Without it: the first row.",
     )
 
-    def required_columns(self) -> list[str]:
-        return [*self.keys, *([self.event_time] if self.event_time else [])]
+    def column_fields(self) -> NamedColumns:
+        return [*named("keys", self.keys), *named("event_time", self.event_time)]
 
 
 class SnapshotStrategyConfig(KeyedStrategyBase):
@@ -190,8 +198,8 @@ class SnapshotStrategyConfig(KeyedStrategyBase):
             raise ValueError(f"key column(s) {clash} clash with the log's system columns {system}")
         return self
 
-    def required_columns(self) -> list[str]:
-        return [*self.keys, *([self.event_time] if self.event_time else [])]
+    def column_fields(self) -> NamedColumns:
+        return [*named("keys", self.keys), *named("event_time", self.event_time)]
 
 
 class RangeStrategyBase(StrategyBase):
@@ -202,8 +210,8 @@ class RangeStrategyBase(StrategyBase):
     def _column(cls, value: str) -> str:
         return check_column_name(value, "column")
 
-    def required_columns(self) -> list[str]:
-        return [self.column]
+    def column_fields(self) -> NamedColumns:
+        return named("column", self.column)
 
 
 class TimestampStrategyConfig(RangeStrategyBase):
@@ -252,13 +260,12 @@ class CustomStrategyConfig(StrategyBase):
         """Batch columns the delete predicate reads."""
         return parse_row_pure(self.delete_when, ("this", "input"), "delete_when").columns.get("input", [])
 
-    def required_columns(self) -> list[str]:
-        columns = self.input_columns()
+    def column_fields(self) -> NamedColumns:
+        named_: NamedColumns = [(("delete_when",), c) for c in self.input_columns()]
         if self.append_filter:
-            columns += parse_row_pure(self.append_filter, ("input",), "append_filter").columns.get(
-                "input", []
-            )
-        return columns
+            filtered = parse_row_pure(self.append_filter, ("input",), "append_filter").columns
+            named_ += [(("append_filter",), c) for c in filtered.get("input", [])]
+        return named_
 
 
 class Scd2StrategyConfig(KeyedStrategyBase):
@@ -317,13 +324,14 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             raise ValueError(f"sequence_by {self.sequence_by!r} cannot be a key column")
         return self
 
-    def required_columns(self) -> list[str]:
-        cols = [*self.keys, *(self.track or []), *self.track_except]
-        if self.sequence_by:
-            cols.append(self.sequence_by)
-        if self.delete and self.delete.column:
-            cols.append(self.delete.column)
-        return cols
+    def column_fields(self) -> NamedColumns:
+        return [
+            *named("keys", self.keys),
+            *named("track", self.track),
+            *named("track_except", self.track_except),
+            *named("sequence_by", self.sequence_by),
+            *(self.delete.column_fields() if self.delete else []),
+        ]
 
 
 StrategyConfig = (
