@@ -103,6 +103,21 @@ class Workspace:
         return out
 
 
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[Any]:
+    """A PostgreSQL server of the tests' own (stopped at the end of the run), when installed."""
+    from tests.postgres import Postgres
+
+    if not Path(POSTGRES_JAR).is_file():
+        pytest.skip("needs Debian's libpostgresql-jdbc-java (make test installs it)")
+    try:
+        server = Postgres().start()
+    except FileNotFoundError as exc:
+        pytest.skip(f"needs {exc}")
+    yield server
+    server.stop()
+
+
 @pytest.fixture
 def ws(tmp_path: Path, spark: Any, warehouse: Path) -> Workspace:
     return Workspace(tmp_path, spark, warehouse)

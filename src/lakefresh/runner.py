@@ -13,10 +13,8 @@ continues from there. A re-run with nothing new writes nothing.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
-import traceback
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -33,6 +31,7 @@ from lakefresh.config.models import PipelineConfig, TableConfig, dependency_orde
 from lakefresh.errors import AuditError, LakefreshError, LineageError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import StagedCommit
+from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lookups import with_lookups
 from lakefresh.ranges import effective_ranges
@@ -145,8 +144,8 @@ class Runner:
                         break
                 # a source with state of its own (a change feed) lists its next batch only now
                 pending = _pending(source, applied) if more else []
-        except LakefreshError as exc:
-            outcome.error = str(exc)
+        except Exception as exc:  # the table stops with its cause; the other tables go on
+            outcome.error = _error_text(exc)
         if outcome.error:
             outcome.resume_command = self.resume_hint.format(table=table.name)
         self.console.table_done(outcome)
@@ -557,10 +556,4 @@ def _json(value: object) -> str:
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, LakefreshError):
         return str(exc)
-    # Spark/Py4J errors: the first line says what happened; the JVM trace only with --debug
-    text = str(exc).strip()
-    first = text.splitlines()[0] if text else ""
-    out = f"{type(exc).__name__}: {first}"
-    if os.environ.get("LAKEFRESH_DEBUG") == "1":
-        out += "\n" + "".join(traceback.format_exception(exc))
-    return out
+    return describe(exc)  # the root cause in one line; the JVM trace only with --debug

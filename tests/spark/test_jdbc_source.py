@@ -10,8 +10,7 @@ from decimal import Decimal
 import pytest
 
 from lakefresh.sources import make_source
-from tests.conftest import POSTGRES_JAR, rows
-from tests.postgres import Postgres
+from tests.conftest import rows
 
 TABLE = """
 - name: orders
@@ -25,20 +24,6 @@ TABLE = """
     look_back: 10m
   strategy: {{kind: key, keys: [id], date_column: modified_at}}
 """
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    from pathlib import Path
-
-    if not Path(POSTGRES_JAR).is_file():
-        pytest.skip("needs Debian's libpostgresql-jdbc-java (make test installs it)")
-    try:
-        server = Postgres().start()
-    except FileNotFoundError as exc:
-        pytest.skip(f"needs {exc}")
-    yield server
-    server.stop()
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
+from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
@@ -70,6 +71,13 @@ quarantined_at timestamp
 # Status updates touch one row: merge-on-read writes a small delete file instead of a rewrite. The
 # tables are small: no shuffle to distribute what is written. Old metadata files are deleted as
 # commits go (every batch commits to `batches` twice).
+#
+# Many pipelines may share one catalog's control tables, each writing only the rows of its own
+# tables: snapshot isolation, so another pipeline's appends never invalidate an update, and more
+# commit retries (Iceberg re-applies an append or an update on the new metadata). A conflict that
+# still surfaces (a compaction removed the file an update points at) is retried with backoff by
+# every write here (`retry_conflicts`). This needs a catalog with atomic commits (JDBC, Hive,
+# REST, Glue, Nessie): the Hadoop catalog's file-rename commits are not safe for concurrent writers.
 CONTROL_PROPERTIES = {
     VERSION_PROPERTY: str(STATE_VERSION),
     "write.metadata.delete-after-commit.enabled": "true",
@@ -81,6 +89,12 @@ CONTROL_PROPERTIES = {
     "write.update.distribution-mode": "none",
     "write.delete.distribution-mode": "none",
     "write.merge.distribution-mode": "none",
+    "write.update.isolation-level": "snapshot",
+    "write.delete.isolation-level": "snapshot",
+    "write.merge.isolation-level": "snapshot",
+    "commit.retry.num-retries": "10",
+    "commit.retry.min-wait-ms": "50",
+    "commit.retry.max-wait-ms": "2000",
 }
 
 
@@ -138,8 +152,11 @@ class ControlTables:
     # --- setup and versions ------------------------------------------------------------------
 
     def ensure(self) -> None:
-        if self._ready:
-            return
+        if not self._ready:
+            retry_conflicts(self._ensure)  # another pipeline may create them at the same moment
+            self._ready = True
+
+    def _ensure(self) -> None:
         for table, ddl in ((self.batches, BATCHES_SCHEMA), (self.quarantine, QUARANTINE_SCHEMA)):
             if not self.backend.exists(table):
                 schema = parse_schema(ddl)
@@ -147,7 +164,6 @@ class ControlTables:
             properties = self.backend.properties(table)
             self._check_version(table, properties)
             self._set_properties(table, properties)
-        self._ready = True
 
     def _version(self, table: str) -> int | None:
         return _version_of(self.backend.properties(table))
@@ -255,7 +271,8 @@ class ControlTables:
         schema = self._batches_schema
         full = {f.name: row.get(f.name) for f in schema.fields}
         full["lakefresh_version"] = _version()
-        self.backend.append(self.batches, literal_rows(spark, [full], schema))
+        rows = literal_rows(spark, [full], schema)
+        retry_conflicts(lambda: self.backend.append(self.batches, rows))
 
     def record_quarantine(self, table: str, batch_id: str, attempt: str, rows: DataFrame) -> None:
         from pyspark.sql import functions as F
@@ -271,7 +288,7 @@ class ControlTables:
             F.col("raw").cast("string"),
             F.current_timestamp().alias("quarantined_at"),
         )
-        self.backend.append(self.quarantine, out)
+        retry_conflicts(lambda: self.backend.append(self.quarantine, out))
 
     def mark_published(
         self,
@@ -333,13 +350,14 @@ class ControlTables:
             own = ""
             if published:
                 own = f"WHEN MATCHED AND s.attempt IS NOT NULL THEN UPDATE SET {published}, {sets} "
-            spark.sql(
+            merge = (
                 f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
                 f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id AND "
                 "((s.attempt IS NOT NULL AND t.attempt = s.attempt) "
                 " OR (s.attempt IS NULL AND t.status = 'published')) "
                 f"{own}WHEN MATCHED THEN UPDATE SET {sets}"
             )
+            retry_conflicts(lambda: spark.sql(merge))
         finally:
             spark.catalog.dropTempView(view)
 
@@ -355,7 +373,7 @@ class ControlTables:
 
     def _drop_quarantine(self, table: str, attempts: list[str]) -> None:
         ids = ", ".join(sql_literal(a) for a in attempts)
-        self.backend.spark.sql(
+        self._sql(
             f"DELETE FROM {self.backend.qualified(self.quarantine)} "
             f"WHERE table_name = {sql_literal(table)} AND attempt IN ({ids})"
         )
@@ -384,7 +402,7 @@ class ControlTables:
         if decision == "forget":
             self._update(table, f"batch_id IN ({ids}) AND status = 'rolled_back'", "status = 'forgotten'")
         else:
-            self.backend.spark.sql(
+            self._sql(
                 f"DELETE FROM {self.backend.qualified(self.quarantine)} "
                 f"WHERE table_name = {sql_literal(table)} AND batch_id IN ({ids})"
             )
@@ -404,10 +422,14 @@ class ControlTables:
         )
 
     def _update(self, table: str, where: str, assignments: str) -> None:
-        self.backend.spark.sql(
+        self._sql(
             f"UPDATE {self.backend.qualified(self.batches)} SET {assignments} "
             f"WHERE table_name = {sql_literal(table)} AND {where}"
         )
+
+    def _sql(self, statement: str) -> None:
+        """A write to a control table, tried again while another pipeline's commit conflicts."""
+        retry_conflicts(lambda: self.backend.spark.sql(statement))
 
 
 def _version_of(properties: dict[str, str]) -> int | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.iceberg import sql_literal
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
@@ -47,9 +48,13 @@ class LoadLog:
         self._ready = False
 
     def ensure(self) -> None:
-        if not self._ready and not self.backend.exists(self.table):
-            self.backend.create(self.table, parse_schema(LOADS_SCHEMA), [], CONTROL_PROPERTIES, wap=False)
+        if not self._ready:
+            retry_conflicts(self._create)  # another pipeline may create it at the same moment
         self._ready = True
+
+    def _create(self) -> None:
+        if not self.backend.exists(self.table):
+            self.backend.create(self.table, parse_schema(LOADS_SCHEMA), [], CONTROL_PROPERTIES, wap=False)
 
     def loads(self, load_id: str) -> list[Load]:
         """The reader's loads, oldest first."""
@@ -65,13 +70,14 @@ class LoadLog:
         self.ensure()
         now = datetime.now(UTC).replace(tzinfo=None)
         row = {**load.__dict__, "opened_at": now, "processed_at": now if load.processed else None}
-        schema = self.backend.schema(self.table)
-        self.backend.append(self.table, literal_rows(self.backend.spark, [row], schema))
+        rows = literal_rows(self.backend.spark, [row], self.backend.schema(self.table))
+        retry_conflicts(lambda: self.backend.append(self.table, rows))
 
     def mark_processed(self, load_id: str, batch_id: str) -> None:
         self.ensure()
-        self.backend.spark.sql(
+        statement = (
             f"UPDATE {self.backend.qualified(self.table)} SET processed = true, "
             "processed_at = current_timestamp() "
             f"WHERE load_id = {sql_literal(load_id)} AND batch_id = {sql_literal(batch_id)}"
         )
+        retry_conflicts(lambda: self.backend.spark.sql(statement))

@@ -1,0 +1,140 @@
+"""What went wrong in Spark, Iceberg or the JVM, said in one line.
+
+A failure inside the JVM reaches Python as a `Py4JJavaError` ("An error occurred while calling
+o51.sql.") or as one of PySpark's converted exceptions, with the real cause several levels down
+its Java cause chain. :func:`describe` names the root cause in one line (class and message),
+with what to do for the failures users meet most; :func:`is_commit_conflict` tells a commit that
+surely failed because another writer committed first (safe to retry) from everything else.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
+
+# A commit that failed for certain because the table moved (safe to try again). Not
+# CommitStateUnknownException: that commit may have landed, and must be checked, never retried.
+CONFLICTS = ("CommitFailedException", "ValidationException", "AlreadyExistsException")
+
+# Wrappers whose own message says less than their cause's.
+WRAPPERS = (
+    "Py4JJavaError",
+    "SparkException",
+    "ExecutionException",
+    "InvocationTargetException",
+    "UndeclaredThrowableException",
+    "RuntimeException",
+    "UncheckedIOException",
+)
+
+HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (
+        ("CommitStateUnknownException",),
+        "the commit's outcome is unknown: it may have landed; the next run reads the table's "
+        "lineage and never applies a batch twice",
+    ),
+    (
+        ("PYTHON_VERSION_MISMATCH", "Python in worker has different version"),
+        "the executors run another Python than the driver: set spark.pyspark.python (and "
+        "spark.pyspark.driver.python) to the same interpreter",
+    ),
+    (
+        ("matched a single row from the target table with multiple rows of the source",),
+        "a MERGE matched one target row with several change-set rows: the target or the batch "
+        "holds a key more than once",
+    ),
+    (("No suitable driver",), "no JDBC driver for this URL: add the driver's jar (spark.extra_jars)"),
+    (
+        ("ClassNotFoundException", "NoClassDefFoundError"),
+        "a class is missing from the JVM: a jar is not on the classpath (spark.jars, "
+        "spark.packages, spark.extra_jars)",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Link:
+    """One exception of a Java cause chain (or the Python exception itself)."""
+
+    name: str  # the class's simple name
+    message: str
+
+
+def chain(exc: BaseException) -> list[Link]:
+    """The exception and its causes, outermost first: the Java chain when there is one."""
+    links = [Link(type(exc).__name__, _first_line(str(exc)))]
+    java = getattr(exc, "java_exception", None) or getattr(exc, "_origin", None)
+    seen = 0
+    while java is not None and seen < 20:
+        try:
+            message = _first_line(str(java.getMessage() or ""))
+            links.append(Link(str(java.getClass().getSimpleName()), message))
+            cause = java.getCause()
+        except Exception:  # the JVM is gone: the Python side is all there is
+            break
+        java = None if cause is None or cause.equals(java) else cause
+        seen += 1
+    cause_py = exc.__cause__
+    if len(links) == 1 and cause_py is not None and cause_py is not exc:
+        links.extend(chain(cause_py))
+    return links
+
+
+def describe(exc: BaseException) -> str:
+    """One line: the root cause's class and message, and what to do where that is known."""
+    links = chain(exc)
+    informative = [x for x in links if x.message and x.name not in WRAPPERS]
+    root = informative[-1] if informative else links[-1]
+    top = links[0]
+    text = f"{root.name}: {root.message}" if root.message else root.name
+    if top is not root and top.name not in WRAPPERS and top.message and top.message not in text:
+        text = f"{top.name}: {top.message} (cause: {text})"
+    whole = " ".join(f"{x.name} {x.message}" for x in links)
+    for needles, hint in HINTS:
+        if any(n in whole for n in needles):
+            text += f"; {hint}"
+            break
+    if os.environ.get("LAKEFRESH_DEBUG") == "1":
+        text += "\n" + "".join(traceback.format_exception(exc))
+    return text
+
+
+def is_commit_conflict(exc: BaseException) -> bool:
+    """Whether a commit surely failed because another writer committed first (retry is safe)."""
+    names = [x.name for x in chain(exc)]
+    if "CommitStateUnknownException" in names:
+        return False
+    # substrings: Spark wraps Iceberg's AlreadyExistsException as NamespaceAlreadyExistsException...
+    return any(conflict in name for name in names for conflict in CONFLICTS)
+
+
+def retry_conflicts(action: Callable[[], T], attempts: int = 8) -> T:
+    """Run `action`; while it fails with a commit conflict, wait (exponential backoff with
+    jitter, 0.1 s doubling to 5 s) and run it again. Other failures are raised at once."""
+    delay = 0.1
+    for attempt in range(1, attempts + 1):
+        try:
+            return action()
+        except Exception as exc:
+            if attempt == attempts or not is_commit_conflict(exc):
+                raise
+            time.sleep(delay * (1 + random.random()))
+            delay = min(delay * 2, 5.0)
+    raise AssertionError("unreachable")
+
+
+def _first_line(text: str) -> str:
+    """The first non-empty line, without PySpark's error-class noise."""
+    for line in text.strip().splitlines():
+        line = line.strip()
+        if line and not line.startswith(("An error occurred while calling", "== SQL", "JVM stacktrace")):
+            return line.removeprefix(": ")
+    return ""
+
