@@ -35,6 +35,11 @@ class Behavior(StrEnum):
     merge = "merge"
 
 
+class RolledBack(StrEnum):
+    forget = "forget"
+    reapply = "reapply"
+
+
 class State:
     debug = False
 
@@ -75,13 +80,21 @@ def _emit(output: Output, data: Any, text: str) -> None:
         print(text)
 
 
-def _fail(exc: BaseException) -> None:
+def _fail(exc: BaseException, output: Output = Output.text) -> None:
+    """Report an error in one line naming its cause (as JSON with `--output json`); exit 1."""
     if State.debug:
         raise exc
-    message = str(exc).strip() or type(exc).__name__
-    if not isinstance(exc, LakefreshError):
-        message = f"{type(exc).__name__}: {message.splitlines()[0]}"
-    typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
+    if isinstance(exc, LakefreshError):
+        message = str(exc).strip() or type(exc).__name__
+    else:
+        from lakefresh.lakehouse.failures import describe
+
+        message = describe(exc)
+    if output is Output.json:
+        kind = type(exc).__name__
+        print(json.dumps({"ok": False, "error": message, "error_type": kind}, indent=2))
+    else:
+        typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
     raise typer.Exit(1)
 
 
@@ -93,7 +106,7 @@ def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = 
     try:
         config = validate_pipeline(pipeline, _variables(var))
     except LakefreshError as exc:
-        _fail(exc)
+        _fail(exc, output)
         return
     names = [t.name for t in config.tables]
     _emit(
@@ -113,6 +126,12 @@ def run(
         False, "--continuous", help="Run again every --interval until SIGINT or SIGTERM."
     ),
     interval: str = typer.Option("60s", help="Change-capture interval: 90, 90s, 5m, 1h."),
+    rolled_back: RolledBack | None = typer.Option(
+        None,
+        "--rolled-back",
+        help="Published batches a rollback of their target removed: forget them (never taken "
+        "again) or reapply them (in order). Without it such a table stops.",
+    ),
 ) -> None:
     """Apply every new batch to its table, exactly once."""
     try:
@@ -125,9 +144,9 @@ def run(
         if continuous:
             _run_continuously(p, table or None, seconds, output)
             return
-        result = p.run(table or None)
+        result = p.run(table or None, rolled_back=rolled_back.value if rolled_back else None)
     except Exception as exc:
-        _fail(exc)
+        _fail(exc, output)
         return
     _finish(result, output)
 
@@ -150,7 +169,7 @@ def backfill(
         chosen = behavior.value if behavior else None
         result = _load(pipeline, var, quiet=output is Output.json).backfill(table, chosen, start)
     except Exception as exc:
-        _fail(exc)
+        _fail(exc, output)
         return
     _finish(result, output)
 
@@ -212,7 +231,7 @@ def status(
     try:
         rows = _load(pipeline, var, quiet=True).status(pending=pending)
     except Exception as exc:
-        _fail(exc)
+        _fail(exc, output)
         return
     if output is Output.json:
         _emit(output, [r.to_dict() for r in rows], "")
@@ -246,7 +265,7 @@ def history(
     try:
         rows = _load(pipeline, var, quiet=True).history(table)
     except Exception as exc:
-        _fail(exc)
+        _fail(exc, output)
         return
     if output is Output.json:
         _emit(output, rows, "")

@@ -4,6 +4,7 @@ in plain words, the valid values and a near miss."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -434,3 +435,15 @@ def test_template_names_that_are_not_set(tmp_path):
     assert message(tables(CUSTOMERS.replace("path: customers", "path: {{ var.landing"))) == (
         ":6: template syntax error: expected token 'end of print statement', got 'format'"
     )
+
+
+def test_errors_are_json_with_output_json(tmp_path):
+    """Scripts read `--output json`: a failure is a JSON object too, not a red line."""
+    write(tmp_path, tables(HISTORY))
+    proc = lakefresh("run", "pipeline.yml", "--table", "nosuch", "--output", "json", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert json.loads(proc.stdout) == {
+        "ok": False,
+        "error": "unknown table 'nosuch'; tables: customers, customers_history",
+        "error_type": "ConfigError",
+    }
