@@ -3,8 +3,11 @@
 Points, in the order a batch passes them: after_read, after_stage, after_write, after_audit,
 after_record_staged, after_publish, after_record. Actions: `raise` (default) raises
 :class:`InjectedFault`; `kill` ends the process at once with SIGKILL, as a crash would;
-`pause=PATH` (for race tests) writes `PATH.paused`, then waits until the file PATH exists (at
-once if it does already; at most LAKEFRESH_FAULT_PAUSE_SECONDS, default 300, then it raises).
+`crash` raises :class:`SimulatedCrash`, a BaseException that no handler of lakefresh catches, so
+no clean-up runs and the durable state is what `kill` leaves, in the same process (the contract
+suites use it at every point); `pause=PATH` (for race tests) writes `PATH.paused`, then waits
+until the file PATH exists (at once if it does already; at most LAKEFRESH_FAULT_PAUSE_SECONDS,
+default 300, then it raises).
 """
 
 from __future__ import annotations
@@ -27,6 +30,10 @@ POINTS = (
 )
 
 
+class SimulatedCrash(BaseException):
+    """The process 'dies' here: not an Exception, so no `except Exception` clean-up runs."""
+
+
 def checkpoint(point: str, batch_id: str) -> None:
     spec = os.environ.get("LAKEFRESH_FAULTS")
     if not spec:
@@ -38,6 +45,8 @@ def checkpoint(point: str, batch_id: str) -> None:
             continue
         if action == "kill":
             os.kill(os.getpid(), signal.SIGKILL)
+        if action == "crash":
+            raise SimulatedCrash(f"simulated crash at {point} of batch {batch_id}")
         if action.startswith("pause="):
             _pause(Path(action.removeprefix("pause=")), point, batch_id)
             continue

@@ -179,6 +179,8 @@ class Runner:
             outcome.recovered.append(batch_id)
         stale = [a for a in attempts if a.status == "staged" and a.batch_id not in lineage]
         self.control.mark_abandoned(name, stale)
+        if outcome.recovered:  # their effects on the effective counts were never recorded
+            self._recount(name, strategy)
         gone = self._rolled_back(name, lineage, attempts, strategy, table)
         forgotten = {a.batch_id for a in attempts if a.status == "forgotten"}
         if self.rolled_back == "forget":
@@ -232,7 +234,8 @@ class Runner:
         return waiting
 
     def _recount(self, name: str, strategy: Strategy) -> None:
-        """Recount the effective metrics of the batches the target holds now (one aggregate)."""
+        """Recount the effective metrics of the batches the target holds now (one aggregate):
+        after a crash lost a published batch's record, or after a rollback."""
         if not self.backend.exists(name) or self.backend.head(name) is None:
             return
         earlier = self.control.published(name)

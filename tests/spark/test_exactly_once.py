@@ -1,5 +1,6 @@
 """Exactly once: a batch is applied once, re-runs are no-ops, and a crash at any step leaves the
-target at its last published batch, from which the next run finishes the job."""
+target at its last published batch, from which the next run finishes the job. Every strategy
+through a raise and a crash at every fault point: tests/spark/test_contract_strategies.py."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import sys
 import pytest
 
 from lakefresh.errors import CommitConflictError
-from lakefresh.faults import POINTS
 from tests.conftest import rows
 
 TABLE = """
@@ -63,30 +63,9 @@ def test_a_rerun_with_nothing_new_creates_no_snapshot_anywhere(ws):
     assert target(p) == AFTER_B2
 
 
-@pytest.mark.parametrize("point", POINTS)
-def test_a_raised_fault_at_any_step_is_finished_by_the_next_run(ws, monkeypatch, point):
-    two_batches(ws)
-    p = ws.pipeline(TABLE)
-    monkeypatch.setenv("LAKEFRESH_FAULTS", f"{point}@b2.csv")
-    first = p.run()
-    published_before = point in ("after_publish", "after_record")
-    assert [b.status for b in first.batches] == ["published", "failed"]
-    assert "injected fault" in first.batches[1].error
-    assert target(p) == (AFTER_B2 if published_before else AFTER_B1)
-
-    monkeypatch.delenv("LAKEFRESH_FAULTS")
-    second = p.run()
-    assert second.ok
-    assert [b.batch_id for b in second.batches] == ([] if published_before else ["b2.csv"])
-    assert target(p) == AFTER_B2
-    assert lineage(ws, p) == ["b1.csv", "b2.csv"]
-    assert published_log(p) == [("b1.csv", "published"), ("b2.csv", "published")]
-    # the quarantine holds the bad row of b2 once, whatever attempt wrote it
-    assert rows(p.quarantine("t"), ["batch_id", "line"]) == [("b2.csv", 4)]
-
-
 @pytest.mark.e2e
-@pytest.mark.parametrize("point", ["after_write", "after_publish"])  # record_staged: raised above
+# in-process crashes at every point, for every strategy: tests/spark/test_contract_strategies.py
+@pytest.mark.parametrize("point", ["after_write", "after_publish"])
 def test_a_killed_process_is_finished_by_the_next_run(ws, point):
     two_batches(ws)
     path = ws.root / "pipeline.yml"

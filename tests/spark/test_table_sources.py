@@ -111,3 +111,27 @@ def test_a_stale_start_snapshot_stops_with_the_way_out(ws, spark, how):
     assert rows(p.table("dst")) == [(1, "Oslo"), (2, "Rome")]  # nothing skipped, nothing re-read
     p.reset_load("dst")
     assert p.run().batches == []  # restarted at the current snapshot
+
+
+def test_a_failed_load_whose_end_was_rolled_back_is_opened_anew_and_reads_no_lost_row(
+    ws, spark, monkeypatch
+):
+    """Issue 14, item 2: the source is rolled back below a failed load's fixed end."""
+    src = source_table(ws, spark)
+    sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
+    p = ws.pipeline(CHANGES.format(ns=ws.namespace))
+    assert p.run().ok
+    kept = p.backend.head(f"{ws.namespace}.src")
+    sql(spark, f"INSERT INTO {src} VALUES (2, 'Lost')")
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_stage")
+    assert not p.run().ok  # the load up to the 'Lost' snapshot is open, not processed
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    spark.sql(f"CALL {CATALOG}.system.rollback_to_snapshot('{ws.namespace}.src', {kept})")
+    sql(spark, f"INSERT INTO {src} VALUES (3, 'Lima')")
+
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("dst")) == [(1, "Oslo"), (3, "Lima")]
+    head = p.backend.head(f"{ws.namespace}.src")
+    assert [b.batch_id for b in result.batches] == [f"{ws.namespace}.src@{kept}..{head}"]
+    assert p.run().batches == []

@@ -11,7 +11,9 @@ snapshot (inclusive):
 
 The load is opened in the `loads` control table when it is read, and marked processed when its
 batch is published (or found in the target's lineage after a crash). A load that was opened but
-not processed is listed again with the same start and end.
+not processed is listed again with the same start and end, as long as that end is still in the
+source's current lineage; if the source was rolled back below it, the load is opened anew up to
+the current snapshot, so a rolled-back snapshot is never read.
 
 Stale start: if the start snapshot was expired, or is no longer an ancestor of the current
 snapshot (the table was rolled back), the load fails and says how to recover; lakefresh never
@@ -64,7 +66,7 @@ class TableChangesSource:
         processed = [load for load in loads if load.processed]
         start = processed[-1].end_snapshot_id if processed else None
         opened = [load for load in loads if not load.processed and load.start_snapshot_id == start]
-        if opened:
+        if opened and self._readable(opened[-1]):
             load = opened[-1]
         else:
             end = backend.head(table)
@@ -86,6 +88,17 @@ class TableChangesSource:
                 },
             )
         ]
+
+    def _readable(self, load: Load) -> bool:
+        """Whether an opened, unprocessed load may be read again with its fixed end: yes while
+        the end is in the source's current lineage. A rollback of the source below it makes
+        the end a snapshot that no longer counts: the load is opened anew up to the current
+        snapshot, unless its batch reached the target after all (then the next load's start
+        check reports the rollback)."""
+        if self.ctx.backend.snapshot_state(self.config.table, load.end_snapshot_id) == "current-lineage":
+            return True
+        target = self.ctx.target
+        return self.ctx.backend.exists(target) and load.batch_id in self.ctx.backend.published_batches(target)
 
     def _check_start(self, start: int) -> None:
         state = self.ctx.backend.snapshot_state(self.config.table, start)

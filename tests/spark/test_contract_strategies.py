@@ -1,0 +1,165 @@
+"""The strategy contract (issue 14, item 12), one behaviour suite run against every strategy, in
+the manner of pyiceberg's catalog behaviour tests: the same batches, the same faults, the same
+expectations, whatever the strategy does with a batch.
+
+For every strategy, five batches (rows, a bad row, changes, an empty batch, a new column) are
+applied twice from the same files: once cleanly (the reference), once through an exception and a
+simulated crash at every fault point. The contract:
+
+- a fault before publishing leaves the target as the reference after the previous batch; a fault
+  after publishing leaves it as the reference after this batch; the next run finishes the job;
+- at the end the target equals the reference, every batch is in the lineage and logged
+  `published` exactly once, with the reference's status counts and effective counts, and a bad
+  row is quarantined exactly once;
+- a run with nothing new adds no snapshot to any table;
+- the empty batch and the new column are taken like any batch (the schema evolves);
+- every publish passed the audit's row-count prediction (audit.row_count is on by default).
+
+`crash` raises a BaseException that no handler of lakefresh catches: the durable state is what
+`kill -9` leaves, without a new JVM per case (tests/spark/test_exactly_once.py kills real
+processes for the key strategy).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+from lakefresh.faults import SimulatedCrash
+from tests.conftest import rows
+
+SCHEMA = "{id: int, v: string, ts: timestamp, n: int}"
+BATCHES = {
+    "b1.csv": "id,v,ts,n\n1,a,2025-01-01 00:00:00,1\n2,b,2025-01-01 00:00:00,2\n",
+    "b2.csv": (
+        "id,v,ts,n\n1,A,2025-01-02 00:00:00,2\n3,c,2025-01-02 00:00:00,3\nx,bad,2025-01-02 00:00:00,3\n"
+    ),
+    "b3.csv": "id,v,ts,n\n2,B,2025-01-03 00:00:00,3\n4,d,2025-01-03 00:00:00,4\n",
+    "b4.csv": "id,v,ts,n\n",
+    "b5.csv": "id,v,ts,n,extra\n5,e,2025-01-05 00:00:00,5,new\n1,A2,2025-01-05 00:00:00,6,new\n",
+}
+BAD_ROW = ("b2.csv", 4)
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    strategy: str
+    volatile: tuple[str, ...] = ()  # columns with the wall clock of the run, not compared
+
+
+KINDS = [
+    Kind("append", "{kind: append}"),
+    Kind("full", "{kind: full}"),
+    Kind("key", "{kind: key, keys: [id], date_column: ts}"),
+    Kind("scd2", "{kind: scd2, keys: [id], sequence_by: ts}"),
+    Kind("ledger", "{kind: ledger, keys: [id], event_time: ts}"),
+    Kind("snapshot", "{kind: snapshot, keys: [id], event_time: ts}", volatile=("system_time",)),
+    Kind("timestamp", "{kind: timestamp, column: ts}"),
+    Kind("sequence", "{kind: sequence, column: n}"),
+    Kind("custom", "{kind: custom, delete_when: this.id = input.id}"),
+]
+
+PRE_PUBLISH = ("after_read", "after_stage", "after_write", "after_audit", "after_record_staged")
+
+
+def table_yaml(kind: Kind, folder: str) -> str:
+    return (
+        f"- name: t\n"
+        f"  source: {{kind: files, path: {folder}, format: csv, schema: {SCHEMA}}}\n"
+        f"  strategy: {kind.strategy}\n"
+    )
+
+
+def write_batches(ws) -> None:
+    for n, (name, text) in enumerate(BATCHES.items()):
+        ws.write(f"in/{name}", text, mtime=1_736_000_000 + 3600 * n)  # fixed batch times
+
+
+def contents(p, kind: Kind, snapshot_id: int | None = None) -> list[tuple]:
+    df = p.backend.read(f"{p.config.defaults.namespace}.t", snapshot_id)
+    columns = [c for c in df.columns if (not c.startswith("_lf_") or c == "_lf_batch_id")]
+    columns = [c for c in columns if c not in kind.volatile]
+    return rows(df, sorted(columns))
+
+
+def log(p) -> list[tuple]:
+    return sorted(
+        (r["batch_id"], r["status"], dict(r["status_counts"] or {}), r["effective_count"])
+        for r in p.history("t")
+        if r["status"] == "published"
+    )
+
+
+def second_pipeline(ws, tables: str):
+    """The same tables in namespaces of their own (target and control tables)."""
+    from lakefresh.api import load_pipeline
+
+    text = (
+        ws.pipeline_yaml(tables)
+        .replace(f"control_namespace: {ws.control_namespace}", f"control_namespace: {ws.control_namespace}_f")
+        .replace(f"namespace: {ws.namespace}", f"namespace: {ws.namespace}_f")
+    )
+    path = ws.root / "faulted.yml"
+    path.write_text(text, encoding="utf-8")
+    return load_pipeline(path, spark=ws.spark)
+
+
+def run_with_fault(p, monkeypatch, spec: str):
+    monkeypatch.setenv("LAKEFRESH_FAULTS", spec)
+    try:
+        return p.run()
+    except SimulatedCrash:
+        return None
+    finally:
+        monkeypatch.delenv("LAKEFRESH_FAULTS")
+
+
+@pytest.mark.parametrize("kind", KINDS, ids=[k.name for k in KINDS])
+def test_faults_at_every_point_then_a_rerun_equal_applying_each_batch_once(ws, monkeypatch, kind):
+    write_batches(ws)
+    folder = str(ws.root / "in")
+    ref = ws.pipeline(table_yaml(kind, folder), name="reference.yml")
+    first = ref.run()
+    assert first.ok, first.to_dict()
+    assert [b.batch_id for b in first.batches] == list(BATCHES)
+    snapshots = ref.backend.published_batches(f"{ws.namespace}.t")
+    after = {b: contents(ref, kind, snapshots[b]) for b in BATCHES}
+    after[None] = []
+
+    # the same files into a second namespace, through every fault
+    faulted = second_pipeline(ws, table_yaml(kind, folder))
+
+    for action in ("raise", "crash"):
+        for point in PRE_PUBLISH:
+            run_with_fault(faulted, monkeypatch, f"{point}@b2.csv:{action}")
+            assert contents(faulted, kind) == after["b1.csv"], (action, point)
+    for spec, applied in (
+        ("after_publish@b2.csv:raise", "b2.csv"),
+        ("after_publish@b3.csv:crash", "b3.csv"),
+        ("after_record@b4.csv:raise", "b4.csv"),
+        ("after_record@b5.csv:crash", "b5.csv"),
+    ):
+        run_with_fault(faulted, monkeypatch, spec)
+        assert contents(faulted, kind) == after[applied], spec
+
+    final = faulted.run()
+    assert final.ok, final.to_dict()
+    assert final.batches == []  # every batch was published already; the run only records
+    assert contents(faulted, kind) == after["b5.csv"]
+    assert sorted(faulted.backend.published_batches(f"{ws.namespace}_f.t")) == list(BATCHES)
+    assert log(faulted) == log(ref)
+    assert rows(faulted.quarantine("t"), ["batch_id", "line"]) == [BAD_ROW]
+    assert "extra" in faulted.table("t").columns
+
+    # nothing new: no snapshot anywhere
+    tables = [
+        f"{ws.namespace}_f.t",
+        f"{ws.control_namespace}_f.batches",
+        f"{ws.control_namespace}_f.quarantine",
+    ]
+    before = ws.snapshot_counts(tables)
+    again = faulted.run()
+    assert again.ok and again.batches == []
+    assert ws.snapshot_counts(tables) == before
