@@ -131,10 +131,22 @@ def retry_conflicts(action: Callable[[], T], attempts: int = 8) -> T:
 
 
 def _first_line(text: str) -> str:
-    """The first non-empty line, without PySpark's error-class noise."""
+    """The first informative line, without PySpark's noise. A line that only introduces what
+    follows ("Error from python worker:") takes the most specific line after it: the last one
+    naming an error, as a Python traceback ends."""
+    lines = []
     for line in text.strip().splitlines():
         line = line.strip()
-        if line and not line.startswith(("An error occurred while calling", "== SQL", "JVM stacktrace")):
-            return line.removeprefix(": ")
-    return ""
-
+        if line.startswith(("PYTHONPATH was", "at ", "JVM stacktrace", "== SQL")):
+            break
+        if line and not line.startswith("An error occurred while calling"):
+            lines.append(line.removeprefix(": "))
+    if not lines:
+        return ""
+    first = lines[0]
+    named = [x for x in lines[1:] if ("Error" in x or "Exception" in x) and not x.startswith("File ")]
+    if any(x.startswith("Traceback (most recent call last)") for x in lines) and named:
+        return named[-1]  # a Python traceback: its last line says what went wrong
+    if first.endswith(":") and len(lines) > 1:
+        return f"{first} {(named or lines[1:])[-1]}"
+    return first

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.config.sources import WATERMARK_TOKEN, JdbcSourceConfig
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.iceberg import quote
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 
@@ -118,10 +119,7 @@ class JdbcSource:
             df = reader.load()
             df.schema  # noqa: B018 (resolving the schema runs the query's metadata round trip)
         except Exception as exc:
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            if "ClassNotFoundException" in str(exc) or "No suitable driver" in str(exc):
-                first += f" (put the driver's jar in spark.extra_jars; class {driver})"
-            raise SourceError(f"cannot query {config.url}: {first}") from exc
+            raise SourceError(f"cannot query {config.url}: {describe(exc)}") from exc
         return df
 
 
