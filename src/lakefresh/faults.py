@@ -34,12 +34,17 @@ class SimulatedCrash(BaseException):
     """The process 'dies' here: not an Exception, so no `except Exception` clean-up runs."""
 
 
+ACTIONS = ("raise", "kill", "crash")
+
+
 def checkpoint(point: str, batch_id: str) -> None:
     spec = os.environ.get("LAKEFRESH_FAULTS")
     if not spec:
         return
     for item in spec.split(","):
-        where, _, action = item.strip().partition(":")
+        where, _, action = item.strip().rpartition(":")  # a batch id may hold ':' (a time)
+        if not where or not (action in ACTIONS or action.startswith("pause=")):
+            where, action = item.strip(), "raise"
         name, _, only = where.partition("@")
         if name != point or (only and only != batch_id):
             continue
