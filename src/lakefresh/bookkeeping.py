@@ -1,0 +1,188 @@
+"""The runner's bookkeeping: the `batches` log kept in line with the target's lineage.
+
+- :meth:`Bookkeeping.reconcile` runs before a table's batches: published batches the log missed
+  are recorded (a crash between publish and record), attempts that never published are
+  abandoned, and batches a rollback of the target removed are detected and held until the
+  operator decides (forget them, or apply them again).
+- :meth:`Bookkeeping.effective` computes, after a publish, the batch's effective metrics and
+  those of the earlier batches it superseded: rows still in the target, ranges still owned.
+- :meth:`Bookkeeping.recount` recounts them from the target when the log cannot say.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lakefresh.columns import BATCH_ID_COLUMN
+from lakefresh.errors import LineageError
+from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.ranges import effective_ranges
+from lakefresh.results import TableResult
+from lakefresh.state.control import AttemptRow, ControlTables, Effective, PublishedBatch
+from lakefresh.strategies import ChangeSet, Strategy
+
+
+class Bookkeeping:
+    def __init__(self, backend: IcebergBackend, control: ControlTables) -> None:
+        self.backend = backend
+        self.control = control
+
+    def reconcile(
+        self, name: str, outcome: TableResult, strategy: Strategy, hint: str, decision: str | None
+    ) -> set[str]:
+        """Bring the `batches` log in line with the target's lineage; return the batch ids not to
+        take again (applied, or forgotten after a rollback)."""
+        lineage = self.backend.published_batches(name) if self.backend.exists(name) else {}
+        attempts = self.control.attempts(name)
+        logged = {a.batch_id for a in attempts if a.status == "published"}
+        for batch_id, snapshot_id in lineage.items():
+            if batch_id in logged:
+                continue
+            staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
+            match = [a for a in staged if a.staged_snapshot_id == snapshot_id] or staged[-1:]
+            if match:
+                self.control.mark_published(name, batch_id, match[0].attempt, snapshot_id, 0.0)
+            else:
+                self.control.record_recovered(name, batch_id, snapshot_id)
+            outcome.recovered.append(batch_id)
+        stale = [a for a in attempts if a.status == "staged" and a.batch_id not in lineage]
+        self.control.mark_abandoned(name, stale)
+        if outcome.recovered:  # their effects on the effective counts were never recorded
+            self.recount(name, strategy)
+        gone = self._rolled_back(name, lineage, attempts, strategy, hint, decision)
+        forgotten = {a.batch_id for a in attempts if a.status == "forgotten"}
+        if decision == "forget":
+            forgotten |= gone
+        return set(lineage) | (logged - gone) | forgotten
+
+    def _rolled_back(
+        self,
+        name: str,
+        lineage: dict[str, int],
+        attempts: list[AttemptRow],
+        strategy: Strategy,
+        hint: str,
+        decision: str | None,
+    ) -> set[str]:
+        """Published batches that a rollback of the target removed from its lineage.
+
+        They are marked `rolled_back` and the table stops, naming them, until the operator
+        decides: `forget` them (never taken again) or `reapply` them (taken again in order). Either
+        way the effective counts of the batches still in the target are recounted, since the
+        rolled-back ones had superseded some of their rows. Snapshots that expired as ancestors
+        (`expire_snapshots`) and commits without a batch (compaction) are not a rollback."""
+        published = {a.batch_id: a for a in attempts if a.status == "published"}
+        missing = [
+            a for b, a in published.items() if b not in lineage and a.published_snapshot_id is not None
+        ]
+        newly: set[str] = set()
+        if missing:
+            view = self.backend.lineage(name)
+            newly = {
+                a.batch_id
+                for a in missing
+                if a.published_snapshot_id is not None
+                and view.rolled_back(a.published_snapshot_id, a.published_millis)
+            }
+            self.control.mark_rolled_back(name, sorted(newly))
+        still_published = published.keys() - newly
+        waiting = ({a.batch_id for a in attempts if a.status == "rolled_back"} | newly) - still_published
+        if not waiting:
+            return set()
+        if decision is None:
+            listed = ", ".join(sorted(waiting))
+            raise LineageError(
+                f"{len(waiting)} published batch(es) of {name} are no longer in its lineage: the "
+                f"table was rolled back ({listed}); nothing was applied on top. Run again with "
+                f"`--rolled-back forget` to never take them again, or `--rolled-back reapply` to "
+                f"apply them again in order ({hint} --rolled-back forget|reapply)"
+            )
+        self.control.settle_rolled_back(name, sorted(waiting), decision)
+        self.recount(name, strategy)
+        return waiting
+
+    def recount(self, name: str, strategy: Strategy) -> None:
+        """Recount the effective metrics of the batches the target holds now (one aggregate):
+        after a crash lost a published batch's record, or after a rollback."""
+        if not self.backend.exists(name) or self.backend.head(name) is None:
+            return
+        earlier = self.control.published(name)
+        target = self.backend.read(name)
+        counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
+        owned = self._owned_ranges(name, strategy, earlier) if strategy.range_type else None
+        self.control.update_effective(
+            name,
+            [
+                Effective(b, counts.get(b, 0), owned.get(b) if owned is not None else row.effective_ranges)
+                for b, row in earlier.items()
+            ],
+        )
+
+    def _owned_ranges(
+        self,
+        name: str,
+        strategy: Strategy,
+        earlier: dict[str, PublishedBatch],
+        last: tuple[str, tuple[str, str] | None] | None = None,
+    ) -> dict[str, Any]:
+        """Which part of its range each batch of the lineage still owns, oldest first; `last`
+        is a batch just published, with its range."""
+        oldest_first = [b for b in reversed(self.backend.published_batches(name)) if not last or b != last[0]]
+        spans = [
+            (b, earlier[b].range_start, earlier[b].range_end) if b in earlier else (b, None, None)
+            for b in oldest_first
+        ]
+        if last:
+            spans.append((last[0], *(last[1] or (None, None))))
+        return effective_ranges(spans, strategy.range_type or "")
+
+    def effective(
+        self, name: str, strategy: Strategy, change: ChangeSet, batch_id: str, snapshot_id: int
+    ) -> list[Effective]:
+        """This batch's effective metrics first, then those of earlier batches that changed.
+
+        Counts: the batch keeps what it wrote, and each earlier batch loses the rows the change
+        set says it superseded, with no scan of the target. When the change set cannot say
+        (`full`), or an earlier batch has no count yet (recovered from the lineage, or published
+        before state version 2), the rows of every batch in the published snapshot are counted
+        instead (one aggregate over the target's batch id column). Range strategies then
+        recompute which part of its range each batch still owns, in the order of the lineage.
+        """
+        superseded = change.superseded
+        if superseded == {} and not strategy.range_type:
+            return [Effective(batch_id, change.written)]
+        earlier = self.control.published(name)
+        counts = _decremented(earlier, superseded)
+        if counts is None:
+            target = self.backend.read(name, snapshot_id)
+            counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
+        else:
+            counts[batch_id] = change.written
+        owned = None
+        if strategy.range_type:
+            owned = self._owned_ranges(name, strategy, earlier, (batch_id, change.range))
+        out = [Effective(batch_id, counts.get(batch_id, 0), owned.get(batch_id) if owned else None)]
+        for other, row in earlier.items():
+            if other == batch_id:
+                continue
+            count = counts.get(other, 0)
+            ranges = owned.get(other) if owned is not None else row.effective_ranges
+            if count != row.effective_count or ranges != row.effective_ranges:
+                out.append(Effective(other, count, ranges))
+        return out
+
+
+def _decremented(
+    earlier: dict[str, PublishedBatch], superseded: dict[str, int] | None
+) -> dict[str, int | None] | None:
+    """Earlier batches' effective counts minus what a change set superseded; None when that
+    cannot be known (the change set cannot say, or a superseded batch has no count yet)."""
+    if superseded is None:
+        return None
+    counts = {b: row.effective_count for b, row in earlier.items()}
+    for b, lost in superseded.items():
+        count = counts.get(b)
+        if count is None:
+            return None
+        counts[b] = count - lost
+    return counts
