@@ -4,7 +4,7 @@
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-setup: ## create .venv, install lakefresh, build the Iceberg jars (idempotent)
+setup: ## create .venv, install lakefresh, resolve the Iceberg runtime from Maven Central (idempotent)
 	@bash scripts/setup.sh
 
 demo: setup ## run the example pipeline on freshly generated data
@@ -13,7 +13,7 @@ demo: setup ## run the example pipeline on freshly generated data
 test: test-setup lint ## lint, then every test on real Spark + Iceberg (and PostgreSQL)
 	.venv/bin/pytest
 
-test-setup: ## setup, plus the PostgreSQL server and JDBC driver the tests use
+test-setup: ## setup, plus the PostgreSQL server and the JDBC driver (Maven Central) the tests use
 	@LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh
 
 lint: setup ## ruff, the import layers, mypy

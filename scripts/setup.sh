@@ -1,27 +1,25 @@
 #!/usr/bin/env bash
-# Make this checkout ready to run: Java and jarjar (apt), .venv with lakefresh, the Iceberg jars.
-# Idempotent and cached: a second run does nothing that is already done.
+# Make this checkout ready to run: Java (apt), .venv with lakefresh, the Iceberg runtime from Maven
+# Central. Idempotent and cached: a second run does nothing that is already done.
 #
-#   LAKEFRESH_NO_BUNDLED_JARS=1  skip jarjar and the jar build (your platform provides Iceberg:
-#                                set spark.jars: none or spark.packages in the pipeline)
-#   LAKEFRESH_TEST_SERVICES=1    also what the tests start: a PostgreSQL server and its JDBC driver
-#                                (Debian's postgresql and libpostgresql-jdbc-java; `make test` sets it)
-#   PYTHON=python3.11            the interpreter for .venv
+#   LAKEFRESH_NO_JARS=1        skip the jar step (your platform provides Iceberg: set
+#                              spark.jars: none in the pipeline); LAKEFRESH_NO_BUNDLED_JARS=1 too
+#   LAKEFRESH_TEST_SERVICES=1  also what the tests use: a PostgreSQL server (Debian's postgresql)
+#                              and its JDBC driver from Maven Central; `make test` sets it
+#   PYTHON=python3.11          the interpreter for .venv
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
-bundled=$([ "${LAKEFRESH_NO_BUNDLED_JARS:-0}" = 1 ] && echo 0 || echo 1)
+jars=1
+[ "${LAKEFRESH_NO_JARS:-0}" = 1 ] && jars=0
+[ "${LAKEFRESH_NO_BUNDLED_JARS:-0}" = 1 ] && jars=0
 
-# 1. System packages: a Java runtime for Spark; jarjar to relocate Jackson for the bundled Iceberg.
+# 1. System packages: a Java runtime for Spark; the tests' PostgreSQL server.
 missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
-if [ "$bundled" = 1 ] && [ ! -f /usr/share/java/jarjar.jar ] && [ -z "${LAKEFRESH_JARJAR:-}" ]; then
-  missing+=(libjarjar-java)
-fi
 if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
   compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
-  [ -f /usr/share/java/postgresql.jar ] || missing+=(libpostgresql-jdbc-java)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]} with apt-get"
@@ -32,19 +30,22 @@ fi
 
 # 2. The virtual environment, reinstalled only when pyproject.toml changes.
 stamp=.venv/.lakefresh-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)-$bundled
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing lakefresh into .venv"
   [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-  extras="dev"; [ "$bundled" = 1 ] && extras="dev,iceberg"
   # pip's notes about unused local index folders are noise here
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]" \
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" \
     2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   echo "$want" > "$stamp"
 fi
 
-# 3. The Iceberg runtime jar and the relocated Jackson it needs (built once, cached).
-if [ "$bundled" = 1 ]; then
+# 3. The jars, resolved once from Maven Central by Spark's own resolution (cached; see
+#    `lakefresh jars --help`). The tests' sessions also load PostgreSQL's JDBC driver.
+if [ "$jars" = 1 ]; then
   .venv/bin/lakefresh jars >/dev/null
+  if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
+    .venv/bin/lakefresh jars --package "$(.venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')" >/dev/null
+  fi
 fi
 echo "setup: ready"

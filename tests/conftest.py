@@ -20,7 +20,6 @@ hypothesis_settings.register_profile("explore", derandomize=False)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 CATALOG = "lf_test"
-POSTGRES_JAR = "/usr/share/java/postgresql.jar"  # Debian's libpostgresql-jdbc-java
 _counter = itertools.count()
 
 
@@ -32,13 +31,14 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
     from lakefresh.config.models import CatalogConfig, SparkConfig
+    from lakefresh.lakehouse.jars import postgresql_driver
     from lakefresh.lakehouse.session import build_session, spark_settings
 
     settings = spark_settings(
         CatalogConfig(name=CATALOG, warehouse=str(warehouse)),
         SparkConfig(
             master="local[2]",
-            extra_jars=[jar for jar in [POSTGRES_JAR] if Path(jar).is_file()],
+            packages=[postgresql_driver()],  # from Maven Central, resolved by `make test-setup`
             conf={
                 "spark.sql.shuffle.partitions": "2",
                 "spark.default.parallelism": "2",
@@ -108,8 +108,6 @@ def postgres() -> Iterator[Any]:
     """A PostgreSQL server of the tests' own (stopped at the end of the run), when installed."""
     from tests.postgres import Postgres
 
-    if not Path(POSTGRES_JAR).is_file():
-        pytest.skip("needs Debian's libpostgresql-jdbc-java (make test installs it)")
     try:
         server = Postgres().start()
     except FileNotFoundError as exc:

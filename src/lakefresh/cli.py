@@ -370,15 +370,19 @@ def reset_load(
 
 @app.command()
 def jars(
-    force: bool = typer.Option(False, "--force", help="Rebuild the relocated Jackson jar."),
+    package: list[str] = typer.Option(
+        [], "--package", help="Also these Maven coordinates (as a pipeline's spark.packages)."
+    ),
+    iceberg_version: str | None = typer.Option(None, help="Another Iceberg release than the pinned one."),
+    force: bool = typer.Option(False, "--force", help="Resolve again even when cached."),
 ) -> None:
-    """Build (once) and print the bundled Iceberg jars."""
+    """Resolve (once) the Iceberg runtime and --package coordinates from Maven Central; print
+    the jar files sessions will use."""
     from lakefresh.lakehouse import jars as jar_files
 
     try:
-        if force:
-            jar_files.build_shaded_jackson(force=True)
-        for jar in jar_files.bundled_jars():
+        coordinates = [jar_files.iceberg_runtime(iceberg_version), *package]
+        for jar in jar_files.resolve(coordinates, force=force):
             print(jar)
     except LakefreshError as exc:
         _fail(exc)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import POSTGRES_JAR
+from lakefresh.lakehouse.jars import postgresql_driver
 
 BATCHES = 6
 
@@ -34,7 +34,7 @@ catalog:
     jdbc.schema-version: V1
 spark:
   master: local[1]
-  extra_jars: [{POSTGRES_JAR}]
+  packages: ["{postgresql_driver()}"]
   conf: {{spark.sql.shuffle.partitions: "1", spark.ui.enabled: "false"}}
 defaults:
   namespace: {name}

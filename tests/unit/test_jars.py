@@ -1,36 +1,70 @@
-"""The bundled jars: found in the wheel, Jackson relocated by jarjar, cached."""
+"""The jars: the official artifacts' Maven coordinates, pinned in one place, resolved once from
+Maven Central by Spark's own resolution and handed to sessions as files (or, before that, as
+coordinates for Spark to resolve); a platform that provides them skips it all."""
 
 from __future__ import annotations
 
-import zipfile
+import json
+from pathlib import Path
 
 import pytest
 
-from lakefresh.errors import SetupError
+from lakefresh.config.models import SparkConfig
 from lakefresh.lakehouse import jars
+from lakefresh.lakehouse.session import jar_settings
+
+RUNTIME = "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.2"
 
 
-def test_the_iceberg_runtime_comes_from_the_wheel():
-    jar = jars.iceberg_runtime_jar()
-    assert jar.name.startswith("iceberg-spark-runtime-3.5_2.12-1.10.")
+def test_the_pinned_coordinates_are_the_official_artifacts():
+    assert jars.iceberg_runtime() == RUNTIME
+    assert jars.iceberg_runtime("1.10.1") == "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.1"
+    assert jars.postgresql_driver() == "org.postgresql:postgresql:42.7.4"
 
 
-def test_jackson_is_relocated_under_icebergs_shaded_package(tmp_path, monkeypatch):
+def test_the_runtime_resolves_from_maven_central_into_the_cache_once():
+    """Real resolution (setup has normally done it: then this reads the manifest)."""
+    files = jars.resolve([RUNTIME])
+    assert [Path(f).name for f in files] == ["org.apache.iceberg_iceberg-spark-runtime-3.5_2.12-1.10.2.jar"]
+    assert all(Path(f).is_file() for f in files)
+    assert jars.resolved([RUNTIME]) == files  # cached: nothing runs again
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("LAKEFRESH_JAR_CACHE", str(tmp_path))
-    built = jars.build_shaded_jackson()
-    assert built.parent == tmp_path
-    with zipfile.ZipFile(built) as z:
-        names = z.namelist()
-    assert "org/apache/iceberg/shaded/com/fasterxml/jackson/databind/ObjectMapper.class" in names
-    assert "org/apache/iceberg/shaded/com/fasterxml/jackson/datatype/jsr310/JavaTimeModule.class" in names
-    assert not [n for n in names if n.startswith("com/fasterxml/")]
-    mtime = built.stat().st_mtime_ns
-    assert jars.build_shaded_jackson() == built and built.stat().st_mtime_ns == mtime  # cached
+    monkeypatch.delenv("LAKEFRESH_JARS", raising=False)
+    return tmp_path
 
 
-def test_a_missing_jarjar_says_how_to_get_it_or_skip_it(tmp_path, monkeypatch):
-    monkeypatch.setenv("LAKEFRESH_JAR_CACHE", str(tmp_path))
-    monkeypatch.setenv("LAKEFRESH_JARJAR", str(tmp_path / "missing.jar"))
-    monkeypatch.setattr(jars, "JARJAR_CANDIDATES", ())
-    with pytest.raises(SetupError, match=r"apt-get install libjarjar-java.*spark.jars: none"):
-        jars.build_shaded_jackson()
+def test_before_resolution_spark_resolves_the_coordinates_itself(cache):
+    settings = jar_settings(SparkConfig(packages=["org.postgresql:postgresql:42.7.4"]))
+    assert settings == {
+        "spark.jars.packages": f"{RUNTIME},org.postgresql:postgresql:42.7.4",
+        "spark.jars.ivy": str(cache / "ivy"),
+    }
+
+
+def test_after_resolution_sessions_get_the_files(cache):
+    jar = cache / "ivy" / "jars" / "runtime.jar"
+    jar.parent.mkdir(parents=True)
+    jar.write_bytes(b"PK")
+    manifest = jars._manifest([RUNTIME])
+    manifest.write_text(json.dumps({"coordinates": [RUNTIME], "jars": [str(jar)]}), encoding="utf-8")
+    assert jars.resolve([RUNTIME]) == [str(jar)]  # no JVM: the manifest answers
+    assert jar_settings(SparkConfig(extra_jars=["/opt/x.jar"])) == {"spark.jars": f"{jar},/opt/x.jar"}
+    jar.unlink()  # a file gone from the cache: resolve again
+    assert jars.resolved([RUNTIME]) is None
+
+
+def test_a_platform_that_provides_the_jars_skips_them(cache, monkeypatch):
+    assert jar_settings(SparkConfig(jars="none")) == {}
+    assert jar_settings(SparkConfig(jars=["/a.jar", "/b.jar"])) == {"spark.jars": "/a.jar,/b.jar"}
+    monkeypatch.setenv("LAKEFRESH_JARS", "none")
+    assert jar_settings(SparkConfig()) == {}
+    assert jar_settings(SparkConfig(jars="bundled", iceberg_version="1.10.1")) == {}
+
+
+def test_another_iceberg_release_is_one_setting(cache):
+    settings = jar_settings(SparkConfig(iceberg_version="1.10.1"))
+    assert settings["spark.jars.packages"] == "org.apache.iceberg:iceberg-spark-runtime-3.5_2.12:1.10.1"

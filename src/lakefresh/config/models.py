@@ -63,19 +63,23 @@ class SparkConfig(Model):
 
     master: str = Field("local[*]", description="Spark master URL: local[*], spark://..., yarn, k8s://...")
     app_name: str = Field("lakefresh", description="Spark application name.")
-    jars: Literal["bundled", "none"] | list[str] = Field(
-        "bundled",
-        description="bundled: the Iceberg runtime from the snowpark-connect-deps-iceberg wheel plus "
-        "a relocated Jackson built at setup; none: the platform already provides Iceberg; "
-        "or a list of jar paths/URLs of your own.",
+    jars: Literal["maven", "bundled", "none"] | list[str] = Field(
+        "maven",
+        description="maven: the official Iceberg runtime (and `packages`) from Maven Central, "
+        "resolved once by `lakefresh jars` (or by Spark at start); `bundled` is an older name for "
+        "it; none: the platform already provides Iceberg; or a list of jar paths/URLs of your own.",
+    )
+    iceberg_version: str | None = Field(
+        None, description="Another Iceberg release than the pinned one (with `jars: maven`)."
     )
     extra_jars: list[str] = Field(
         default_factory=list,
-        description="Jars added besides `jars`, e.g. a JDBC driver (/usr/share/java/postgresql.jar).",
+        description="Jar files added besides `jars`, e.g. a JDBC driver your platform ships.",
     )
     packages: list[str] = Field(
         default_factory=list,
-        description="Maven coordinates for spark.jars.packages, for users with Maven access.",
+        description="Maven coordinates resolved with the Iceberg runtime, e.g. a JDBC driver "
+        "(org.postgresql:postgresql:42.7.4).",
     )
     conf: dict[str, str] = Field(default_factory=dict, description="Any further Spark settings.")
 

@@ -50,7 +50,11 @@ HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
         "a MERGE matched one target row with several change-set rows: the target or the batch "
         "holds a key more than once",
     ),
-    (("No suitable driver",), "no JDBC driver for this URL: add the driver's jar (spark.extra_jars)"),
+    (
+        ("No suitable driver",),
+        "no JDBC driver for this URL: add its Maven coordinates to spark.packages "
+        "(e.g. org.postgresql:postgresql:42.7.4) or its jar to spark.extra_jars",
+    ),
     (
         ("ClassNotFoundException", "NoClassDefFoundError"),
         "a class is missing from the JVM: a jar is not on the classpath (spark.jars, "

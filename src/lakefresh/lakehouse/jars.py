@@ -1,166 +1,121 @@
-"""The bundled Iceberg runtime, and the relocated Jackson jar it needs.
+"""JVM dependencies the way Spark users get them: Maven coordinates of the official artifacts,
+resolved from Maven Central by Spark's own resolution (Ivy, `spark.jars.packages`).
 
-The PyPI wheel `snowpark-connect-deps-iceberg` ships `iceberg-spark-runtime-3.5_2.12-1.10.x.jar`
-without the shaded Jackson that Iceberg's own build relocates to
-`org.apache.iceberg.shaded.com.fasterxml.jackson`. We rebuild it from the Jackson jars pyspark
-ships (core, databind, annotations, datatype-jsr310) with Debian's jarjar and the rule
-`com.fasterxml.jackson.** org.apache.iceberg.shaded.com.fasterxml.jackson.@1`.
+The versions are pinned here and nowhere else; a pipeline overrides the Iceberg version with
+`spark.iceberg_version` and adds coordinates with `spark.packages`.
 
-The build is cached (by Jackson version) and atomic: a half-written jar is never left in the cache.
-Users whose platform provides Iceberg, or who can reach Maven, skip all of this with
-`spark.jars: none` or `spark.packages` in the pipeline file.
+- `lakefresh jars` (run by `scripts/setup.sh`) resolves them once: a short-lived JVM with
+  `spark.jars.packages` downloads them into the cache's Ivy folder, and the files it got are
+  recorded in a manifest (one per set of coordinates). Sessions then get those files in
+  `spark.jars`: no resolution, no network, no Ivy report at each start. Running it again
+  downloads nothing.
+- Without a manifest, a session asks Spark to resolve the coordinates itself
+  (`spark.jars.packages`, same Ivy folder, so nothing is downloaded twice either).
+- `spark.jars: none`: the platform provides Iceberg (Databricks, EMR, a cluster image): nothing
+  is resolved. `spark.jars: [paths]`: your own files.
 
-Run `python -m lakefresh.lakehouse.jars` (or `lakefresh jars`) to build and print the paths.
+Cache: `$LAKEFRESH_JAR_CACHE`, else `~/.cache/lakefresh/jars`.
 """
 
 from __future__ import annotations
 
-import importlib.util
+import hashlib
+import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 
 from lakefresh.errors import SetupError
 
-RELOCATION_RULE = "rule com.fasterxml.jackson.** org.apache.iceberg.shaded.com.fasterxml.jackson.@1"
-JACKSON_JARS = (
-    "jackson-core",
-    "jackson-databind",
-    "jackson-annotations",
-    "jackson-datatype-jsr310",
-)
-JARJAR_CANDIDATES = ("/usr/share/java/jarjar.jar", "/usr/share/java/jarjar-1.4.jar")
+SPARK_LINE = "3.5"
 SCALA_BINARY = "2.12"
+ICEBERG_VERSION = "1.10.2"
+POSTGRESQL_VERSION = "42.7.4"
+
+# Runs in a JVM of its own: Spark resolves the coordinates, and says which files it got.
+_RESOLVE = """
+import json, sys
+from pyspark.sql import SparkSession
+session = (SparkSession.builder.master("local[1]").appName("lakefresh-jars")
+    .config("spark.jars.packages", sys.argv[1]).config("spark.jars.ivy", sys.argv[2])
+    .config("spark.ui.enabled", "false").getOrCreate())
+jars = [j for j in session.sparkContext.getConf().get("spark.jars", "").split(",") if j]
+print("LAKEFRESH-JARS " + json.dumps(jars))
+session.stop()
+"""
+
+
+def iceberg_runtime(version: str | None = None) -> str:
+    """The official Iceberg runtime for this Spark line and Scala version."""
+    artifact = f"iceberg-spark-runtime-{SPARK_LINE}_{SCALA_BINARY}"
+    return f"org.apache.iceberg:{artifact}:{version or ICEBERG_VERSION}"
+
+
+def postgresql_driver(version: str | None = None) -> str:
+    """PostgreSQL's JDBC driver (a `jdbc` source, or Iceberg's JDBC catalog on PostgreSQL)."""
+    return f"org.postgresql:postgresql:{version or POSTGRESQL_VERSION}"
 
 
 def cache_dir() -> Path:
-    """Where built jars live: $LAKEFRESH_JAR_CACHE, else ~/.cache/lakefresh/jars."""
     configured = os.environ.get("LAKEFRESH_JAR_CACHE")
     return Path(configured) if configured else Path.home() / ".cache" / "lakefresh" / "jars"
 
 
-def _package_dir(name: str, hint: str) -> Path:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        raise SetupError(f"python package {name!r} is not installed; {hint}")
-    return Path(next(iter(spec.submodule_search_locations)))
+def ivy_dir() -> Path:
+    """Spark's Ivy folder for lakefresh's resolutions (its `jars/` holds the files)."""
+    return cache_dir() / "ivy"
 
 
-def iceberg_runtime_jar() -> Path:
-    """The Iceberg Spark 3.5 runtime jar for Scala 2.12 from the bundled wheel."""
-    jars = (
-        _package_dir(
-            "snowpark_connect_deps_iceberg",
-            "install lakefresh[iceberg], or set spark.jars: none / spark.packages in the pipeline",
-        )
-        / "jars"
+def _manifest(coordinates: list[str]) -> Path:
+    key = hashlib.sha256(",".join(sorted(coordinates)).encode()).hexdigest()[:16]
+    return cache_dir() / f"resolved-{key}.json"
+
+
+def resolved(coordinates: list[str]) -> list[str] | None:
+    """The files these coordinates were resolved to, if `resolve` ran and they are all there."""
+    manifest = _manifest(coordinates)
+    if not manifest.is_file():
+        return None
+    files = json.loads(manifest.read_text(encoding="utf-8"))["jars"]
+    return files if all(Path(f).is_file() for f in files) else None
+
+
+def resolve(coordinates: list[str], force: bool = False) -> list[str]:
+    """Resolve coordinates (and their dependencies) from Maven Central once; return the files."""
+    if not force and (files := resolved(coordinates)) is not None:
+        return files
+    proc = subprocess.run(
+        [sys.executable, "-c", _RESOLVE, ",".join(coordinates), str(ivy_dir())],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
     )
-    found = sorted(jars.glob(f"iceberg-spark-runtime-3.5_{SCALA_BINARY}-1.10.*.jar"))
-    if not found:
-        raise SetupError(f"no iceberg-spark-runtime-3.5_{SCALA_BINARY}-1.10.*.jar in {jars}")
-    return found[-1]
-
-
-def pyspark_jackson_jars() -> list[Path]:
-    jars = _package_dir("pyspark", "install pyspark 3.5") / "jars"
-    found: list[Path] = []
-    for name in JACKSON_JARS:
-        matches = sorted(jars.glob(f"{name}-2.*.jar"))
-        if not matches:
-            raise SetupError(f"pyspark's jars folder {jars} has no {name}-2.*.jar")
-        found.append(matches[-1])
-    return found
-
-
-def shaded_jackson_jar() -> Path:
-    """Path of the relocated Jackson jar in the cache (built or not)."""
-    version = pyspark_jackson_jars()[0].stem.rsplit("-", 1)[-1]
-    return cache_dir() / f"iceberg-shaded-jackson-{version}.jar"
-
-
-def find_jarjar() -> Path:
-    configured = os.environ.get("LAKEFRESH_JARJAR")
-    for candidate in ([configured] if configured else []) + list(JARJAR_CANDIDATES):
-        if candidate and Path(candidate).is_file():
-            return Path(candidate)
-    raise SetupError(
-        "jarjar is not installed: run `apt-get install libjarjar-java` (or set LAKEFRESH_JARJAR "
-        "to a jarjar jar), or provide Iceberg yourself with spark.jars: none / spark.packages"
-    )
-
-
-def build_shaded_jackson(force: bool = False) -> Path:
-    """Build the relocated Jackson jar once; return its path."""
-    target = shaded_jackson_jar()
-    if target.is_file() and not force:
-        return target
-    java = shutil.which("java")
-    if java is None:
-        raise SetupError("java is not on PATH: install a Java 17 runtime (openjdk-17-jre-headless)")
-    jarjar = find_jarjar()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
-        merged = Path(tmp) / "jackson-merged.jar"
-        _merge_jars(pyspark_jackson_jars(), merged)
-        rules = Path(tmp) / "rules.txt"
-        rules.write_text(RELOCATION_RULE + "\n", encoding="utf-8")
-        out = Path(tmp) / "shaded.jar"
-        proc = subprocess.run(
-            [java, "-jar", str(jarjar), "process", str(rules), str(merged), str(out)],
-            capture_output=True,
-            text=True,
-            check=False,
+    line = next((x for x in proc.stdout.splitlines() if x.startswith("LAKEFRESH-JARS ")), None)
+    if proc.returncode != 0 or line is None:
+        problem = [x for x in proc.stderr.splitlines() if "::" in x or "Exception" in x or "rror" in x]
+        raise SetupError(
+            f"could not resolve {', '.join(coordinates)} from Maven Central: "
+            + (" ".join(problem[-4:]) or proc.stderr.strip()[-500:])
+            + ". Provide the jars yourself with spark.jars (a list of files) or spark.jars: none."
         )
-        if proc.returncode != 0 or not out.is_file():
-            raise SetupError(f"jarjar failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
-        _check_relocated(out)
-        os.replace(out, target)  # atomic within one folder
-    return target
-
-
-def _merge_jars(jars: list[Path], out: Path) -> None:
-    """One jar of all classes; drops what cannot be relocated (module-info, multi-release, services)."""
-    seen: set[str] = set()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as merged:
-        for jar in jars:
-            with zipfile.ZipFile(jar) as source:
-                for item in source.infolist():
-                    name = item.filename
-                    skip = (
-                        name in seen
-                        or name.endswith("module-info.class")
-                        or name.startswith(("META-INF/versions/", "META-INF/services/"))
-                        or name.upper().endswith((".SF", ".RSA", ".DSA"))
-                    )
-                    if skip:
-                        continue
-                    seen.add(name)
-                    merged.writestr(item, source.read(name))
-
-
-def _check_relocated(jar: Path) -> None:
-    with zipfile.ZipFile(jar) as z:
-        names = z.namelist()
-    wanted = "org/apache/iceberg/shaded/com/fasterxml/jackson/databind/ObjectMapper.class"
-    if wanted not in names:
-        raise SetupError(f"the relocated jar {jar} lacks {wanted}")
-
-
-def bundled_jars() -> list[str]:
-    """Jars for `spark.jars: bundled`, building the relocated Jackson when missing."""
-    return [str(iceberg_runtime_jar()), str(build_shaded_jackson())]
+    files = [j.removeprefix("file://").removeprefix("file:") for j in json.loads(line.split(" ", 1)[1])]
+    manifest = _manifest(coordinates)
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", dir=manifest.parent, delete=False, encoding="utf-8") as out:
+        json.dump({"coordinates": coordinates, "jars": files}, out)
+    os.replace(out.name, manifest)  # atomic: never a half-written manifest
+    return files
 
 
 def main(argv: list[str] | None = None) -> int:
+    """`python -m lakefresh.lakehouse.jars [--force] [COORDINATE ...]`: resolve and print."""
     args = sys.argv[1:] if argv is None else argv
+    coordinates = [a for a in args if not a.startswith("--")] or [iceberg_runtime()]
     try:
-        if "--force" in args:
-            build_shaded_jackson(force=True)
-        for jar in bundled_jars():
+        for jar in resolve(coordinates, force="--force" in args):
             print(jar)
     except SetupError as exc:
         print(f"Error: {exc}", file=sys.stderr)

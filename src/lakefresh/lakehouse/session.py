@@ -5,7 +5,7 @@ environment:
 
 - `LAKEFRESH_SPARK_MASTER`: the master URL (local[2], spark://host:7077, yarn...)
 - `LAKEFRESH_WAREHOUSE`: the catalog's warehouse location
-- `LAKEFRESH_JARS`: `bundled`, `none`, or a comma-separated list of jars
+- `LAKEFRESH_JARS`: `maven`, `none`, or a comma-separated list of jars
 - `LAKEFRESH_SPARK_CONF`: a JSON object of further Spark settings, applied last
 """
 
@@ -37,6 +37,33 @@ def resolve_warehouse(catalog: CatalogConfig, base_dir: Path) -> str | None:
     return str(path if path.is_absolute() else (base_dir / path).resolve())
 
 
+def jar_settings(spark: SparkConfig) -> dict[str, str]:
+    """`spark.jars` / `spark.jars.packages` for the pipeline's choice of jars (no JVM needed).
+
+    `maven` (default): the pinned Iceberg runtime plus `packages`, as the files `lakefresh jars`
+    resolved them to, else as coordinates for Spark to resolve; `none`: only `extra_jars` and
+    `packages` (the platform provides Iceberg); a list: those files."""
+    jars_env = os.environ.get("LAKEFRESH_JARS")
+    jars: str | list[str] = spark.jars
+    if jars_env:
+        jars = jars_env if jars_env in {"maven", "bundled", "none"} else jars_env.split(",")
+    out: dict[str, str] = {}
+    files: list[str] = list(jars) if isinstance(jars, list) else []
+    packages = list(spark.packages)
+    if jars in ("maven", "bundled"):
+        packages = [jar_files.iceberg_runtime(spark.iceberg_version), *packages]
+        found = jar_files.resolved(packages)
+        if found is not None:
+            files, packages = found, []
+        else:
+            out["spark.jars.ivy"] = str(jar_files.ivy_dir())
+    if files or spark.extra_jars:
+        out["spark.jars"] = ",".join([*files, *spark.extra_jars])
+    if packages:
+        out["spark.jars.packages"] = ",".join(packages)
+    return out
+
+
 def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -> dict[str, str]:
     """Every Spark setting the session is built with, as plain strings (no JVM needed)."""
     settings: dict[str, str] = {
@@ -59,15 +86,7 @@ def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -
     for key, value in catalog.properties.items():
         settings[f"spark.sql.catalog.{catalog.name}.{key}"] = value
 
-    jars_env = os.environ.get("LAKEFRESH_JARS")
-    jars: str | list[str] = spark.jars
-    if jars_env:
-        jars = jars_env if jars_env in {"bundled", "none"} else jars_env.split(",")
-    chosen = jar_files.bundled_jars() if jars == "bundled" else jars if isinstance(jars, list) else []
-    if chosen or spark.extra_jars:
-        settings["spark.jars"] = ",".join([*chosen, *spark.extra_jars])
-    if spark.packages:
-        settings["spark.jars.packages"] = ",".join(spark.packages)
+    settings.update(jar_settings(spark))
 
     log_config = Path(__file__).with_name("log4j2.properties")
     if settings["spark.master"].startswith("local") and log_config.is_file():
