@@ -29,7 +29,12 @@ class CsvOptions(Model):
     delimiter: str = Field(",", description="Field separator (one character).")
     quote: str = Field('"', description="Quote character.")
     escape: str = Field('"', description='Escape character inside quotes ("" by default, RFC 4180).')
-    encoding: str = Field("UTF-8", description="File encoding. Undecodable bytes quarantine the row.")
+    encoding: str = Field(
+        "UTF-8",
+        description="File encoding: UTF-8, UTF-16, UTF-32 (a byte order mark gives the byte order "
+        "and is dropped), UTF-16LE, ISO-8859-1, windows-1252... Bytes that are not valid in it "
+        "quarantine their row.",
+    )
     null_value: str = Field("", description="The text that stands for NULL.")
     timestamp_format: str | None = Field(None, description="Spark datetime pattern for timestamps.")
     date_format: str | None = Field(None, description="Spark datetime pattern for dates.")
@@ -39,6 +44,17 @@ class CsvOptions(Model):
     def _one_char(cls, value: str) -> str:
         if len(value) != 1:
             raise ValueError(f"must be exactly one character, got {value!r}")
+        return value
+
+    @field_validator("encoding")
+    @classmethod
+    def _text_encoding(cls, value: str) -> str:
+        try:
+            "".encode(value)  # also refuses codecs that are not text encodings (rot13, base64)
+        except LookupError:
+            raise ValueError(
+                f"unknown encoding {value!r}; e.g. UTF-8, UTF-16, UTF-32, ISO-8859-1, windows-1252"
+            ) from None
         return value
 
 
@@ -69,7 +85,29 @@ class FilesSourceConfig(SourceBase):
         description="Column name to Spark type (string, int, bigint, double, decimal(10,2), date, "
         "timestamp, boolean...). Omitted: the target's types, else inferred from the batch.",
     )
+    timezone: str = Field(
+        "UTC",
+        description="The IANA time zone of timestamps written without an offset (2025-03-09 "
+        "10:00:00), e.g. Europe/Amsterdam; text with an offset or Z keeps it. Spark's session "
+        "time zone plays no part.",
+    )
     csv: CsvOptions = Field(default_factory=CsvOptions)  # type: ignore[arg-type]
+
+    @field_validator("timezone")
+    @classmethod
+    def _iana_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo
+
+        try:
+            if value in {"localtime", "posixrules", "Factory"}:  # files of the system, not zones
+                raise KeyError(value)
+            ZoneInfo(value)
+        except (ValueError, KeyError):  # ZoneInfoNotFoundError is a KeyError
+            raise ValueError(
+                f"unknown time zone {value!r}; give an IANA name such as UTC, Europe/Amsterdam, "
+                "America/New_York"
+            ) from None
+        return value
 
     @field_validator("schema_")
     @classmethod

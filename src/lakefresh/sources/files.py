@@ -5,6 +5,12 @@ cell count is wrong, whose value does not parse, or whose bytes are not valid in
 encoding gets a reason and goes to quarantine, never silently to NULL. Quoted fields may hold
 delimiters and newlines (the reader runs with `multiLine`).
 
+Every CSV file is decoded once in Python before Spark reads it (`text.scan`): its header, in the
+declared encoding with any byte order mark dropped, and the exact lines holding invalid bytes. A
+header must name every column of a declared `schema` (it may have more); one that does not
+refuses the batch, with the difference, before anything is written. Naive timestamps are read in
+the source's `timezone` (see `text`).
+
 Column types come from, in order: the source's `schema`, the target table's column, inference
 over the batch (Spark's CSV/JSON inference).
 
@@ -16,23 +22,31 @@ they were absent (`record`, the ordinal of the record in its file, is always exa
 from __future__ import annotations
 
 import csv
+import difflib
 import fnmatch
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
+from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.storage import FileEntry, Storage
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
+from lakefresh.sources.text import (
+    BAD_BYTES,
+    CORRUPT,
+    FILE_PATH,
+    Scan,
+    cast_strictly,
+    header_has_mark,
+    parse_type,
+    scan,
+)
+from lakefresh.sources.text import quote as _q
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameReader
     from pyspark.sql.types import DataType, StructType
-
-CORRUPT = "_lf_corrupt"
-REPLACEMENT_CHAR = "\ufffd"
 
 
 class FilesSource:
@@ -129,9 +143,11 @@ class FilesSource:
         from pyspark.sql.types import StringType, StructField, StructType
 
         opts = self.config.csv
+        scans = {path: self._scan(path) for path in ref.files}
         groups: dict[tuple[str, ...], list[str]] = {}
         for path in ref.files:
-            groups.setdefault(self._header(path), []).append(path)
+            groups.setdefault(self._header(path, scans[path]), []).append(path)
+        bad_lines = [(self.storage.uri(p), line) for p, found in scans.items() for line in found.bad_lines]
 
         frames = []
         for header, paths in groups.items():
@@ -146,6 +162,8 @@ class FilesSource:
                 .option("enforceSchema", True)
             )
             raw = reader.csv(list(paths))
+            if bad_lines:
+                raw = raw.withColumn(FILE_PATH, F.col("_metadata.file_path"))
             frames.append(number_records(raw, list(header), header_lines=int(opts.header)))
         text = frames[0]
         for frame in frames[1:]:
@@ -157,7 +175,10 @@ class FilesSource:
             F.col(CORRUPT).isNotNull(),
             F.lit(f"wrong number of cells: expected {len(columns)} ({', '.join(columns)})"),
         )
-        bad_bytes = bad_encoding(columns) if opts.encoding.upper().replace("-", "") == "UTF8" else None
+        bad_bytes = None
+        if bad_lines:
+            text = self._mark_bad_bytes(text, columns, bad_lines)
+            bad_bytes = F.col(BAD_BYTES)
         raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(_q(c)) for c in columns])))
         typed = cast_strictly(
             text,
@@ -166,8 +187,26 @@ class FilesSource:
             raw=raw_col,
             timestamp_format=opts.timestamp_format,
             date_format=opts.date_format,
+            timezone=self.config.timezone,
         )
         return typed
+
+    def _mark_bad_bytes(
+        self, text: DataFrame, columns: list[str], bad_lines: list[tuple[str, int]]
+    ) -> DataFrame:
+        """Give the reason to the records whose lines [line, line + span) hold a bad line."""
+        from pyspark.sql import functions as F
+
+        bad = self.spark.createDataFrame(bad_lines, f"{FILE_PATH} string, _lf_at bigint")
+        last = F.col(LINE_COLUMN) + record_span(columns) - 1
+        hits = (
+            text.select(FILE_PATH, LINE_COLUMN, F.explode(F.sequence(LINE_COLUMN, last)).alias("_lf_at"))
+            .join(bad, [FILE_PATH, "_lf_at"], "left_semi")
+            .select(FILE_PATH, LINE_COLUMN)
+            .distinct()
+            .withColumn(BAD_BYTES, F.lit(f"bytes that are not valid {self.config.csv.encoding}"))
+        )
+        return text.join(hits, [FILE_PATH, LINE_COLUMN], "left").select(*text.columns, BAD_BYTES)
 
     def _csv_reader(self) -> DataFrameReader:
         """Spark's CSV reader with this source's dialect; multiLine so quoted newlines work."""
@@ -182,20 +221,47 @@ class FilesSource:
             .option("nullValue", opts.null_value)
         )
 
-    def _header(self, path: str) -> tuple[str, ...]:
+    def _scan(self, path: str) -> Scan:
+        with self.storage.chunks(path) as chunks:
+            return scan(chunks, self.config.csv.encoding, self._name(path))
+
+    def _header(self, path: str, found: Scan) -> tuple[str, ...]:
         opts = self.config.csv
+        declared = self.config.schema_
         if not opts.header:
-            if not self.config.schema_:
+            if not declared:
                 raise SourceError("csv.header: false needs a declared `schema` to name the columns")
-            return tuple(self.config.schema_)
-        line = self.storage.first_line(path, opts.encoding)
+            return tuple(declared)
+        name = self._name(path)
+        line = found.header
         if line is None:
             raise SourceError(f"{path}: the file is empty; a CSV batch needs at least its header")
+        if header_has_mark(line):
+            raise SourceError(f"the header of {name} has bytes that are not valid {opts.encoding}")
+        if "\x00" in line:
+            raise SourceError(
+                f"the header of {name} holds NUL characters, as a UTF-16 or UTF-32 file read as "
+                f"{opts.encoding} does; declare its csv.encoding"
+            )
         names = next(csv.reader([line], delimiter=opts.delimiter, quotechar=opts.quote))
         names = [n.strip() for n in names]
         if any(not n for n in names) or len(set(names)) != len(names):
             raise SourceError(f"{path}: the header must name every column once, got {names}")
+        missing = [c for c in declared or {} if c not in names]
+        if missing:
+            extra = [n for n in names if n not in (declared or {})]
+            raise SourceError(
+                f"the header of {name} lacks declared column(s) {_spelled(missing, extra)}; "
+                f"header: {', '.join(names)}"
+            )
         return tuple(names)
+
+    def _name(self, path: str) -> str:
+        """A file as the user knows it: its path under the source folder (`b2.csv`,
+        `2025-01-01/part-0.csv`)."""
+        folder = self.path.rstrip("/") + "/"
+        at = path.find(folder)
+        return path[at + len(folder) :] if at >= 0 else path
 
     def _read_json(self, ref: BatchRef, target_schema: StructType | None) -> DataFrame:
         from pyspark.sql import functions as F
@@ -213,7 +279,9 @@ class FilesSource:
         types = self._column_types(columns, target_schema, ref, "json")
         malformed = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed JSON record"))
         raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(_q(c)) for c in columns])))
-        return cast_strictly(numbered, types, first_reasons=[malformed], raw=raw_col)
+        return cast_strictly(
+            numbered, types, first_reasons=[malformed], raw=raw_col, timezone=self.config.timezone
+        )
 
     def _read_parquet(self, ref: BatchRef, target_schema: StructType | None) -> DataFrame:
         from pyspark.sql import functions as F
@@ -234,7 +302,7 @@ class FilesSource:
         declared = self.config.schema_ or {}
         types = {c: parse_type(declared[c]) for c in columns if c in declared}
         raw_col = F.to_json(F.struct(*[F.col(_q(c)) for c in columns]))
-        return cast_strictly(numbered, types, first_reasons=[], raw=raw_col)
+        return cast_strictly(numbered, types, first_reasons=[], raw=raw_col, timezone=self.config.timezone)
 
     def _column_types(
         self, columns: list[str], target_schema: StructType | None, ref: BatchRef, fmt: str
@@ -277,14 +345,11 @@ def number_records(raw: DataFrame, columns: list[str], header_lines: int) -> Dat
     with_file = raw.withColumn(FILE_COLUMN, F.input_file_name()).withColumn(
         "_lf_order", F.monotonically_increasing_id()
     )
-    newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
-        sum((F.coalesce(_count_newlines(F.col(_q(c))), F.lit(0)) for c in columns), F.lit(0))
-    )
     in_file = Window.partitionBy(FILE_COLUMN).orderBy("_lf_order")
     before = in_file.rowsBetween(Window.unboundedPreceding, -1)
     return (
         with_file.withColumn(RECORD_COLUMN, F.row_number().over(in_file).cast("bigint"))
-        .withColumn("_lf_span", newlines + 1)
+        .withColumn("_lf_span", record_span(columns))
         .withColumn(
             LINE_COLUMN,
             (F.coalesce(F.sum("_lf_span").over(before), F.lit(0)) + header_lines + 1).cast("bigint"),
@@ -293,71 +358,23 @@ def number_records(raw: DataFrame, columns: list[str], header_lines: int) -> Dat
     )
 
 
-# --- strict casting --------------------------------------------------------------------------
-
-
-def cast_strictly(
-    df: DataFrame,
-    types: dict[str, DataType],
-    first_reasons: list[Column | None],
-    raw: Column,
-    timestamp_format: str | None = None,
-    date_format: str | None = None,
-    parsers: dict[str, Callable[[Column], Column]] | None = None,
-) -> DataFrame:
-    """Cast each column to its type; a value that is present but does not parse gives a reason.
-    `parsers` turn the text of some columns into their type instead of a cast."""
+def record_span(columns: list[str]) -> Column:
+    """The physical lines a record takes: 1 + the newlines in its values (or its raw text)."""
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
-    casts: dict[str, Column] = {}
-    reasons: list[Column] = [r for r in first_reasons if r is not None]
-    for column, type_ in types.items():
-        source = F.col(_q(column))
-        if df.schema[column].dataType == type_:
-            continue
-        if parsers and column in parsers:
-            cast = parsers[column](source)
-        elif isinstance(type_, T.TimestampType) and timestamp_format:
-            cast = F.to_timestamp(source, timestamp_format)
-        elif isinstance(type_, T.DateType) and date_format:
-            cast = F.to_date(source, date_format)
-        elif isinstance(df.schema[column].dataType, T.StringType) and isinstance(
-            type_, T.IntegralType | T.FractionalType | T.DecimalType
-        ):
-            cast = F.trim(source).cast(type_)
-        else:
-            cast = source.cast(type_)
-        casts[column] = cast
-        reasons.append(
-            F.when(
-                source.isNotNull() & cast.isNull(),
-                F.concat(
-                    F.lit(f"{column}: '"),
-                    source.cast("string"),
-                    F.lit(f"' is not a valid {type_.simpleString()}"),
-                ),
-            )
-        )
-    reason = F.concat_ws("; ", *reasons) if reasons else F.lit("")
-    out = df.select(
-        *[casts.get(c, F.col(_q(c))).alias(c) for c in df.columns if c != CORRUPT],
-        F.when(reason != "", reason).alias(REASON_COLUMN),
-        raw.alias(RAW_COLUMN),
+    newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
+        sum((F.coalesce(_count_newlines(F.col(_q(c))), F.lit(0)) for c in columns), F.lit(0))
     )
-    return out
+    return newlines + 1
 
 
-def bad_encoding(columns: list[str]) -> Column | None:
-    from pyspark.sql import functions as F
-
-    if not columns:
-        return None
-    tests = [F.coalesce(F.instr(F.col(_q(c)), REPLACEMENT_CHAR) > 0, F.lit(False)) for c in columns]
-    hit = tests[0]
-    for test in tests[1:]:
-        hit = hit | test
-    return F.when(hit, F.lit("bytes that are not valid UTF-8"))
+def _spelled(missing: list[str], candidates: list[str]) -> str:
+    """'name' (did you mean 'nmae'?), 'amount'"""
+    out = []
+    for column in missing:
+        near = difflib.get_close_matches(column, candidates, n=1, cutoff=0.6)
+        out.append(repr(column) + (f" (did you mean {near[0]!r}?)" if near else ""))
+    return ", ".join(out)
 
 
 def _count_newlines(column: Column) -> Column:
@@ -366,16 +383,8 @@ def _count_newlines(column: Column) -> Column:
     return F.length(column) - F.length(F.regexp_replace(column, "\n", ""))
 
 
-def parse_type(name: str) -> DataType:
-    return parse_schema(f"x {name}").fields[0].dataType
-
-
 def _ddl(schema: dict[str, str]) -> str:
     return ", ".join(f"{_q(c)} {t}" for c, t in schema.items())
-
-
-def _q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def _hidden(name: str) -> bool:

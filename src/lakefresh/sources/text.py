@@ -1,0 +1,303 @@
+"""Text in source files: bytes decoded in the declared encoding and checked exactly, and text
+values cast strictly to their column types (timestamps in the source's time zone).
+
+Decoding. A file may start with a byte order mark (BOM). It is dropped when it agrees with the
+declared encoding: the UTF-8 mark with `UTF-8`; the UTF-16 marks with `UTF-16` (the mark gives the
+byte order), `UTF-16LE` or `UTF-16BE` of that order; the same for UTF-32. Without a mark, `UTF-16`
+and `UTF-32` are big-endian, as Java (and so Spark) reads them. A mark that disagrees with the
+declared encoding (a UTF-16 file declared UTF-8, or any mark with a non-Unicode encoding) refuses
+the file: reading on would turn every value into garbage.
+
+Invalid bytes are found exactly, by decoding every byte once with Python's strict decoder of the
+declared encoding: Spark replaces them with U+FFFD, so a U+FFFD in a value cannot tell them from a
+genuine U+FFFD. `scan` returns the physical lines (1-based, counting `\\n`) that hold them.
+
+Timestamps. Text with an explicit zone (`Z`, `+01:00`, ` UTC`, ` Europe/Paris`) keeps it. Naive
+text (`2025-01-01 10:00:00`, a date alone) is a wall-clock time in the source's `timezone`; it
+becomes an instant without Spark's session time zone: its fields are read as TIMESTAMP_NTZ and
+the instant built with `make_timestamp` and `to_utc_timestamp`, which take the zone as an
+argument. A wall-clock time that the zone skips (clocks set forward, e.g. 02:30 on the day
+daylight saving time starts) has no instant: its row is quarantined. One that occurs twice (clocks
+set back) takes the earlier instant, the one of the offset before the change (daylight time).
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lakefresh.columns import RAW_COLUMN, REASON_COLUMN
+from lakefresh.errors import SourceError
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import DataType
+
+CORRUPT = "_lf_corrupt"  # the CSV/JSON reader's column for records it cannot parse
+FILE_PATH = "_lf_path"  # a file's path as `_metadata.file_path` spells it (a URI)
+BAD_BYTES = "_lf_bad_bytes"  # the reason of records holding invalid bytes
+SCRATCH_COLUMNS = (CORRUPT, FILE_PATH, BAD_BYTES)  # helper columns never returned by cast_strictly
+REPLACEMENT_CHAR = "\ufffd"
+
+# --- decoding ----------------------------------------------------------------------------------
+
+# Longest first: the UTF-32LE mark begins with the UTF-16LE one.
+BOMS = (
+    (codecs.BOM_UTF32_LE, "UTF-32LE"),
+    (codecs.BOM_UTF32_BE, "UTF-32BE"),
+    (codecs.BOM_UTF8, "UTF-8"),
+    (codecs.BOM_UTF16_LE, "UTF-16LE"),
+    (codecs.BOM_UTF16_BE, "UTF-16BE"),
+)
+# Python's codec for what a mark says, by the declared codecs that accept it.
+_BOM_CODECS = {
+    "UTF-8": ("utf-8", {"utf-8"}),
+    "UTF-16LE": ("utf-16-le", {"utf-16", "utf-16-le"}),
+    "UTF-16BE": ("utf-16-be", {"utf-16", "utf-16-be"}),
+    "UTF-32LE": ("utf-32-le", {"utf-32", "utf-32-le"}),
+    "UTF-32BE": ("utf-32-be", {"utf-32", "utf-32-be"}),
+}
+_JAVA_DEFAULT_ORDER = {"utf-16": "utf-16-be", "utf-32": "utf-32-be"}  # no mark: big-endian
+
+# An invalid byte sequence decodes to a lone surrogate, which no valid decoding yields.
+_MARK = "\udcff"
+
+
+def _mark(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    return _MARK, error.end
+
+
+codecs.register_error("lakefresh.mark", _mark)
+
+
+def codec_name(encoding: str) -> str:
+    """Python's name of a text encoding (`utf-16-le` for UTF-16LE).
+
+    Raises:
+        LookupError: Python knows no text encoding of that name.
+    """
+    "".encode(encoding)  # refuses codecs that are not text encodings (rot13, base64)
+    return codecs.lookup(encoding).name
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What one pass over a file's bytes found."""
+
+    header: str | None  # the first line, without its line break; None for an empty file
+    bad_lines: tuple[int, ...]  # physical lines (1-based) holding bytes that are not valid
+
+
+def scan(chunks: Iterable[bytes], encoding: str, where: str) -> Scan:
+    """Decode a file's bytes (in chunks of any size) strictly: its first line, and the lines
+    that hold invalid bytes.
+
+    Raises:
+        SourceError: the file starts with a byte order mark the declared encoding does not take.
+    """
+    stream = iter(chunks)
+    head = b""
+    for chunk in stream:  # enough bytes to see any byte order mark
+        head += chunk
+        if len(head) >= 4:
+            break
+    codec, skip = _decoding(head, encoding, where)
+    decoder = codecs.getincrementaldecoder(codec)(errors="lakefresh.mark")
+    state = _Lines()
+    state.feed(decoder.decode(head[skip:]))
+    for chunk in stream:
+        state.feed(decoder.decode(chunk))
+    state.feed(decoder.decode(b"", final=True))
+    header = None if not head else "".join(state.header).removesuffix("\r")
+    return Scan(header, tuple(state.bad))
+
+
+def _decoding(head: bytes, encoding: str, where: str) -> tuple[str, int]:
+    """Python's codec for the bytes after the byte order mark, and the mark's length."""
+    declared = codec_name(encoding)
+    for bom, name in BOMS:
+        if head.startswith(bom):
+            codec, accepted = _BOM_CODECS[name]
+            if declared not in accepted:
+                family = name.removesuffix("LE").removesuffix("BE")
+                raise SourceError(
+                    f"{where} starts with a {name} byte order mark, but csv.encoding is "
+                    f"{encoding}; declare csv.encoding: {family}"
+                )
+            return codec, len(bom)
+    return _JAVA_DEFAULT_ORDER.get(declared, declared), 0
+
+
+class _Lines:
+    """Counts lines over decoded text and notes the first line and those with a mark."""
+
+    def __init__(self) -> None:
+        self.line = 1
+        self.header: list[str] = []
+        self.in_header = True
+        self.bad: list[int] = []
+
+    def feed(self, text: str) -> None:
+        if self.in_header:
+            end = text.find("\n")
+            self.header.append(text if end < 0 else text[:end])
+            self.in_header = end < 0
+        at = text.find(_MARK)
+        if at < 0:
+            self.line += text.count("\n")
+            return
+        cursor = 0
+        while at >= 0:
+            self.line += text.count("\n", cursor, at)
+            cursor = at
+            if not self.bad or self.bad[-1] != self.line:
+                self.bad.append(self.line)
+            at = text.find(_MARK, at + 1)
+        self.line += text.count("\n", cursor)
+
+
+def header_has_mark(header: str) -> bool:
+    return _MARK in header
+
+
+# --- strict casting ----------------------------------------------------------------------------
+
+# Naive date-time text as Spark casts it (date, then optional time); no zone after it.
+NAIVE_TEXT = r"^\s*[+-]?\d{4,}(-\d{1,2}(-\d{1,2}([ T](\d{1,2}(:\d{1,2}(:\d{1,2}(\.\d*)?)?)?)?)?)?)?\s*$"
+# A date and a time, which an explicit zone may follow.
+DATED_TEXT = r"^\s*[+-]?\d{4,}-\d{1,2}-\d{1,2}[ T]\d"
+UTC_NAMES = {"UTC", "Etc/UTC"}
+
+
+def has_zone(pattern: str) -> bool:
+    """Whether a Spark datetime pattern reads a zone or an offset (V, z, O, X, x, Z outside quotes)."""
+    unquoted = re.sub(r"'[^']*'", "", pattern)
+    return any(letter in unquoted for letter in "VzOXxZ")
+
+
+def cast_strictly(
+    df: DataFrame,
+    types: dict[str, DataType],
+    first_reasons: list[Column | None],
+    raw: Column,
+    timestamp_format: str | None = None,
+    date_format: str | None = None,
+    parsers: dict[str, Callable[[Column], Column]] | None = None,
+    timezone: str = "UTC",
+) -> DataFrame:
+    """Cast each column to its type; a value that is present but does not parse gives a reason.
+    `parsers` turn the text of some columns into their type instead of a cast. Naive timestamps
+    are read in `timezone` (see the module's docstring)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    casts: dict[str, Column] = {}
+    reasons: list[Column] = [r for r in first_reasons if r is not None]
+    for column, type_ in types.items():
+        source = F.col(quote(column))
+        source_type = df.schema[column].dataType
+        if source_type == type_:
+            continue
+        problem = None
+        if parsers and column in parsers:
+            cast = parsers[column](source)
+        elif isinstance(type_, T.TimestampType) and isinstance(
+            source_type, T.StringType | T.DateType | T.TimestampNTZType
+        ):
+            cast, gap = to_instant(source, source_type, timezone, timestamp_format)
+            if gap is not None:
+                problem = F.when(
+                    gap,
+                    F.concat(
+                        F.lit(f"{column}: '"),
+                        source.cast("string"),
+                        F.lit(f"' does not exist in {timezone} (daylight saving gap)"),
+                    ),
+                )
+        elif isinstance(type_, T.DateType) and date_format:
+            cast = F.to_date(source, date_format)
+        elif isinstance(source_type, T.StringType) and isinstance(
+            type_, T.IntegralType | T.FractionalType | T.DecimalType
+        ):
+            cast = F.trim(source).cast(type_)
+        else:
+            cast = source.cast(type_)
+        casts[column] = cast
+        invalid = F.when(
+            source.isNotNull() & cast.isNull(),
+            F.concat(
+                F.lit(f"{column}: '"),
+                source.cast("string"),
+                F.lit(f"' is not a valid {type_.simpleString()}"),
+            ),
+        )
+        reasons.append(invalid if problem is None else F.coalesce(problem, invalid))
+    reason = F.concat_ws("; ", *reasons) if reasons else F.lit("")
+    return df.select(
+        *[casts.get(c, F.col(quote(c))).alias(c) for c in df.columns if c not in SCRATCH_COLUMNS],
+        F.when(reason != "", reason).alias(REASON_COLUMN),
+        raw.alias(RAW_COLUMN),
+    )
+
+
+def to_instant(
+    source: Column, source_type: DataType, zone: str, timestamp_format: str | None
+) -> tuple[Column, Column | None]:
+    """A timestamp (an instant) from text, a date or a TIMESTAMP_NTZ, whatever the session's time
+    zone; and, unless the zone is UTC, the condition that the wall-clock time does not exist in
+    the zone (the instant is then NULL)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    zoned: Column | None = None
+    if not isinstance(source_type, T.StringType):
+        wall = source.cast("timestamp_ntz")
+    elif timestamp_format and has_zone(timestamp_format):
+        return F.to_timestamp(source, timestamp_format), None  # the text gives its zone
+    elif timestamp_format:
+        wall = F.to_timestamp_ntz(source, F.lit(timestamp_format))
+    else:
+        naive = source.rlike(NAIVE_TEXT)
+        wall = F.when(naive, source.cast("timestamp_ntz"))
+        zoned = F.when(~naive & source.rlike(DATED_TEXT), source.cast("timestamp"))
+    seconds = F.date_part(F.lit("SECOND"), wall)  # with the fraction: decimal(8,6)
+    fields = (F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall), F.minute(wall), seconds)
+    as_utc = F.make_timestamp(*fields, F.lit("UTC"))  # the wall-clock time, read in UTC
+    gap = None
+    if zone in UTC_NAMES:
+        instant = as_utc
+    else:
+        shifted = F.to_utc_timestamp(as_utc, zone)  # a skipped time moves forward here: caught below
+        gap = F.from_utc_timestamp(shifted, zone) != as_utc
+        instant = F.when(~gap, shifted)
+    return (instant if zoned is None else F.coalesce(instant, zoned)), gap
+
+
+def bad_encoding(columns: list[str]) -> Column | None:
+    """Rows with U+FFFD in a value, as bytes that are not valid UTF-8: a heuristic (a genuine
+    U+FFFD counts too) kept for the `synapse_link` source; `files` checks the bytes exactly."""
+    from pyspark.sql import functions as F
+
+    if not columns:
+        return None
+    tests = [F.coalesce(F.instr(F.col(quote(c)), REPLACEMENT_CHAR) > 0, F.lit(False)) for c in columns]
+    hit = tests[0]
+    for test in tests[1:]:
+        hit = hit | test
+    return F.when(hit, F.lit("bytes that are not valid UTF-8"))
+
+
+def parse_type(name: str) -> DataType:
+    from lakefresh.lakehouse.session import parse_schema
+
+    return parse_schema(f"x {name}").fields[0].dataType
+
+
+def quote(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"
+
