@@ -1,17 +1,22 @@
 .DEFAULT_GOAL := help
-.PHONY: help setup test-setup demo test lint unit bench clean
+.PHONY: help setup test-setup test-spark3.5 demo test lint unit bench clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-setup: ## create .venv, install lakefresh, resolve the Iceberg runtime from Maven Central (idempotent)
+setup: ## create .venv (Spark 4.1), install lakefresh, resolve the Iceberg runtime from Maven Central
 	@bash scripts/setup.sh
 
 demo: setup ## run the example pipeline on freshly generated data
 	@bash examples/orders/demo.sh
 
-test: test-setup lint ## lint, then every test on real Spark + Iceberg (and PostgreSQL)
+test: test-setup lint ## lint, every test on Spark 4.1, then the contract suites on Spark 3.5
 	.venv/bin/pytest
+	@$(MAKE) --no-print-directory test-spark3.5
+
+test-spark3.5: ## the contract suites (every strategy, every source) on the other Spark line, 3.5
+	@LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh
+	.venv-spark3.5/bin/pytest tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py
 
 test-setup: ## setup, plus the PostgreSQL server and the JDBC driver (Maven Central) the tests use
 	@LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh

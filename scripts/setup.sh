@@ -6,11 +6,17 @@
 #                              spark.jars: none in the pipeline); LAKEFRESH_NO_BUNDLED_JARS=1 too
 #   LAKEFRESH_TEST_SERVICES=1  also what the tests use: a PostgreSQL server (Debian's postgresql)
 #                              and its JDBC driver from Maven Central; `make test` sets it
-#   PYTHON=python3.11          the interpreter for .venv
+#   LAKEFRESH_SPARK=3.5        the other supported Spark line (default 4.1), in .venv-spark3.5
+#   PYTHON=python3.11          the interpreter for the virtual environment
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
+default_line=4.1
+line=${LAKEFRESH_SPARK:-$default_line}
+case "$line" in 4.1|3.5) ;; *) echo "setup: LAKEFRESH_SPARK must be 4.1 or 3.5, got $line" >&2; exit 2;; esac
+venv=.venv
+[ "$line" = "$default_line" ] || venv=".venv-spark$line"
 jars=1
 [ "${LAKEFRESH_NO_JARS:-0}" = 1 ] && jars=0
 [ "${LAKEFRESH_NO_BUNDLED_JARS:-0}" = 1 ] && jars=0
@@ -28,14 +34,14 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# 2. The virtual environment, reinstalled only when pyproject.toml changes.
-stamp=.venv/.lakefresh-installed
-want=$(sha256sum pyproject.toml | cut -d' ' -f1)
-if [ ! -x .venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing lakefresh into .venv"
-  [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+# 2. The virtual environment (Spark line $line), reinstalled only when pyproject.toml changes.
+stamp=$venv/.lakefresh-installed
+want="$(sha256sum pyproject.toml | cut -d' ' -f1) spark$line"
+if [ ! -x $venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing lakefresh with Spark $line into $venv"
+  [ -x $venv/bin/python ] || "$PYTHON" -m venv $venv
   # pip's notes about unused local index folders are noise here
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]" \
+  $venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,spark${line//./}]" \
     2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   echo "$want" > "$stamp"
 fi
@@ -43,9 +49,9 @@ fi
 # 3. The jars, resolved once from Maven Central by Spark's own resolution (cached; see
 #    `lakefresh jars --help`). The tests' sessions also load PostgreSQL's JDBC driver.
 if [ "$jars" = 1 ]; then
-  .venv/bin/lakefresh jars >/dev/null
+  $venv/bin/lakefresh jars >/dev/null
   if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
-    .venv/bin/lakefresh jars --package "$(.venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')" >/dev/null
+    $venv/bin/lakefresh jars --package "$($venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')" >/dev/null
   fi
 fi
-echo "setup: ready"
+echo "setup: ready ($venv, Spark $line)"

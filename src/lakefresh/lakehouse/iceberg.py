@@ -331,7 +331,7 @@ class IcebergBackend:
     def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
         reader = self.spark.read.format("iceberg")
         if snapshot_id is not None:
-            reader = reader.option("snapshot-id", str(snapshot_id))
+            reader = reader.option("versionAsOf", str(snapshot_id))  # Spark's time travel, every line
         return reader.load(self.qualified(table).replace("`", ""))
 
     def append(self, table: str, df: DataFrame) -> None:

@@ -1,7 +1,8 @@
 """JVM dependencies the way Spark users get them: Maven coordinates of the official artifacts,
 resolved from Maven Central by Spark's own resolution (Ivy, `spark.jars.packages`).
 
-The versions are pinned here and nowhere else; a pipeline overrides the Iceberg version with
+The versions are pinned here (`LINES`, one entry per supported Spark line; the installed
+pyspark says which) and nowhere else; a pipeline overrides the Iceberg version with
 `spark.iceberg_version` and adds coordinates with `spark.packages`.
 
 - `lakefresh jars` (run by `scripts/setup.sh`) resolves them once: a short-lived JVM with
@@ -25,14 +26,49 @@ import os
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 
 from lakefresh.errors import SetupError
 
-SPARK_LINE = "3.5"
-SCALA_BINARY = "2.12"
-ICEBERG_VERSION = "1.10.2"
+
+@dataclass(frozen=True)
+class SparkLine:
+    """A Spark release line and the official runtimes built for it (Maven Central)."""
+
+    spark: str  # "4.1"
+    scala: str  # Scala binary version of Spark's own build: 2.13 from Spark 4 on
+    iceberg: str  # iceberg-spark-runtime-<spark>_<scala>
+    delta: str  # delta-spark_<scala>, built against this line
+
+
+# The newest Spark 4 line for which Iceberg and Delta both publish runtimes is the default;
+# Spark 3.5 stays supported. Checked against Maven Central on 2026-11-24: Iceberg's newest
+# runtime line is 4.1 (1.11.0, 1.12.0), Delta 4.2.0-4.3.1 build against Spark 4.1.0
+# (Delta 4.4 moved to Spark 4.2, for which Iceberg has no runtime yet).
+LINES = {
+    "4.1": SparkLine(spark="4.1", scala="2.13", iceberg="1.12.0", delta="4.3.1"),
+    "3.5": SparkLine(spark="3.5", scala="2.12", iceberg="1.10.2", delta="3.3.3"),
+}
+DEFAULT_LINE = "4.1"
 POSTGRESQL_VERSION = "42.7.4"
+
+
+def spark_line(version: str | None = None) -> SparkLine:
+    """The line of the installed pyspark (or of `version`), read from its metadata: no JVM."""
+    if version is None:
+        try:
+            version = metadata.version("pyspark")
+        except metadata.PackageNotFoundError:
+            version = DEFAULT_LINE
+    line = ".".join(version.split(".")[:2])
+    if line not in LINES:
+        raise SetupError(
+            f"Spark {version} is not a supported line (supported: {', '.join(sorted(LINES))}); "
+            "install one of them, or provide the jars yourself with spark.jars"
+        )
+    return LINES[line]
 
 # Runs in a JVM of its own: Spark resolves the coordinates, and says which files it got.
 _RESOLVE = """
@@ -47,10 +83,17 @@ session.stop()
 """
 
 
-def iceberg_runtime(version: str | None = None) -> str:
-    """The official Iceberg runtime for this Spark line and Scala version."""
-    artifact = f"iceberg-spark-runtime-{SPARK_LINE}_{SCALA_BINARY}"
-    return f"org.apache.iceberg:{artifact}:{version or ICEBERG_VERSION}"
+def iceberg_runtime(version: str | None = None, line: SparkLine | None = None) -> str:
+    """The official Iceberg runtime for the installed Spark line and its Scala version."""
+    line = line or spark_line()
+    artifact = f"iceberg-spark-runtime-{line.spark}_{line.scala}"
+    return f"org.apache.iceberg:{artifact}:{version or line.iceberg}"
+
+
+def delta_runtime(version: str | None = None, line: SparkLine | None = None) -> str:
+    """Delta Lake for the installed Spark line (delta-storage comes as its dependency)."""
+    line = line or spark_line()
+    return f"io.delta:delta-spark_{line.scala}:{version or line.delta}"
 
 
 def postgresql_driver(version: str | None = None) -> str:

@@ -73,6 +73,9 @@ def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
+        # Spark 4's default on every line: an overflow or a bad cast in a transform is an error,
+        # never a silent NULL (lakefresh's own parsing uses TRY casts: lakehouse/functions.py)
+        "spark.sql.ansi.enabled": "true",
         "spark.sql.shuffle.partitions": "8",
         "spark.sql.adaptive.enabled": "true",
         f"spark.sql.catalog.{catalog.name}": "org.apache.iceberg.spark.SparkCatalog",

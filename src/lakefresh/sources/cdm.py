@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.functions import try_to_timestamp
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
@@ -110,6 +111,6 @@ def _timestamp(text: Column) -> Column:
     from pyspark.sql import functions as F
 
     trimmed = F.trim(text)
-    us_style = F.to_timestamp(F.concat(trimmed, F.lit(" +00:00")), US_TIMESTAMP)
+    us_style = try_to_timestamp(F.concat(trimmed, F.lit(" +00:00")), US_TIMESTAMP)
     zoned = F.when(trimmed.rlike(ZONE_SUFFIX), trimmed).otherwise(F.concat(trimmed, F.lit("Z")))
-    return F.coalesce(us_style, zoned.cast("timestamp"))
+    return F.coalesce(us_style, try_to_timestamp(zoned))

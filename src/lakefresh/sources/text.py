@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import RAW_COLUMN, REASON_COLUMN
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.functions import try_cast, try_to_date, try_to_timestamp
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -220,13 +221,13 @@ def cast_strictly(
                     ),
                 )
         elif isinstance(type_, T.DateType) and date_format:
-            cast = F.to_date(source, date_format)
+            cast = try_to_date(source, date_format)
         elif isinstance(source_type, T.StringType) and isinstance(
             type_, T.IntegralType | T.FractionalType | T.DecimalType
         ):
-            cast = F.trim(source).cast(type_)
+            cast = try_cast(F.trim(source), type_)
         else:
-            cast = source.cast(type_)
+            cast = try_cast(source, type_)
         casts[column] = cast
         invalid = F.when(
             source.isNotNull() & cast.isNull(),
@@ -258,13 +259,15 @@ def to_instant(
     if not isinstance(source_type, T.StringType):
         wall = source.cast("timestamp_ntz")
     elif timestamp_format and has_zone(timestamp_format):
-        return F.to_timestamp(source, timestamp_format), None  # the text gives its zone
+        return try_to_timestamp(source, timestamp_format), None  # the text gives its zone
     elif timestamp_format:
-        wall = F.to_timestamp_ntz(source, F.lit(timestamp_format))
+        # to_timestamp_ntz has no TRY form on 3.5: it runs only where the text parses
+        parses = try_to_timestamp(source, timestamp_format).isNotNull()
+        wall = F.when(parses, F.to_timestamp_ntz(source, F.lit(timestamp_format)))
     else:
         naive = source.rlike(NAIVE_TEXT)
-        wall = F.when(naive, source.cast("timestamp_ntz"))
-        zoned = F.when(~naive & source.rlike(DATED_TEXT), source.cast("timestamp"))
+        wall = F.when(naive, try_cast(source, T.TimestampNTZType()))
+        zoned = F.when(~naive & source.rlike(DATED_TEXT), try_cast(source, T.TimestampType()))
     seconds = F.date_part(F.lit("SECOND"), wall)  # with the fraction: decimal(8,6)
     fields = (F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall), F.minute(wall), seconds)
     as_utc = F.make_timestamp(*fields, F.lit("UTC"))  # the wall-clock time, read in UTC

@@ -39,6 +39,7 @@ from lakefresh.columns import (
 )
 from lakefresh.config.strategies import KeyStrategyConfig
 from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.lakehouse.functions import try_to_timestamp
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
@@ -96,7 +97,7 @@ class KeyStrategy:
             and c != (cfg.delete.column if cfg.delete else None)
         ]
         record_date = (
-            F.col(q(cfg.date_column)).cast("timestamp")
+            try_to_timestamp(F.col(q(cfg.date_column)))
             if cfg.date_column
             else F.lit(ctx.batch_time).cast("timestamp")
         )

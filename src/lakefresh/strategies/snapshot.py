@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING
 from lakefresh.columns import BATCH_ID_COLUMN, SYSTEM_PREFIX
 from lakefresh.config.strategies import SnapshotStrategyConfig
 from lakefresh.errors import SchemaError
+from lakefresh.lakehouse.functions import try_to_timestamp
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
@@ -109,7 +110,7 @@ class SnapshotStrategy:
         self._check_names(columns)
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
-            event_time = F.col(q(cfg.event_time)).cast("timestamp")
+            event_time = try_to_timestamp(F.col(q(cfg.event_time)))
         else:
             event_time = F.lit(ctx.batch_time).cast("timestamp")
         batch_time = F.lit(ctx.batch_time).cast("timestamp")

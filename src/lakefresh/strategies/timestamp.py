@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.strategies import TimestampStrategyConfig
 from lakefresh.errors import SchemaError
+from lakefresh.lakehouse.functions import try_to_timestamp
 from lakefresh.strategies.base import is_temporal, q
 from lakefresh.strategies.replace import RangeReplace
 
@@ -38,7 +39,7 @@ class TimestampStrategy(RangeReplace):
             return raw
         if isinstance(kind, T.StringType):
             fmt = self.config.format
-            return F.to_timestamp(raw, fmt) if fmt else F.to_timestamp(raw)
+            return try_to_timestamp(raw, fmt)
         raise SchemaError(
             f"timestamp column {column!r} is {kind.simpleString()}; it must be a timestamp, a date "
             "or a string (with `format` when it is not ISO-8601)"

@@ -1,0 +1,57 @@
+"""Column functions that behave the same on every supported Spark line, whatever
+`spark.sql.ansi.enabled` says.
+
+Spark 4 turns ANSI SQL mode on by default, where a CAST or `to_timestamp` of text that does not
+convert raises instead of giving NULL. lakefresh's parsing relies on the NULL (a value that is
+present but converts to NULL is quarantined with its reason), so every parsing cast goes through
+the TRY forms here: NULL on both lines, and never an exception in the middle of a batch.
+Arithmetic and casts in users' own expressions keep the session's mode (ANSI on both lines by
+lakefresh's default: an overflow is an error, never a silent NULL).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+    from pyspark.sql.types import DataType
+
+
+def try_cast(column: Column, type_: DataType) -> Column:
+    """CAST(column AS type_) that gives NULL for a value that does not convert."""
+    from pyspark.sql import Column as SparkColumn
+    from pyspark.sql import SparkSession
+
+    if hasattr(SparkColumn, "try_cast"):  # pyspark 4
+        method: Any = SparkColumn.try_cast
+        return method(column, type_)  # type: ignore[no-any-return]
+    # pyspark 3.5 has TRY_CAST in SQL only: build the same expression (a Cast in TRY mode)
+    session: Any = SparkSession.getActiveSession()
+    assert session is not None, "try_cast needs a running Spark session"
+    jvm: Any = session._jvm
+    expressions = jvm.org.apache.spark.sql.catalyst.expressions
+    mode = getattr(expressions, "EvalMode$").__getattr__("MODULE$").TRY()
+    jtype = session._jsparkSession.parseDataType(type_.json())
+    jcolumn: Any = column._jc
+    cast = expressions.Cast(jcolumn.expr(), jtype, jvm.scala.Option.apply(None), mode)
+    wrap: Any = SparkColumn  # a class in pyspark 3.5 (a Protocol-like base from 4 on)
+    return wrap(jvm.org.apache.spark.sql.Column(cast))  # type: ignore[no-any-return]
+
+
+def try_to_timestamp(text: Column, pattern: str | None = None) -> Column:
+    """Text to a timestamp (with a Spark datetime pattern, else as CAST reads it), NULL when it
+    does not parse."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampType
+
+    if pattern is None:
+        return try_cast(text, TimestampType())
+    return F.try_to_timestamp(text, F.lit(pattern))
+
+
+def try_to_date(text: Column, pattern: str) -> Column:
+    """Text to a date with a Spark datetime pattern, NULL when it does not parse."""
+    from pyspark.sql.types import DateType
+
+    return try_cast(try_to_timestamp(text, pattern), DateType())
