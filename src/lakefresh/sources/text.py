@@ -303,4 +303,3 @@ def parse_type(name: str) -> DataType:
 
 def quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
-
