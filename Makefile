@@ -14,9 +14,9 @@ test: test-setup lint ## lint, every test on Spark 4.1, then the contract suites
 	.venv/bin/pytest
 	@$(MAKE) --no-print-directory test-spark3.5
 
-test-spark3.5: ## the contract suites (every strategy, every source) on the other Spark line, 3.5
+test-spark3.5: ## the contract suites (every strategy, every source) and the ANSI tests on Spark 3.5
 	@LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh
-	.venv-spark3.5/bin/pytest tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py
+	.venv-spark3.5/bin/pytest tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py tests/spark/test_ansi.py
 
 test-setup: ## setup, plus the PostgreSQL server and the JDBC driver (Maven Central) the tests use
 	@LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh

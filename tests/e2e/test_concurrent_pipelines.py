@@ -82,4 +82,3 @@ def test_two_pipelines_sharing_one_catalogs_control_tables_both_finish(tmp_path,
             log = sorted((r["batch_id"], r["status"]) for r in p.history(table))
             assert log == [(b, "published") for b in expected], (name, table)
         assert p.table("t").count() == 2 * BATCHES
-

@@ -82,3 +82,58 @@ def test_a_batch_ends_where_it_was_listed_and_a_dead_server_is_a_clear_error(ord
     dead = ws.pipeline(TABLE.format(url="jdbc:postgresql://127.0.0.1:9/postgres"), name="dead.yml")
     error = dead.run().tables[0].error
     assert error.startswith("cannot query jdbc:postgresql://127.0.0.1:9/postgres: ")
+
+
+def test_a_failed_batch_is_retried_later_with_the_boundaries_it_had(orders, ws, monkeypatch):
+    """A batch that failed is read again with its own end and id, however late the retry: rows
+    committed since wait for the next batch. A changed query starts afresh."""
+    orders.sql("INSERT INTO orders VALUES (1, 10, '2025-01-01 10:00'), (2, 20, '2025-01-01 10:05')")
+    p = ws.pipeline(TABLE.format(url=orders.url))
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_stage")
+    failed = p.run()
+    assert [(b.batch_id, b.status) for b in failed.batches] == [("jdbc@2025-01-01 10:05:00#2", "failed")]
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+
+    orders.sql("INSERT INTO orders VALUES (3, 30, '2025-01-01 10:10')")  # days later, say
+    retried = p.run()
+    assert [(b.batch_id, b.counts) for b in retried.batches] == [("jdbc@2025-01-01 10:05:00#2", {"N": 2})]
+    later = [(b.batch_id, b.counts) for b in p.run().batches]
+    assert later == [("jdbc@2025-01-01 10:10:00#2", {"U": 2, "N": 1})]  # 10:00 < t <= 10:10: two
+    assert p.run().batches == []
+    assert rows(p.table("orders"), ["id"]) == [(1,), (2,), (3,)]
+
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_stage")
+    orders.sql("INSERT INTO orders VALUES (4, 40, '2025-01-01 10:20')")
+    assert [b.status for b in p.run().batches] == ["failed"]
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    narrower = TABLE.format(url=orders.url).replace("FROM orders WHERE", "FROM orders WHERE id <> 3 AND")
+    changed = ws.pipeline(narrower)  # same pipeline file, the query changed: listed afresh
+    assert [(b.batch_id, b.counts) for b in changed.run().batches] == [
+        ("jdbc@2025-01-01 10:20:00#1", {"U": 1, "N": 1})  # from 10:00 on, without 3: 2 again, 4
+    ]
+
+
+def test_a_thousand_rows_on_one_watermark_value_and_late_commits_land_exactly_once(orders, ws):
+    """1,000 rows share the watermark value 10:00; 400 commit before a batch is listed and 600
+    after it (late, with the same value), with a late row older than the highest value but inside
+    the look-back. Every row lands once; runs that find nothing new add no snapshot."""
+    orders.sql("INSERT INTO orders SELECT g, g, '2025-01-01 10:00' FROM generate_series(1, 400) g")
+    p = ws.pipeline(TABLE.format(url=orders.url))
+    assert [b.counts for b in p.run().batches] == [{"N": 400}]
+
+    orders.sql(
+        "INSERT INTO orders SELECT g, g, '2025-01-01 10:00' FROM generate_series(401, 1000) g; "
+        "INSERT INTO orders VALUES (1001, 1, '2025-01-01 10:30')"
+    )
+    assert [b.counts for b in p.run().batches] == [{"U": 400, "N": 601}]  # from 09:50 on
+    table = [f"{ws.namespace}.orders"]
+    before = ws.snapshot_counts(table)
+    assert p.run().batches == []  # the window of 10:30 (10:20 .. 10:30) counts the same
+    assert ws.snapshot_counts(table) == before
+    orders.sql("INSERT INTO orders VALUES (1002, 2, '2025-01-01 10:25')")  # late, inside it
+    assert [b.counts for b in p.run().batches] == [{"U": 1, "N": 1}]
+    before = ws.snapshot_counts(table)
+    assert p.run().batches == []
+    assert ws.snapshot_counts(table) == before
+    counted = p.table("orders").selectExpr("count(*)", "count(DISTINCT id)", "sum(amount)").first()
+    assert tuple(counted) == (1002, 1002, Decimal(500500 + 3))

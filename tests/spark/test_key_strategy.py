@@ -222,7 +222,7 @@ def test_adding_an_all_null_column_keeps_existing_hashes(ws):
     ws.write("in/b2.csv", "id,v,extra\n1,a,\n", mtime=1_700_000_100)
     p = ws.pipeline("""
     - name: t
-      source: {kind: files, path: in, format: csv, schema: {id: int, v: string}}
+      source: {kind: files, path: in, format: csv, schema: {id: int, v: string, extra: string}}
       strategy: {kind: key, keys: [id]}
-    """)  # `extra` is not declared: b1's header may lack it, b2's adds it
+    """)
     assert counts(p.run(), "b2.csv") == {"S": 1}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from lakefresh.synapse_export import SynapseExport, entity_attributes
+from lakefresh.synapse_export import SynapseExport, _csv_line, entity_attributes
 from tests.conftest import rows
 
 F1, F2, F3, F4 = (f"2025-03-01T{h:02d}.00.00Z" for h in (10, 11, 12, 13))
@@ -159,3 +159,96 @@ def test_backfill_overwrites_or_merges_and_streaming_goes_on_after_it(ws):
     assert rows(p.table("account"), COLUMNS) == [("b", "Bob B", None), ("c", "Cy", None), ("d", "Di", None)]
     assert not ws.spark.catalog.tableExists(f"lf_test.{ws.namespace}.account__rebuild")
     assert p.run().batches == []
+
+
+GROWN = [*ACCOUNT, ("city", "string")]  # Synapse appends a new column after the last one
+
+
+def test_rows_written_before_a_column_was_appended_bind_it_to_null(ws):
+    """A column appended to an entity during a folder's period: the folder's model.json has it,
+    rows written before it do not (one cell fewer). Those rows bind it to NULL; a row with more
+    cells than the model, or fewer than the model before the append, stays malformed."""
+    export = SynapseExport(ws.folder("export"))
+    export.write_folder(F1, {"account": ACCOUNT}, {"account": {"2025.csv": [account("a", "Ann", 10)]}})
+    export.write_folder(
+        F2, {"account": GROWN}, {"account": {"2025.csv": [account("b", "Bob", 11, city="Oslo")]}}
+    )
+    with (ws.root / "export" / F2 / "account" / "2025.csv").open("a", encoding="utf-8") as f:
+        f.write(_csv_line(account("c", "Cy, Jr", 11), ACCOUNT))  # before the append: 8 cells of 9
+        f.write(_csv_line(account("d", "Di", 11, city="Rome"), GROWN).rstrip("\n") + ',"x"\n')  # 10
+        f.write('"e","3/1/2025 11:00:00 AM"\n')  # 2 cells: no model ever had 2 columns
+    export.set_current(F3)
+    p = ws.pipeline(TABLE.format(window="1d"))
+
+    result = p.run()
+    assert result.ok, result.tables[0].error
+    assert [(b.batch_id, b.counts, b.quarantined) for b in result.batches] == [
+        (F1, {"N": 1}, 0),
+        (F2, {"N": 2}, 2),
+    ]
+    assert rows(p.table("account"), ["Id", "name", "city"]) == [
+        ("a", "Ann", None),
+        ("b", "Bob", "Oslo"),
+        ("c", "Cy, Jr", None),
+    ]
+    assert rows(p.quarantine("account"), ["line", "reason"]) == [
+        (3, f"wrong number of cells: {F2}/model.json gives 9 columns"),
+        (4, f"wrong number of cells: {F2}/model.json gives 9 columns"),
+    ]
+
+
+def test_a_model_json_whose_columns_do_not_line_up_with_the_data_refuses_the_folder(ws):
+    """A model.json reordered against its data is seen where the types tell (here `name`, text, sits
+    where the model says `versionnumber`, an integer): the folder is refused, nothing quarantined
+    by the thousand. Two columns of one type swapped cannot be seen (README: Synapse Link)."""
+    export = SynapseExport(ws.folder("export"))
+    rows_ = [account("a", "Ann", 10), account("b", "Bob", 10)]
+    export.write_folder(F1, {"account": ACCOUNT}, {"account": {"2025.csv": rows_}})
+    model = ws.root / "export" / F1 / "model.json"
+    good = model.read_text()
+    swapped = ACCOUNT.copy()
+    swapped[3], swapped[6] = swapped[6], swapped[3]  # name <-> versionnumber
+    export.write_folder(F1, {"account": swapped}, {})  # only model.json changes
+    export.set_current(F2)
+    p = ws.pipeline(TABLE.format(window="1d"))
+
+    refused = p.run()
+    assert not refused.ok
+    error = refused.tables[0].error
+    assert f"{F1}/model.json does not line up with" in error, error
+    assert "versionnumber (int64) holds 'Ann', 'Bob'" in error and "reordered" in error, error
+    assert not ws.spark.catalog.tableExists(f"lf_test.{ws.namespace}.account")
+
+    model.write_text(good)
+    assert p.run().ok
+    assert rows(p.table("account"), ["Id", "name", "versionnumber"]) == [("a", "Ann", 1), ("b", "Bob", 1)]
+
+
+def test_a_folder_that_never_gets_its_model_json_holds_the_later_ones_then_is_reported(ws):
+    """Synapse writes model.json last. A finished folder without one waits, and so do the folders
+    after it (taking them would cover it for good); after model_grace_period the run fails naming
+    it, instead of skipping its rows in silence."""
+    export = SynapseExport(ws.folder("export"))
+    export.write_folder(F1, SCHEMAS, {"account": {"2025.csv": [account("a", "Ann", 10)]}})
+    export.write_folder(F2, SCHEMAS, {"account": {"2025.csv": [account("b", "Bob", 11)]}})
+    model = ws.root / "export" / F1 / "model.json"
+    kept = model.read_text()
+    model.unlink()
+    export.set_current(F3)  # F1 finished two hours before
+    table = """
+    - name: account
+      source: {kind: synapse_link, path: export, entity: account, model_grace_period: %s}
+      strategy: {kind: key, keys: [Id], date_column: SinkModifiedOn}
+    """
+    waiting = ws.pipeline(table % "3h")
+    assert waiting.run().batches == []  # F1 may still get it; F2 waits behind it
+
+    late = ws.pipeline(table % "1h", name="late.yml")
+    failed = late.run()
+    assert not failed.ok
+    assert f"folder {F1} holds files of account but no model.json, 2:00:00 after it" in failed.tables[0].error
+    assert "model_grace_period is 1:00:00" in failed.tables[0].error
+
+    model.write_text(kept)
+    assert [b.batch_id for b in late.run().batches] == [F1, F2]
+    assert rows(late.table("account"), ["Id", "name"]) == [("a", "Ann"), ("b", "Bob")]

@@ -113,9 +113,7 @@ def test_a_stale_start_snapshot_stops_with_the_way_out(ws, spark, how):
     assert p.run().batches == []  # restarted at the current snapshot
 
 
-def test_a_failed_load_whose_end_was_rolled_back_is_opened_anew_and_reads_no_lost_row(
-    ws, spark, monkeypatch
-):
+def test_a_failed_load_whose_end_was_rolled_back_is_opened_anew_and_reads_no_lost_row(ws, spark, monkeypatch):
     """Issue 14, item 2: the source is rolled back below a failed load's fixed end."""
     src = source_table(ws, spark)
     sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")

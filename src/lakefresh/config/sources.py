@@ -203,13 +203,19 @@ class SynapseLinkSourceConfig(SourceBase):
     backfill_start_date: datetime | None = Field(
         None, description="Backfill reads folders from this time (UTC) on; default: the first."
     )
+    model_grace_period: float = Field(
+        3600.0,
+        description="How long a finished folder (older than the one changelog.info names) may "
+        "lack its model.json: until then it and the folders after it wait; after it the run "
+        "fails naming the folder (never skipped in silence). 90s, 5m, 1h, 2d.",
+    )
     backfill_behavior: Literal["overwrite", "merge"] = Field(
         "overwrite",
         description="overwrite: build the table anew in a temporary table, then replace the live "
         "one in one commit; merge: merge the backfilled rows into the live table.",
     )
 
-    @field_validator("look_back_interval", mode="before")
+    @field_validator("look_back_interval", "model_grace_period", mode="before")
     @classmethod
     def _duration(cls, value: object) -> float:
         return parse_duration(value)  # type: ignore[arg-type]

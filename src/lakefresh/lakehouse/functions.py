@@ -20,19 +20,21 @@ if TYPE_CHECKING:
 
 def try_cast(column: Column, type_: DataType) -> Column:
     """CAST(column AS type_) that gives NULL for a value that does not convert."""
+    from pyspark import SparkContext
     from pyspark.sql import Column as SparkColumn
-    from pyspark.sql import SparkSession
 
     if hasattr(SparkColumn, "try_cast"):  # pyspark 4
         method: Any = SparkColumn.try_cast
         return method(column, type_)  # type: ignore[no-any-return]
-    # pyspark 3.5 has TRY_CAST in SQL only: build the same expression (a Cast in TRY mode)
-    session: Any = SparkSession.getActiveSession()
-    assert session is not None, "try_cast needs a running Spark session"
-    jvm: Any = session._jvm
+    # pyspark 3.5 has TRY_CAST in SQL only: build the same expression (a Cast in TRY mode).
+    # The JVM comes from the SparkContext, not the active session: 3.5's active session is
+    # per thread, and a run may be started from any thread.
+    context: Any = SparkContext._active_spark_context
+    assert context is not None, "try_cast needs a running Spark context"
+    jvm: Any = context._jvm
     expressions = jvm.org.apache.spark.sql.catalyst.expressions
     mode = getattr(expressions, "EvalMode$").__getattr__("MODULE$").TRY()
-    jtype = session._jsparkSession.parseDataType(type_.json())
+    jtype = jvm.org.apache.spark.sql.types.DataType.fromJson(type_.json())
     jcolumn: Any = column._jc
     cast = expressions.Cast(jcolumn.expr(), jtype, jvm.scala.Option.apply(None), mode)
     wrap: Any = SparkColumn  # a class in pyspark 3.5 (a Protocol-like base from 4 on)

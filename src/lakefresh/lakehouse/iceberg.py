@@ -90,7 +90,15 @@ class IcebergBackend:
         return bool(self.spark.catalog.tableExists(f"{self.catalog}.{table}"))
 
     def _ensure_namespace(self, namespace: str) -> None:
-        self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {qualified_name(self.catalog, namespace)}")
+        name = qualified_name(self.catalog, namespace)
+        try:
+            self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {name}")
+        except Exception:
+            # Two processes creating it at once: a JDBC catalog answers the loser with a bare
+            # duplicate-key error, not "already exists". Whoever created it, it is there now.
+            shown = self.spark.sql(f"SHOW NAMESPACES IN {quote(self.catalog)}").collect()
+            if namespace not in {row[0] for row in shown}:
+                raise
 
     def create(
         self,

@@ -70,6 +70,7 @@ def spark_line(version: str | None = None) -> SparkLine:
         )
     return LINES[line]
 
+
 # Runs in a JVM of its own: Spark resolves the coordinates, and says which files it got.
 _RESOLVE = """
 import json, sys

@@ -26,6 +26,7 @@ text, as in the `files` source.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -114,3 +115,34 @@ def _timestamp(text: Column) -> Column:
     us_style = try_to_timestamp(F.concat(trimmed, F.lit(" +00:00")), US_TIMESTAMP)
     zoned = F.when(trimmed.rlike(ZONE_SUFFIX), trimmed).otherwise(F.concat(trimmed, F.lit("Z")))
     return F.coalesce(us_style, try_to_timestamp(zoned))
+
+
+# Loose text shapes of the types that model.json declares, to tell a misplaced column from a bad
+# value (see `misfits`); anything a shape rejects, Spark's parsing rejects too.
+_SHAPES = {
+    "bigint": re.compile(r"^\s*[+-]?\d+\s*$"),
+    "int": re.compile(r"^\s*[+-]?\d+\s*$"),
+    "smallint": re.compile(r"^\s*[+-]?\d+\s*$"),
+    "tinyint": re.compile(r"^\s*[+-]?\d+\s*$"),
+    "decimal(38,18)": re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$"),
+    "double": re.compile(r"^\s*[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|NaN|Infinity)\s*$", re.I),
+    "boolean": re.compile(r"^\s*(true|false|t|f|yes|no|y|n|1|0)\s*$", re.I),
+    "date": re.compile(r"^\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{4})"),
+    "timestamp": re.compile(r"^\s*(\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d{4})"),
+}
+
+
+def misfits(entity: Entity, records: list[list[str]]) -> dict[str, list[str]]:
+    """Columns whose every value in `records` (at least two) has the wrong shape for the column's
+    type, with those values: the sign of a model.json whose columns do not line up with the data
+    (reordered). One bad value is a bad row, for quarantine; a whole column of them is not.
+    Columns of type string take any text, so a swap between two of them cannot be seen here."""
+    found = {}
+    for position, attribute in enumerate(entity.attributes):
+        shape = _SHAPES.get(attribute.spark_type)
+        if shape is None:
+            continue
+        values = [r[position] for r in records if position < len(r) and r[position] != ""]
+        if len(values) >= 2 and not any(shape.match(v) for v in values):
+            found[attribute.name] = values
+    return found

@@ -248,8 +248,8 @@ class FilesSource:
         if any(not n for n in names) or len(set(names)) != len(names):
             raise SourceError(f"{path}: the header must name every column once, got {names}")
         missing = [c for c in declared or {} if c not in names]
-        if missing:
-            extra = [n for n in names if n not in (declared or {})]
+        extra = [n for n in names if n not in (declared or {})]
+        if missing and extra:  # a typo or a rename; missing alone is an older or newer shape
             raise SourceError(
                 f"the header of {name} lacks declared column(s) {_spelled(missing, extra)}; "
                 f"header: {', '.join(names)}"

@@ -9,9 +9,15 @@ overlap (those rows come out unchanged, U).
 A run lists at most one batch. Listing asks the database for the highest value and the row count
 of the query from the lower bound on; the batch is the query's rows up to that highest value,
 fixed then, so rows a concurrent writer commits while the batch is read wait for the next batch.
-Its id is `jdbc@<highest value>#<rows>`: a run that finds nothing new (the same highest value and
-count) lists a batch already applied, and writes nothing; a late commit inside the look-back
-window changes the count, so it is read even when nothing newer came.
+Its id is `jdbc@<highest value>#<rows>`, the rows counted after the highest value minus the
+look-back up to it (a window anchored on the batch itself, not on the target's watermark): a run
+that finds nothing new (the same highest value and count) lists a batch already applied, and
+writes nothing; a late commit inside the look-back window changes the count, so it is read even
+when nothing newer came.
+
+A batch that was attempted and not applied (failed, or the process died) is listed again with the
+boundaries and id it had, however much later the retry comes, unless the query or the target
+moved since (see `JdbcSource._unfinished`).
 
 `{{ watermark }}` in the query becomes a SQL literal: the number as it is, anything else quoted
 ('2025-01-31 10:00:00.5'), which the database casts to the column's type.
@@ -19,7 +25,9 @@ window changes the count, so it is read even when nothing newer came.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import json
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.config.sources import WATERMARK_TOKEN, JdbcSourceConfig
@@ -27,10 +35,15 @@ from lakefresh.errors import SourceError
 from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.sql import quote, standard_sql_literal
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
+from lakefresh.state.control import ControlTables
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
+
+# A last attempt in one of these states did not apply its batch: the next run reads it again
+# (`rolled_back` and `forgotten` batches were applied, then undone on purpose)
+RETRIED = ("failed", "audit_failed", "abandoned", "staged")
 
 DRIVERS = {
     "postgresql": "org.postgresql.Driver",
@@ -52,22 +65,50 @@ class JdbcSource:
 
     def list_batches(self) -> list[BatchRef]:
         query = WATERMARK_TOKEN.sub(lambda _: self._lower_bound(), self.config.query)
+        unfinished = self._unfinished(query)
+        if unfinished is not None:
+            return [unfinished]
         column = self.config.watermark_column
-        stats = self._query(f"SELECT max({column}) AS hi, count(*) AS n FROM ({query}) lf_q")
-        row = stats.selectExpr("CAST(hi AS STRING) AS hi", "n").first()
+        stats = self._query(f"SELECT max({column}) AS hi FROM ({query}) lf_q")
+        row = stats.selectExpr("CAST(hi AS STRING) AS hi").first()
         if row is None or row["hi"] is None:
             return []
-        upper = _literal(row["hi"], _is_number(stats.schema["hi"].dataType))
+        number = _is_number(stats.schema["hi"].dataType)
+        upper = _literal(row["hi"], number)
+        look_back = self.config.look_back or 0
+        since = _literal(_minus(row["hi"], look_back, number), number)
+        # (hi - look_back, hi], as a `>` query from the watermark reads it; [hi, hi] without one
+        window = f"{column} {'>' if look_back else '>='} {since} AND {column} <= {upper}"
+        counted = self._query(f"SELECT count(*) AS n FROM ({query}) lf_q WHERE {window}").first()
         now = datetime.now(UTC).replace(tzinfo=None)
         return [
             BatchRef(
-                batch_id=f"jdbc@{row['hi']}#{row['n']}",
+                batch_id=f"jdbc@{row['hi']}#{counted[0] if counted else 0}",
                 position=str(row["hi"]),
                 order_key=(str(row["hi"]),),
                 batch_time=now,
                 replay={"kind": "jdbc", "query": query, "upper": upper},
             )
         ]
+
+    def _unfinished(self, query: str) -> BatchRef | None:
+        """The table's last batch again, with the same boundaries and id, when it was attempted
+        and not applied, and the query from the watermark on is still the same (neither the
+        target nor the configuration moved since): a batch retried days later reads what it
+        read the first time, and the rows since wait for the next batch."""
+        last = ControlTables(self.ctx.backend, self.ctx.control_namespace).latest_attempt(self.ctx.target)
+        if last is None or last[1] not in RETRIED or not last[0].startswith("jdbc@"):
+            return None
+        batch_id, _, replay_text = last
+        replay = json.loads(replay_text or "{}")
+        if replay.get("kind") != "jdbc" or replay.get("query") != query:
+            return None
+        exists = self.ctx.backend.exists(self.ctx.target)
+        if exists and batch_id in self.ctx.backend.published_batches(self.ctx.target):
+            return None  # applied after all (its record is completed by the runner)
+        position = batch_id[len("jdbc@") :].rsplit("#", 1)[0]
+        now = datetime.now(UTC).replace(tzinfo=None)
+        return BatchRef(batch_id, position, (position,), now, replay=replay)
 
     def published(self, ref: BatchRef) -> bool:
         return False  # the watermark is read from the target itself
@@ -132,6 +173,15 @@ def _is_number(kind: object) -> bool:
     from pyspark.sql import types as T
 
     return isinstance(kind, T.NumericType)
+
+
+def _minus(text: str, seconds: float, number: bool) -> str:
+    """A watermark value (as Spark writes it) less a look-back: a number less the number, a time
+    or a date less that many seconds."""
+    if number:
+        return str(Decimal(text) - Decimal(str(seconds)))
+    moment = datetime.fromisoformat(text) - timedelta(seconds=seconds)
+    return moment.isoformat(sep=" ")
 
 
 def _literal(text: str, number: bool) -> str:

@@ -30,6 +30,9 @@ writes deletes, as Arcane notes) is read after the other files. Synapse's `IsDel
 
 from __future__ import annotations
 
+import csv
+import io
+import itertools
 import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
@@ -45,7 +48,7 @@ from lakefresh.sources.files import number_records
 from lakefresh.sources.text import CORRUPT, bad_encoding, cast_strictly, parse_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
 
 FOLDER_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}\.\d{2}\.\d{2}Z$")
@@ -54,6 +57,7 @@ CHANGELOG = "Changelog/changelog.info"
 MODEL = "model.json"
 DELETES_FILE = "1.csv"
 BACKFILL = "backfill@"
+SAMPLE_BYTES = 64 << 10  # the head of each file that the alignment check reads
 
 
 def folder_time(name: str) -> datetime:
@@ -90,11 +94,11 @@ class SynapseLinkSource:
 
     def list_batches(self) -> list[BatchRef]:
         current = self._current()
-        folders = self._complete_folders(current)
         if self.config.mode == "backfill":
-            return self._backfill(folders)
+            return self._backfill(self._complete_folders(current, after=None))
         applied = self.ctx.backend.published_batches(self.ctx.target) if self._target_exists() else {}
         covered = covered_until(applied)
+        folders = self._complete_folders(current, after=covered)
         window_start = folder_time(current) - timedelta(seconds=self.config.look_back_interval)
         refs, missed = [], []
         for folder in folders:
@@ -151,13 +155,36 @@ class SynapseLinkSource:
             raise SourceError(f"{path} names {current!r}, not a folder like 2025-01-01T10.00.00Z")
         return current
 
-    def _complete_folders(self, current: str) -> list[str]:
-        """Timestamped folders that Synapse has finished (older than `current`, the one
-        changelog.info names), oldest first."""
+    def _complete_folders(self, current: str, after: str | None) -> list[str]:
+        """Timestamped folders after `after` that Synapse has finished (older than `current`, the
+        one changelog.info names, and holding their model.json), oldest first.
+
+        A finished folder with files of the entity but no model.json (Synapse writes it last)
+        stops the list there: the folders after it wait for it, since taking them first would
+        cover it and skip it for good. After `model_grace_period` it is reported."""
         entries = self.storage.list(self.root)
         folders = sorted(e.name for e in entries if e.is_dir and FOLDER_NAME.match(e.name))
-        done = [f for f in folders[:-1] if f < current]  # the newest may still be written
-        return [f for f in done if self.storage.exists(f"{self.root}/{f}/{MODEL}")]
+        done = [f for f in folders[:-1] if f < current and (after is None or f > after)]
+        complete = []
+        for folder in done:  # the newest folder above may still be written
+            if self.storage.exists(f"{self.root}/{folder}/{MODEL}"):
+                complete.append(folder)
+            elif self._entity_files(folder):
+                self._await_model(folder, current)
+                break
+        return complete
+
+    def _await_model(self, folder: str, current: str) -> None:
+        waited = folder_time(current) - folder_time(folder)
+        grace = timedelta(seconds=self.config.model_grace_period)
+        if waited > grace:
+            raise SourceError(
+                f"folder {folder} holds files of {self.config.entity} but no {MODEL}, {waited} "
+                f"after it (model_grace_period is {grace}); it and the folders after it were not "
+                f"taken, so that nothing is skipped. Put its {MODEL} back (a copy of the next "
+                "folder's fits when the entity's columns did not change), or move the folder out "
+                "of the export to leave its rows out for good."
+            )
 
     def _entity_files(self, folder: str) -> list[str]:
         """The entity's CSV files in a folder, deletes (1.csv) last."""
@@ -200,6 +227,7 @@ class SynapseLinkSource:
         from pyspark.sql.types import StringType, StructField, StructType
 
         entity = self._entity(folder)
+        self._check_alignment(folder, entity, files)
         columns = entity.columns
         text_schema = StructType(
             [StructField(c, StringType()) for c in columns] + [StructField(CORRUPT, StringType())]
@@ -218,7 +246,7 @@ class SynapseLinkSource:
         )
         numbered = number_records(text, columns, header_lines=0)
         wrong_cells = F.when(
-            F.col(CORRUPT).isNotNull(),
+            F.col(CORRUPT).isNotNull() & ~self._narrower(folder, entity),
             F.lit(f"wrong number of cells: {folder}/model.json gives {len(columns)} columns"),
         )
         raw = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(quote(c)) for c in columns])))
@@ -227,3 +255,57 @@ class SynapseLinkSource:
         return cast_strictly(
             numbered, types, first_reasons=[wrong_cells, bad_encoding(columns)], raw=raw, parsers=parsers
         )
+
+    def _narrower(self, folder: str, entity: cdm.Entity) -> Column:
+        """Whether a row Spark found malformed is one written before columns were appended to the
+        entity: fewer cells than this folder's model.json, but at least as many as the entity had
+        in the model.json of the folder before. Spark binds its trailing columns to NULL, as
+        Synapse documents; any other count of cells is a malformed row."""
+        from pyspark.sql import functions as F
+
+        width = len(entity.columns)
+        earlier = self._earlier_width(folder)
+        if earlier is None or earlier >= width:
+            return F.lit(False)
+        raw = F.col(CORRUPT)
+        outside_quotes = F.regexp_replace(raw, '"([^"]|"")*"', "")
+        cells = F.size(F.split(outside_quotes, f"\\Q{entity.delimiter}\\E", -1))
+        balanced = ((F.length(raw) - F.length(F.regexp_replace(raw, '"', ""))) % 2) == 0
+        return balanced & (cells >= earlier) & (cells < width)
+
+    def _earlier_width(self, folder: str) -> int | None:
+        """How many columns the entity had in the nearest earlier folder's model.json."""
+        entries = self.storage.list(self.root)
+        earlier = sorted((e.name for e in entries if e.is_dir and FOLDER_NAME.match(e.name)), reverse=True)
+        for name in (f for f in earlier if f < folder):
+            path = f"{self.root}/{name}/{MODEL}"
+            if self.storage.exists(path):
+                entity = cdm.read_model(self.storage.read_text(path), path).get(self.config.entity.lower())
+                return None if entity is None else len(entity.columns)
+        return None
+
+    def _check_alignment(self, folder: str, entity: cdm.Entity, files: list[str]) -> None:
+        """Refuse a folder whose model.json does not line up with its data: in the first records of
+        a file, a typed column none of whose values has its type's shape (see `cdm.misfits`)."""
+        for path in files:
+            with self.storage.chunks(path, SAMPLE_BYTES) as chunks:
+                head = next(chunks, b"")
+            text = head.decode("utf-8", errors="replace")
+            if len(head) == SAMPLE_BYTES:
+                text = text[: text.rfind("\n") + 1]  # whole records only
+            records = list(itertools.islice(csv.reader(io.StringIO(text), delimiter=entity.delimiter), 20))
+            found = cdm.misfits(entity, records)
+            if found:
+                named = "; ".join(
+                    f"{c} ({entity_type(entity, c)}) holds {', '.join(repr(v) for v in vs[:3])}"
+                    for c, vs in found.items()
+                )
+                raise SourceError(
+                    f"{folder}/{MODEL} does not line up with {path}: {named}. Its columns look "
+                    "reordered against the data (Synapse appends columns at the end); nothing of "
+                    f"this folder was taken. Fix {folder}/{MODEL}, or export the folder again."
+                )
+
+
+def entity_type(entity: cdm.Entity, column: str) -> str:
+    return next(a.data_type for a in entity.attributes if a.name == column)

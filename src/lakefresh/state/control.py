@@ -202,6 +202,16 @@ class ControlTables:
         ).collect()
         return [AttemptRow(*r) for r in rows]
 
+    def latest_attempt(self, table: str) -> tuple[str, str, str | None] | None:
+        """The table's most recent attempt as (batch id, status, replay), None when none."""
+        if not self.backend.exists(self.batches):
+            return None
+        row = self.backend.spark.sql(
+            f"SELECT batch_id, status, replay FROM {self.backend.qualified(self.batches)} "
+            f"WHERE table_name = {sql_literal(table)} ORDER BY started_at DESC, attempt LIMIT 1"
+        ).first()
+        return None if row is None else (row[0], row[1], row[2])
+
     def published(self, table: str) -> dict[str, PublishedBatch]:
         """The table's published batches, by batch id."""
         rows = self.backend.spark.sql(
