@@ -23,8 +23,10 @@ from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.console import Console, SilentConsole
 from lakefresh.errors import ConfigError, LakefreshError, StateError
-from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
+from lakefresh.lakehouse.backend import TableBackend
+from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.session import build_session, spark_settings
+from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.results import RunResult, TableStatus
 from lakefresh.runner import Runner
 from lakefresh.sources import SourceContext, make_source
@@ -64,7 +66,9 @@ class Pipeline:
         return self._spark
 
     @cached_property
-    def backend(self) -> IcebergBackend:
+    def backend(self) -> TableBackend:
+        """The table format's backend: built here only; everything else is typed against the
+        protocol, so another format plugs in at this line."""
         return IcebergBackend(self.spark, self.config.catalog.name)
 
     @cached_property

@@ -15,7 +15,7 @@ from typing import Any
 
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.errors import LineageError
-from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import TableResult
 from lakefresh.state.control import AttemptRow, ControlTables, Effective, PublishedBatch
@@ -23,7 +23,7 @@ from lakefresh.strategies import ChangeSet, Strategy
 
 
 class Bookkeeping:
-    def __init__(self, backend: IcebergBackend, control: ControlTables) -> None:
+    def __init__(self, backend: TableBackend, control: ControlTables) -> None:
         self.backend = backend
         self.control = control
 
@@ -70,7 +70,7 @@ class Bookkeeping:
         decides: `forget` them (never taken again) or `reapply` them (taken again in order). Either
         way the effective counts of the batches still in the target are recounted, since the
         rolled-back ones had superseded some of their rows. Snapshots that expired as ancestors
-        (`expire_snapshots`) and commits without a batch (compaction) are not a rollback."""
+        (expiry) and commits without a batch (compaction) are not a rollback."""
         published = {a.batch_id: a for a in attempts if a.status == "published"}
         missing = [
             a for b, a in published.items() if b not in lineage and a.published_snapshot_id is not None

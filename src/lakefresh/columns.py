@@ -6,6 +6,9 @@ on), `_lf_reason` (why the row is quarantined; NULL when good), `_lf_raw` (the r
 
 System columns are written to targets: `_lf_batch_id` (the batch that last wrote the row),
 `_lf_hash` (change-detection hash), `_lf_updated_at` (the record's date, for `key`).
+
+Change columns come with a table's changes (`TableBackend.changes`, the `table_changes` source):
+`_lf_change_type`, `_lf_change_ordinal` (the commit's order), `_lf_commit_snapshot_id`.
 """
 
 FILE_COLUMN = "_lf_file"
@@ -20,3 +23,7 @@ HASH_COLUMN = "_lf_hash"
 UPDATED_AT_COLUMN = "_lf_updated_at"
 STATUS_COLUMN = "_lf_status"  # in a change set only: what will happen to the row
 SYSTEM_PREFIX = "_lf_"
+
+CHANGE_TYPE_COLUMN = "_lf_change_type"  # INSERT, DELETE, UPDATE_BEFORE, UPDATE_AFTER
+CHANGE_ORDINAL_COLUMN = "_lf_change_ordinal"
+CHANGE_SNAPSHOT_COLUMN = "_lf_commit_snapshot_id"

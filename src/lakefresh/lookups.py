@@ -23,8 +23,9 @@ import re
 from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies import StageContext, make_strategy
-from lakefresh.strategies.base import materialize, q, require_columns
+from lakefresh.strategies.base import materialize, require_columns
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -33,14 +34,14 @@ if TYPE_CHECKING:
 
     from lakefresh.config.models import LookupConfig, PipelineConfig, TableConfig
     from lakefresh.config.strategies import SurrogateKeyConfig
-    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from lakefresh.lakehouse.backend import TableBackend
 
 AT = "_lf_at"
 
 
 def with_lookups(
     config: PipelineConfig,
-    backend: IcebergBackend,
+    backend: TableBackend,
     fact: TableConfig,
     facts: DataFrame,
     batch_time: datetime,
@@ -58,7 +59,7 @@ def with_lookups(
 
 def add_skeletons(
     config: PipelineConfig,
-    backend: IcebergBackend,
+    backend: TableBackend,
     lookup: LookupConfig,
     facts: DataFrame,
     batch_time: datetime,
@@ -69,14 +70,14 @@ def add_skeletons(
     name = config.qualified(dimension)
     strategy = make_strategy(dimension.strategy)
     keys = list(dimension.strategy.keys)  # type: ignore[union-attr]
-    present = [F.col(q(f)).isNotNull() for f in lookup.keys]
-    by_key = facts.filter(_all(present)).groupBy(*[F.col(q(f)).alias(k) for f, k in lookup.keys.items()])
+    present = [F.col(quote(f)).isNotNull() for f in lookup.keys]
+    by_key = facts.filter(_all(present)).groupBy(*[F.col(quote(f)).alias(k) for f, k in lookup.keys.items()])
     wanted = by_key.agg(
-        (F.min(F.col(q(lookup.at))) if lookup.at else F.lit(batch_time).cast("timestamp")).alias(AT)
+        (F.min(F.col(quote(lookup.at))) if lookup.at else F.lit(batch_time).cast("timestamp")).alias(AT)
     )
     exists = backend.exists(name)
     if exists:
-        wanted = wanted.join(backend.read(name).select(*map(q, keys)), on=keys, how="left_anti")
+        wanted = wanted.join(backend.read(name).select(*map(quote, keys)), on=keys, how="left_anti")
     missing = materialize(wanted)
     created = missing.count()
     if created == 0:
@@ -101,7 +102,7 @@ def add_skeletons(
 
 
 def attach_surrogate_keys(
-    config: PipelineConfig, backend: IcebergBackend, lookup: LookupConfig, facts: DataFrame
+    config: PipelineConfig, backend: TableBackend, lookup: LookupConfig, facts: DataFrame
 ) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -116,23 +117,25 @@ def attach_surrogate_keys(
         return facts.withColumn(out, F.lit(None).cast("long"))
     dim = backend.read(name)
     pairs = list(lookup.keys.items())
-    renamed = [F.col(q(k)).alias(f"_lf_lk{i}") for i, (_, k) in enumerate(pairs)]
-    on = _all([facts[q(f)] == F.col(f"_lf_lk{i}") for i, (f, _) in enumerate(pairs)])
+    renamed = [F.col(quote(k)).alias(f"_lf_lk{i}") for i, (_, k) in enumerate(pairs)]
+    on = _all([facts[quote(f)] == F.col(f"_lf_lk{i}") for i, (f, _) in enumerate(pairs)])
     if strategy.kind != "scd2":
-        right = dim.select(*renamed, F.col(q(sk.column)).alias(out))
+        right = dim.select(*renamed, F.col(quote(sk.column)).alias(out))
         return facts.join(right, on=on, how="left").drop(*[f"_lf_lk{i}" for i in range(len(pairs))])
     vf, vt = strategy.valid_from_column, strategy.valid_to_column
-    versions = dim.filter(F.col(q(vt)).isNull() | (F.col(q(vt)) > F.col(q(vf)))).select(  # no tombstones
+    versions = dim.filter(
+        F.col(quote(vt)).isNull() | (F.col(quote(vt)) > F.col(quote(vf)))
+    ).select(  # no tombstones
         *renamed,
-        F.col(q(vf)).alias("_lf_lk_from"),
-        F.col(q(vt)).alias("_lf_lk_to"),
-        F.col(q(sk.column)).alias(out),
+        F.col(quote(vf)).alias("_lf_lk_from"),
+        F.col(quote(vt)).alias("_lf_lk_to"),
+        F.col(quote(sk.column)).alias(out),
     )
     numbered = materialize(facts.withColumn("_lf_fact_row", F.monotonically_increasing_id()))
     joined = numbered.join(versions, on=on, how="left")
     start, end = F.col("_lf_lk_from"), F.col("_lf_lk_to")
     if lookup.at:
-        at = F.col(q(lookup.at))
+        at = F.col(quote(lookup.at))
         began = start <= at
         preference = [
             (began & (end.isNull() | (at < end))).desc(),  # the version valid then

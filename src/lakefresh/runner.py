@@ -1,8 +1,8 @@
 """The runner: for each table in dependency order, each new batch goes
 read -> stage -> write (staged, invisible) -> audit -> record -> publish -> record.
 
-Exactly once. A batch is *applied* when its id is in the target's current lineage (the summary of
-a published snapshot carries it as `wap.id`). Before anything else, the runner reconciles the
+Exactly once. A batch is *applied* when its id is in the target's current lineage (a published
+snapshot carries the batch id it was staged with). Before anything else, the runner reconciles the
 `batches` log with that lineage: published batches whose log says `staged` become `published`;
 published batches with no log row get a recovered row; staged attempts that never published are
 marked `abandoned`. Then it takes every batch the source lists that is not applied, in order.
@@ -30,9 +30,8 @@ from lakefresh.columns import (
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
 from lakefresh.errors import AuditError, LakefreshError, TransientError
 from lakefresh.faults import checkpoint
-from lakefresh.lakehouse.backend import StagedCommit
+from lakefresh.lakehouse.backend import StagedCommit, TableBackend
 from lakefresh.lakehouse.failures import describe
-from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lookups import with_lookups
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.sources import BatchRef, Source, SourceContext, make_source
@@ -54,7 +53,7 @@ class Runner:
     def __init__(
         self,
         config: PipelineConfig,
-        backend: IcebergBackend,
+        backend: TableBackend,
         control: ControlTables,
         base_dir: str,
         console: Console,
@@ -219,7 +218,7 @@ class Runner:
             checkpoint("after_stage", ref.batch_id)
 
             parent = self.backend.head(name)
-            parent_rows = self.backend.snapshot(name, parent).live_records if parent else 0
+            parent_rows = self.backend.live_records(name, parent) if parent else 0
             staged = self.backend.stage(name, ref.batch_id, lambda: strategy.write(ctx, change))
             result.files_written = staged.files_written
             result.bytes_written = staged.bytes_written
@@ -333,7 +332,7 @@ class Runner:
     def _restore_schema(self, name: str, existed: bool, before: Any) -> None:
         """A batch that failed leaves the target's schema as it found it: the columns it added
         are dropped again (metadata only), and a table it created, holding no batch, is dropped.
-        A widened type stays: Iceberg cannot narrow a column back (int -> bigint is kept)."""
+        A widened type stays: a table format cannot narrow a column back (int -> bigint is kept)."""
         try:
             if not self.backend.exists(name):
                 return

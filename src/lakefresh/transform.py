@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from lakefresh.lakehouse.backend import TableBackend
 
 PROVENANCE_TYPES = {
     FILE_COLUMN: "string",
@@ -32,7 +32,7 @@ PROVENANCE_TYPES = {
 
 
 def transformed(
-    config: PipelineConfig, backend: IcebergBackend, table: TableConfig, rows: DataFrame
+    config: PipelineConfig, backend: TableBackend, table: TableConfig, rows: DataFrame
 ) -> DataFrame:
     """`rows` (as read, each with its quarantine reason) after the table's SQL."""
     from pyspark.errors import AnalysisException

@@ -8,37 +8,31 @@ instead of Iceberg's write-audit-publish; nothing above this layer would change.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+# Where a snapshot stands in its table's history (see `TableBackend.snapshot_state`).
+SnapshotState = Literal["current-lineage", "expired", "off-lineage"]
 
 
 @dataclass(frozen=True)
 class StagedCommit:
-    """A batch written to the target but not yet visible to readers."""
+    """A batch written to the target but not yet visible to readers: a staged commit, with what
+    the backend read from its metadata (the audit's and the metrics' numbers, no scan)."""
 
     table: str
     batch_id: str
-    snapshot_id: int
-    parent_id: int | None
-    summary: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def live_records(self) -> int:
-        """Rows a reader of this snapshot sees (data rows minus position-deleted rows)."""
-        total = int(self.summary.get("total-records", "0"))
-        return total - int(self.summary.get("total-position-deletes", "0"))
-
-    @property
-    def files_written(self) -> int:
-        return int(self.summary.get("added-data-files", "0"))
-
-    @property
-    def bytes_written(self) -> int:
-        return int(self.summary.get("added-files-size", "0"))
+    snapshot_id: int  # the staged snapshot (version)
+    parent_id: int | None  # the table's current snapshot when it was staged
+    live_records: int = 0  # rows a reader of the staged snapshot sees
+    files_written: int = 0  # data files the write added
+    bytes_written: int = 0  # their size
 
 
 @dataclass(frozen=True)
@@ -85,27 +79,50 @@ class MergeClauses:
 
 
 class TableBackend(Protocol):
-    """Atomic, exactly-once batch commits on one table format."""
+    """Atomic, exactly-once batch commits on one table format.
+
+    Tables are named `namespace.table` in the pipeline's catalog. A *snapshot* (a *version*, in
+    formats that number their commits) is one committed state of a table, named by an integer id;
+    the table's *lineage* is its current snapshot and that snapshot's ancestors. A batch is
+    written as a *staged commit* tagged with its batch id: invisible to readers until it is
+    published, so the lineage itself tells which batches a table holds.
+    """
 
     spark: SparkSession
 
+    # --- names and DDL -----------------------------------------------------------------------
+
     def qualified(self, table: str) -> str:
-        """The table's full name in SQL (catalog.namespace.table)."""
+        """The table's full name in SQL (catalog.namespace.table, quoted)."""
 
     def exists(self, table: str) -> bool:
         """Whether the table exists."""
 
     def create(
-        self, table: str, schema: StructType, partition_by: list[str], properties: dict[str, str]
+        self,
+        table: str,
+        schema: StructType,
+        partition_by: list[str],
+        properties: dict[str, str],
+        staged_commits: bool = True,
     ) -> None:
-        """Create the table (and its namespace) ready for batch commits."""
+        """Create the table (and its namespace) unless it exists. With `staged_commits` its writes
+        can be staged (see `stage`); lakefresh's own tables (control tables, scratch tables)
+        commit directly."""
+
+    def log_table_properties(self) -> dict[str, str]:
+        """Properties that suit lakefresh's control tables: small tables updated a row at a time
+        and written by many pipelines at once. They are the format's own settings: callers pass
+        them to `create` and `set_properties` without reading them."""
 
     def drop(self, table: str) -> None:
         """Drop a table of lakefresh's own (a temporary one) with its files."""
 
-    def align(self, table: str, df: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
-        """Evolve the table for the batch's new columns; return the batch in the table's shape
-        (plus the `keep` columns)."""
+    def schema(self, table: str) -> StructType:
+        """The table's current schema."""
+
+    def properties(self, table: str) -> dict[str, str]:
+        """The table's properties."""
 
     def set_properties(self, table: str, properties: dict[str, str]) -> None:
         """Set table properties (no snapshot)."""
@@ -113,9 +130,11 @@ class TableBackend(Protocol):
     def drop_columns(self, table: str, columns: list[str]) -> None:
         """Drop columns (metadata only)."""
 
-    def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
-        """Batch ids carried by the table's current lineage, with their snapshot ids (only those
-        after snapshot `since`, when given)."""
+    def align(self, table: str, df: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
+        """Evolve the table for the batch's new columns; return the batch in the table's shape
+        (plus the `keep` columns)."""
+
+    # --- lineage -----------------------------------------------------------------------------
 
     def head(self, table: str) -> int | None:
         """The current snapshot id, None for an empty new table."""
@@ -123,11 +142,33 @@ class TableBackend(Protocol):
     def lineage(self, table: str) -> Lineage:
         """The table's retained snapshots and the current one's ancestors (rollback checks)."""
 
+    def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
+        """Batch id -> snapshot id of the batches the current lineage carries, newest first (only
+        those published after snapshot `since`, when given: the cost then does not grow with
+        the table's history)."""
+
+    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+        """When a snapshot was committed (UTC, naive); StateError if the table no longer has it."""
+
+    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
+        """`current-lineage` if the snapshot is the current one or one of its ancestors,
+        `expired` if the table no longer has it, `off-lineage` otherwise (a rollback left it)."""
+
+    def live_records(self, table: str, snapshot_id: int) -> int:
+        """Rows a reader of the snapshot sees, from the table's metadata (no scan); StateError if
+        the table no longer has it."""
+
+    # --- staged commits ----------------------------------------------------------------------
+
     def stage(self, table: str, batch_id: str, write: Callable[[], None]) -> StagedCommit:
         """Run `write` so that its commit is staged (invisible) and tagged with the batch id."""
 
     def publish(self, staged: StagedCommit) -> int:
-        """Make a staged commit current, atomically; return the published snapshot id."""
+        """Make a staged commit current, atomically; return the published snapshot id. A batch
+        the lineage already holds is not published again (its snapshot id is returned);
+        CommitConflictError if the table moved since the commit was staged."""
+
+    # --- upkeep ------------------------------------------------------------------------------
 
     def file_count(self, table: str) -> int:
         """Data and delete files in the table's current snapshot."""
@@ -135,8 +176,21 @@ class TableBackend(Protocol):
     def compact(self, table: str, keep_snapshots: int) -> None:
         """Rewrite a small table's files into few, deletes applied; keep the newest snapshots."""
 
+    # --- reads and writes --------------------------------------------------------------------
+
     def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
         """The table now, or as of a snapshot (time travel)."""
+
+    def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
+        """The table's changes after snapshot `start` (exclusive; None: from its first) up to
+        snapshot `end` (inclusive): its rows plus the change columns of :mod:`lakefresh.columns`:
+        CHANGE_TYPE_COLUMN (INSERT, DELETE; with `keys`, a delete and an insert of one key in
+        one commit are an UPDATE_BEFORE / UPDATE_AFTER pair), CHANGE_ORDINAL_COLUMN (the
+        commit's order in the range) and CHANGE_SNAPSHOT_COLUMN (the snapshot it made). Rows a
+        commit rewrote unchanged are left out."""
+
+    def broadcast_rows(self) -> int:
+        """Row sets up to this size are broadcast into joins with a target."""
 
     def append(self, table: str, df: DataFrame) -> None:
         """Append rows."""

@@ -23,36 +23,55 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.errors import CommitConflictError, SchemaError, StateError
-from lakefresh.lakehouse.backend import Lineage, MergeClauses, StagedCommit
+from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
+from lakefresh.errors import CommitConflictError, StateError
+from lakefresh.lakehouse.backend import Lineage, MergeClauses, SnapshotState, StagedCommit, TableBackend
+from lakefresh.lakehouse.evolution import Widenings, align
+from lakefresh.lakehouse.merge import delete_and_insert, merge_change_set
+from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import DataType, StructType
+    from pyspark.sql.types import StructType
 
 WAP_PROPERTIES = {"write.wap.enabled": "true", "format-version": "2"}
 
+# The control tables (`TableBackend.log_table_properties`). Status updates touch one row:
+# merge-on-read writes a small delete file instead of a rewrite. The tables are small: no shuffle
+# to distribute what is written. Old metadata files are deleted as commits go (every batch commits
+# to `batches` twice).
+#
+# Many pipelines may share one catalog's control tables, each writing only the rows of its own
+# tables: snapshot isolation, so another pipeline's appends never invalidate an update, and more
+# commit retries (Iceberg re-applies an append or an update on the new metadata). A conflict that
+# still surfaces (a compaction removed the file an update points at) is retried with backoff by
+# every write to them (`retry_conflicts`). This needs a catalog with atomic commits (JDBC, Hive,
+# REST, Glue, Nessie): the Hadoop catalog's file-rename commits are not safe for concurrent writers.
+LOG_TABLE_PROPERTIES = {
+    "write.metadata.delete-after-commit.enabled": "true",
+    "write.metadata.previous-versions-max": "20",
+    "write.update.mode": "merge-on-read",
+    "write.delete.mode": "merge-on-read",
+    "write.merge.mode": "merge-on-read",
+    "write.distribution-mode": "none",
+    "write.update.distribution-mode": "none",
+    "write.delete.distribution-mode": "none",
+    "write.merge.distribution-mode": "none",
+    "write.update.isolation-level": "snapshot",
+    "write.delete.isolation-level": "snapshot",
+    "write.merge.isolation-level": "snapshot",
+    "commit.retry.num-retries": "10",
+    "commit.retry.min-wait-ms": "50",
+    "commit.retry.max-wait-ms": "2000",
+}
+
 # Type changes Iceberg can make in place (metadata only).
-WIDENINGS = {("int", "bigint"), ("float", "double")}
+WIDENINGS = Widenings("Iceberg", frozenset({("int", "bigint"), ("float", "double")}))
 
 BROADCAST_ROWS_SETTING = "spark.lakefresh.merge.broadcastMaxRows"
 DEFAULT_BROADCAST_ROWS = 1_000_000
 
 _WAP_LOCK = threading.Lock()  # spark.wap.id is session-wide: one staged write at a time
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def sql_literal(value: object) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return "TRUE" if value else "FALSE"
-    if isinstance(value, int | float):
-        return repr(value)
-    return "'" + str(value).replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 class IcebergBackend:
@@ -65,13 +84,13 @@ class IcebergBackend:
     # --- names and DDL -----------------------------------------------------------------------
 
     def qualified(self, table: str) -> str:
-        return ".".join(quote(p) for p in (self.catalog, *table.split(".")))
+        return qualified_name(self.catalog, *table.split("."))
 
     def exists(self, table: str) -> bool:
         return bool(self.spark.catalog.tableExists(f"{self.catalog}.{table}"))
 
-    def ensure_namespace(self, namespace: str) -> None:
-        name = f"{quote(self.catalog)}.{quote(namespace)}"
+    def _ensure_namespace(self, namespace: str) -> None:
+        name = qualified_name(self.catalog, namespace)
         try:
             self.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {name}")
         except Exception:
@@ -87,15 +106,19 @@ class IcebergBackend:
         schema: StructType,
         partition_by: list[str],
         properties: dict[str, str],
-        wap: bool = True,
+        staged_commits: bool = True,
     ) -> None:
-        self.ensure_namespace(table.split(".")[0])
+        """Create the table; with `staged_commits`, write-audit-publish is enabled on it."""
+        self._ensure_namespace(table.split(".")[0])
         columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
-        props = {**(WAP_PROPERTIES if wap else {"format-version": "2"}), **properties}
+        props = {**(WAP_PROPERTIES if staged_commits else {"format-version": "2"}), **properties}
         ddl = f"CREATE TABLE IF NOT EXISTS {self.qualified(table)} ({columns}) USING iceberg"
         if partition_by:
             ddl += f" PARTITIONED BY ({', '.join(partition_by)})"
-        self.spark.sql(f"{ddl} TBLPROPERTIES ({_properties_sql(props)})")
+        self.spark.sql(f"{ddl} TBLPROPERTIES ({properties_sql(props)})")
+
+    def log_table_properties(self) -> dict[str, str]:
+        return dict(LOG_TABLE_PROPERTIES)
 
     def drop(self, table: str) -> None:
         """Drop a table of lakefresh's own (a temporary one) with its files."""
@@ -114,53 +137,14 @@ class IcebergBackend:
         return {r["key"]: r["value"] for r in rows}
 
     def set_properties(self, table: str, properties: dict[str, str]) -> None:
-        assignments = _properties_sql(properties)
+        assignments = properties_sql(properties)
         self.spark.sql(f"ALTER TABLE {self.qualified(table)} SET TBLPROPERTIES ({assignments})")
 
     # --- schema evolution --------------------------------------------------------------------
 
     def align(self, table: str, df: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
-        """Add the batch's new columns to the table, widen types Iceberg can widen, and return the
-        batch with the table's columns in the table's order (NULL where the batch lacks one),
-        followed by the `keep` columns, which are not the table's."""
-        from pyspark.sql import functions as F
-
-        target = {f.name.lower(): f for f in self.schema(table).fields}
-        additions: list[str] = []
-        for field in df.schema.fields:
-            if field.name in keep:
-                continue
-            existing = target.get(field.name.lower())
-            if existing is None:
-                additions.append(f"{quote(field.name)} {field.dataType.simpleString()}")
-            elif existing.dataType.simpleString() != field.dataType.simpleString():  # not nullability
-                self._reconcile_type(table, field.name, existing.dataType, field.dataType)
-        if additions:
-            self.spark.sql(f"ALTER TABLE {self.qualified(table)} ADD COLUMNS ({', '.join(additions)})")
-        by_lower = {f.name.lower(): f.name for f in df.schema.fields}
-        out = []
-        for field in self.schema(table).fields:
-            source = by_lower.get(field.name.lower())
-            column = F.col(quote(source)) if source else F.lit(None)
-            out.append(column.cast(field.dataType).alias(field.name))
-        return df.select(*out, *[F.col(quote(k)) for k in keep])
-
-    def _reconcile_type(self, table: str, column: str, current: DataType, incoming: DataType) -> None:
-        from pyspark.sql.types import NullType
-
-        pair = (current.simpleString(), incoming.simpleString())
-        if isinstance(incoming, NullType) or pair in {(b, a) for a, b in WIDENINGS}:
-            return  # narrower or all-null input fits the wider target column
-        if pair in WIDENINGS:
-            self.spark.sql(f"ALTER TABLE {self.qualified(table)} ALTER COLUMN {quote(column)} TYPE {pair[1]}")
-            return
-        if _castable_safely(current, incoming):
-            return
-        raise SchemaError(
-            f"column {column!r} of {table} is {pair[0]} but the batch has {pair[1]}; "
-            f"Iceberg widens only {', '.join(f'{a}->{b}' for a, b in sorted(WIDENINGS))}. "
-            "Declare the column's type in the source schema, or migrate the table."
-        )
+        """See :func:`lakefresh.lakehouse.evolution.align`, with the types Iceberg widens."""
+        return align(self.spark, table, self.qualified(table), df, keep, WIDENINGS)
 
     # --- lineage and write-audit-publish -------------------------------------------------------
 
@@ -209,20 +193,21 @@ class IcebergBackend:
                 out.setdefault(str(batch_id), int(snapshot.snapshotId()))
         return out
 
-    def snapshot(self, table: str, snapshot_id: int) -> StagedCommit:
+    def _snapshot(self, table: str, snapshot_id: int) -> Any:
         found = self._iceberg_table(table).snapshot(int(snapshot_id))
         if found is None:
             raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
-        return _commit(table, found)
+        return found
+
+    def live_records(self, table: str, snapshot_id: int) -> int:
+        """From the snapshot's summary (no job)."""
+        return _commit(table, self._snapshot(table, snapshot_id)).live_records
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
         """When a snapshot was committed (UTC, naive)."""
-        found = self._iceberg_table(table).snapshot(int(snapshot_id))
-        if found is None:
-            raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
-        return _utc(found.timestampMillis())
+        return _utc(self._snapshot(table, snapshot_id).timestampMillis())
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> str:
+    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
         """`current-lineage` if the snapshot is the current one or one of its ancestors,
         `expired` if the table no longer has it, `off-lineage` otherwise (a rollback left it)."""
         iceberg = self._iceberg_table(table)
@@ -236,10 +221,10 @@ class IcebergBackend:
         return "off-lineage"
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
-        """The table's changelog after snapshot `start` (exclusive; None: from its first) up to
-        `end` (inclusive): its rows with `_change_type` (INSERT, DELETE, and with `keys`
-        UPDATE_BEFORE / UPDATE_AFTER), `_change_ordinal` (the commit's order) and
-        `_commit_snapshot_id`. Rows a copy-on-write commit rewrote unchanged are left out."""
+        """Iceberg's changelog view of the snapshots, its `_change_type`, `_change_ordinal` and
+        `_commit_snapshot_id` renamed to lakefresh's change columns. Iceberg's changelog reads
+        copy-on-write commits; merge-on-read delete files are not supported (the read fails with
+        Iceberg's message)."""
         view = f"lakefresh_changes_{abs(hash((table, start, end)))}"
         options = {"end-snapshot-id": str(end)}
         if start is not None:
@@ -257,7 +242,13 @@ class IcebergBackend:
                 "identifier_columns => array(" + ", ".join(sql_literal(k) for k in keys) + ")",
             ]
         self.spark.sql(f"CALL {quote(self.catalog)}.system.create_changelog_view({', '.join(args)})")
-        return self.spark.table(view)
+        changes = (
+            self.spark.table(view)
+            .withColumnRenamed("_change_type", CHANGE_TYPE_COLUMN)
+            .withColumnRenamed("_change_ordinal", CHANGE_ORDINAL_COLUMN)
+            .withColumnRenamed("_commit_snapshot_id", CHANGE_SNAPSHOT_COLUMN)
+        )
+        return _without_carry_overs(changes, keys) if keys else changes
 
     def stage(self, table: str, batch_id: str, write: Callable[[], None]) -> StagedCommit:
         parent = self.head(table)
@@ -361,24 +352,7 @@ class IcebergBackend:
         join it against the whole target."""
         if clauses.source_rows is not None and clauses.source_rows <= self.broadcast_rows():
             source = source.hint("broadcast")
-        view = f"lakefresh_merge_source_{abs(hash((table, id(source))))}"
-        source.createOrReplaceTempView(view)
-        try:
-            on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in clauses.keys)
-            sql = f"MERGE INTO {self.qualified(table)} t USING {view} s ON {on}"
-            if clauses.delete_when:
-                sql += f" WHEN MATCHED AND ({clauses.delete_when}) THEN DELETE"
-            if clauses.update_columns:
-                sets = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in clauses.update_columns)
-                cond = f" AND ({clauses.update_when})" if clauses.update_when else ""
-                sql += f" WHEN MATCHED{cond} THEN UPDATE SET {sets}"
-            cols = ", ".join(quote(c) for c in clauses.insert_columns)
-            vals = ", ".join(f"s.{quote(c)}" for c in clauses.insert_columns)
-            cond = f" AND ({clauses.insert_when})" if clauses.insert_when else ""
-            sql += f" WHEN NOT MATCHED{cond} THEN INSERT ({cols}) VALUES ({vals})"
-            self.spark.sql(sql)
-        finally:
-            self.spark.catalog.dropTempView(view)
+        merge_change_set(self.spark, table, self.qualified(table), source, clauses)
 
     def delete_and_append(
         self,
@@ -389,78 +363,12 @@ class IcebergBackend:
         deletes: int,
         equi_join: bool = False,
     ) -> None:
-        """In one commit: delete the target rows (alias `this`) for which some row of `matches`
-        (alias `input`; None: one row with no columns) makes `delete_when` true, and insert `rows`.
-
-        One MERGE does both. Its source holds the match rows and the rows to insert; the rows to
-        insert carry their values in separate columns and NULL in the match columns, so they can
-        never match, and are inserted. Conditions on the target alone (a range) are pushed into
-        the target scan, so only files that may hold such rows are read; of those, Spark's runtime
-        group filter rewrites only the files holding a matched row.
-
-        When `delete_when` has no equality between target and batch (`equi_join` False: a range,
-        `true`, `this.day >= input.day`), the match rows are copied once per *salt* (0..n-1) and
-        a target row is paired only with the copy whose salt equals a hash of the row, so the
-        join still hashes instead of comparing every target row with every batch row. Spark 3.5
-        cannot plan its runtime group filter over such a join when the match rows carry columns
-        ("Couldn't find _lf_salt"), so in that one case the filter is off and every file the
-        static pushdown selects is rewritten. With no predicted deletes, rows are appended.
-        """
-        from pyspark.sql import functions as F
-        from pyspark.sql import types as T
-
+        """One MERGE does both (see :func:`lakefresh.lakehouse.merge.delete_and_insert`); with no
+        predicted deletes, rows are appended."""
         if not delete_when or deletes == 0:
             self.append(table, rows)
             return
-        spark = self.spark
-        if matches is None:
-            matches = spark.range(1).select()
-        salts = 0 if equi_join else max(1, min(64, int(spark.conf.get("spark.sql.shuffle.partitions") or 1)))
-        on = f"({delete_when})"
-        if salts:
-            hashable = [
-                quote(f.name)
-                for f in self.schema(table).fields
-                if not isinstance(f.dataType, T.MapType | T.ArrayType | T.StructType)
-            ]
-            salt_of_target = (
-                f"pmod(xxhash64({', '.join('this.' + c for c in hashable)}), {salts})" if hashable else "0"
-            )
-            on += f" AND {salt_of_target} = input._lf_salt"
-            matches = matches.crossJoin(spark.range(salts).select(F.col("id").alias("_lf_salt")))
-        else:
-            matches = matches.withColumn("_lf_salt", F.lit(0).cast("bigint"))
-        payload = [f"_lf_ins_{i}" for i in range(len(rows.columns))]
-        match_part = matches.select(
-            *[F.col(quote(c)) for c in matches.columns],
-            *[
-                F.lit(None).cast(f.dataType).alias(p)
-                for f, p in zip(rows.schema.fields, payload, strict=True)
-            ],
-        )
-        insert_part = rows.select(
-            *[F.lit(None).cast(f.dataType).alias(f.name) for f in matches.schema.fields],
-            *[F.col(quote(c)).alias(p) for c, p in zip(rows.columns, payload, strict=True)],
-        )
-        view = f"lakefresh_replace_source_{abs(hash((table, id(rows))))}"
-        # materialized: a MERGE reads its source more than once
-        match_part.unionByName(insert_part).localCheckpoint(eager=True).createOrReplaceTempView(view)
-        group_filter = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
-        without_filter = bool(salts) and len(matches.columns) > 1
-        try:
-            if without_filter:
-                spark.conf.set(group_filter, "false")
-            columns = ", ".join(quote(c) for c in rows.columns)
-            values = ", ".join(f"input.{p}" for p in payload)
-            spark.sql(
-                f"MERGE INTO {self.qualified(table)} AS this USING {view} AS input ON {on} "
-                "WHEN MATCHED THEN DELETE "
-                f"WHEN NOT MATCHED AND input._lf_salt IS NULL THEN INSERT ({columns}) VALUES ({values})"
-            )
-        finally:
-            if without_filter:
-                spark.conf.unset(group_filter)
-            spark.catalog.dropTempView(view)
+        delete_and_insert(self.spark, table, self.qualified(table), rows, delete_when, matches, equi_join)
 
 
 def _utc(millis: int) -> datetime:
@@ -468,38 +376,38 @@ def _utc(millis: int) -> datetime:
     return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
 
 
-def _properties_sql(properties: dict[str, str]) -> str:
-    return ", ".join(f"{sql_literal(k)}={sql_literal(v)}" for k, v in properties.items())
-
-
 def _commit(table: str, snapshot: Any) -> StagedCommit:
+    """A snapshot as a staged commit, its numbers from the snapshot's summary: the live records
+    are the data rows minus the position-deleted rows."""
     parent = snapshot.parentId()
     summary = {str(k): str(v) for k, v in dict(snapshot.summary()).items()}
+    total = int(summary.get("total-records", "0")) - int(summary.get("total-position-deletes", "0"))
     return StagedCommit(
         table,
         summary.get("wap.id", ""),
         int(snapshot.snapshotId()),
         None if parent is None else int(parent),
-        summary,
+        live_records=total,
+        files_written=int(summary.get("added-data-files", "0")),
+        bytes_written=int(summary.get("added-files-size", "0")),
     )
 
 
-def _castable_safely(current: DataType, incoming: DataType) -> bool:
-    """Incoming values that fit the target column without loss (e.g. int into bigint, any into
-    string, date into timestamp)."""
-    from pyspark.sql import types as T
+def _without_carry_overs(changes: DataFrame, keys: list[str]) -> DataFrame:
+    """Without the update pairs whose before and after images are the same row: with
+    `compute_updates`, the rows a copy-on-write commit rewrote unchanged come back as such
+    pairs instead of being dropped as carry-overs."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
-    if isinstance(current, T.StringType):
-        return True
-    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
-    rank = {T.ByteType: 1, T.ShortType: 2, T.IntegerType: 3, T.LongType: 4}
-    if isinstance(current, integral) and isinstance(incoming, integral):
-        return rank[type(incoming)] <= rank[type(current)]
-    if isinstance(current, T.DoubleType) and isinstance(incoming, (*integral, T.FloatType)):
-        return True
-    if isinstance(current, T.DecimalType) and isinstance(incoming, T.DecimalType):
-        return (
-            incoming.scale <= current.scale
-            and incoming.precision - incoming.scale <= current.precision - current.scale
-        )
-    return isinstance(current, T.TimestampType) and isinstance(incoming, T.DateType)
+    change_columns = (CHANGE_TYPE_COLUMN, CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN)
+    data = [c for c in changes.columns if c not in change_columns]
+    image = F.md5(F.to_json(F.struct(*[F.col(quote(c)) for c in data])))
+    pair = Window.partitionBy(*[F.col(quote(k)) for k in keys], F.col(CHANGE_ORDINAL_COLUMN))
+    is_update = F.col(CHANGE_TYPE_COLUMN).isin("UPDATE_BEFORE", "UPDATE_AFTER")
+    unchanged = is_update & (F.min(image).over(pair) == F.max(image).over(pair))
+    return changes.withColumn("_lf_carry_over", unchanged).filter("NOT _lf_carry_over").drop("_lf_carry_over")
+
+
+# mypy proves the seam here: IcebergBackend has every member of TableBackend, with compatible types.
+_CONFORMS: type[TableBackend] = IcebergBackend

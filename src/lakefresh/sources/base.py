@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from lakefresh.lakehouse.backend import TableBackend
 
 
 @dataclass(frozen=True)
@@ -40,13 +40,13 @@ class SourceContext:
 
     spark: SparkSession
     base_dir: str  # the pipeline file's folder
-    backend: IcebergBackend
+    backend: TableBackend
     control_namespace: str
     target: str  # the target's namespace.table
 
     @classmethod
     def of(
-        cls, config: PipelineConfig, backend: IcebergBackend, base_dir: str, table: TableConfig
+        cls, config: PipelineConfig, backend: TableBackend, base_dir: str, table: TableConfig
     ) -> SourceContext:
         """The context of a pipeline table's source."""
         return cls(

@@ -30,6 +30,7 @@ from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.session import parse_schema
+from lakefresh.lakehouse.sql import quote
 from lakefresh.lakehouse.storage import FileEntry, Storage
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.sources.text import (
@@ -42,7 +43,6 @@ from lakefresh.sources.text import (
     parse_type,
     scan,
 )
-from lakefresh.sources.text import quote as _q
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameReader
@@ -179,7 +179,7 @@ class FilesSource:
         if bad_lines:
             text = self._mark_bad_bytes(text, columns, bad_lines)
             bad_bytes = F.col(BAD_BYTES)
-        raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(_q(c)) for c in columns])))
+        raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(quote(c)) for c in columns])))
         typed = cast_strictly(
             text,
             types,
@@ -278,7 +278,7 @@ class FilesSource:
         numbered = number_records(raw, columns, header_lines=0)
         types = self._column_types(columns, target_schema, ref, "json")
         malformed = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed JSON record"))
-        raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(_q(c)) for c in columns])))
+        raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(quote(c)) for c in columns])))
         return cast_strictly(
             numbered, types, first_reasons=[malformed], raw=raw_col, timezone=self.config.timezone
         )
@@ -293,7 +293,7 @@ class FilesSource:
         columns = list(raw.columns)
         # Parquet knows each row's position in its file: no window needed to number records
         numbered = raw.select(
-            *[F.col(_q(c)) for c in columns],
+            *[F.col(quote(c)) for c in columns],
             F.lit(None).cast("string").alias(CORRUPT),
             F.col("_metadata.file_path").alias(FILE_COLUMN),
             (F.col("_metadata.row_index") + 1).alias(RECORD_COLUMN),
@@ -301,7 +301,7 @@ class FilesSource:
         )
         declared = self.config.schema_ or {}
         types = {c: parse_type(declared[c]) for c in columns if c in declared}
-        raw_col = F.to_json(F.struct(*[F.col(_q(c)) for c in columns]))
+        raw_col = F.to_json(F.struct(*[F.col(quote(c)) for c in columns]))
         return cast_strictly(numbered, types, first_reasons=[], raw=raw_col, timezone=self.config.timezone)
 
     def _column_types(
@@ -363,7 +363,7 @@ def record_span(columns: list[str]) -> Column:
     from pyspark.sql import functions as F
 
     newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
-        sum((F.coalesce(_count_newlines(F.col(_q(c))), F.lit(0)) for c in columns), F.lit(0))
+        sum((F.coalesce(_count_newlines(F.col(quote(c))), F.lit(0)) for c in columns), F.lit(0))
     )
     return newlines + 1
 
@@ -384,7 +384,7 @@ def _count_newlines(column: Column) -> Column:
 
 
 def _ddl(schema: dict[str, str]) -> str:
-    return ", ".join(f"{_q(c)} {t}" for c, t in schema.items())
+    return ", ".join(f"{quote(c)} {t}" for c, t in schema.items())
 
 
 def _hidden(name: str) -> bool:

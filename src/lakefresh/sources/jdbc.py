@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.config.sources import WATERMARK_TOKEN, JdbcSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.failures import describe
-from lakefresh.lakehouse.iceberg import quote
+from lakefresh.lakehouse.sql import quote, standard_sql_literal
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.state.control import ControlTables
 
@@ -185,7 +185,7 @@ def _minus(text: str, seconds: float, number: bool) -> str:
 
 
 def _literal(text: str, number: bool) -> str:
-    return text if number else "'" + text.replace("'", "''") + "'"
+    return text if number else standard_sql_literal(text)
 
 
 def _initial_literal(value: object) -> str:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.errors import SourceError
-from lakefresh.lakehouse.iceberg import quote
+from lakefresh.lakehouse.sql import quote
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources import cdm
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext

@@ -1,4 +1,4 @@
-"""Source `table_changes`: another Iceberg table's changes between snapshots, with a load log.
+"""Source `table_changes`: another catalog table's changes between snapshots, with a load log.
 
 A *load* reads the source table's changelog after a start snapshot (exclusive) up to an end
 snapshot (inclusive):
@@ -28,25 +28,22 @@ key are ordered by commit, so the last one wins in strategies that keep one row 
 `scd2`, a DELETE change deletes the key: the strategy gets
 `delete: {condition: "_lf_change_type = 'DELETE'"}` unless it has its own rule.
 
-Iceberg's changelog reads copy-on-write commits; merge-on-read delete files are not supported by
-Iceberg 1.10's changelog scan (the read fails with Iceberg's message).
+The changes come from the table backend (`TableBackend.changes`), which says what its format can
+read: Iceberg's changelog reads copy-on-write commits, not merge-on-read delete files.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_TYPE_COLUMN
 from lakefresh.config.sources import TableChangesSourceConfig
 from lakefresh.errors import SourceError
-from lakefresh.lakehouse.iceberg import quote
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.state.loads import Load, LoadLog
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
-
-CHANGE_TYPE = "_lf_change_type"
 
 
 class TableChangesSource:
@@ -156,39 +153,17 @@ class TableChangesSource:
         changes = self.ctx.backend.changes(
             self.config.table, load.start_snapshot_id, load.end_snapshot_id, list(self.config.keys)
         )
-        changes = (
-            changes.withColumnRenamed("_change_type", CHANGE_TYPE)
-            .withColumnRenamed("_change_ordinal", "_lf_change_ordinal")
-            .withColumnRenamed("_commit_snapshot_id", "_lf_commit_snapshot_id")
-        )
-        if self.config.keys:
-            changes = _without_carry_overs(changes, list(self.config.keys))
-        changes = changes.filter(F.col(CHANGE_TYPE) != "UPDATE_BEFORE")
+        changes = changes.filter(F.col(CHANGE_TYPE_COLUMN) != "UPDATE_BEFORE")
         # order: by commit, and inside one a row after a delete of its key
-        rank = F.col("_lf_change_ordinal") * 2 + F.when(F.col(CHANGE_TYPE) == "DELETE", 0).otherwise(1)
+        rank = F.col(CHANGE_ORDINAL_COLUMN) * 2 + F.when(F.col(CHANGE_TYPE_COLUMN) == "DELETE", 0).otherwise(
+            1
+        )
         if self.config.dedupe:
             last = Window.partitionBy(*[F.col(k) for k in self.config.keys]).orderBy(rank.desc())
             changes = changes.withColumn("_lf_last", F.row_number().over(last)).filter("_lf_last = 1")
             changes = changes.drop("_lf_last")
         rows = with_provenance(changes, F.lit(ref.batch_id), rank + 1)
         return ReadBatch(ref, rows)
-
-
-def _without_carry_overs(changes: DataFrame, keys: list[str]) -> DataFrame:
-    """Without the update pairs whose before and after images are the same row: with
-    `compute_updates`, the rows a copy-on-write commit rewrote unchanged come back as such
-    pairs instead of being dropped as carry-overs."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    data = [
-        c for c in changes.columns if c not in (CHANGE_TYPE, "_lf_change_ordinal", "_lf_commit_snapshot_id")
-    ]
-    image = F.md5(F.to_json(F.struct(*[F.col(quote(c)) for c in data])))
-    pair = Window.partitionBy(*[F.col(quote(k)) for k in keys], F.col("_lf_change_ordinal"))
-    is_update = F.col(CHANGE_TYPE).isin("UPDATE_BEFORE", "UPDATE_AFTER")
-    unchanged = is_update & (F.min(image).over(pair) == F.max(image).over(pair))
-    return changes.withColumn("_lf_carry_over", unchanged).filter("NOT _lf_carry_over").drop("_lf_carry_over")
 
 
 def _batch_id(table: str, start: int | None, end: int) -> str:

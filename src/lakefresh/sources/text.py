@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from lakefresh.columns import RAW_COLUMN, REASON_COLUMN
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.functions import try_cast, try_to_date, try_to_timestamp
+from lakefresh.lakehouse.sql import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -299,7 +300,3 @@ def parse_type(name: str) -> DataType:
     from lakefresh.lakehouse.session import parse_schema
 
     return parse_schema(f"x {name}").fields[0].dataType
-
-
-def quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"

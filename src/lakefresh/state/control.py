@@ -30,14 +30,16 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
 from lakefresh.lakehouse.failures import retry_conflicts
-from lakefresh.lakehouse.iceberg import IcebergBackend, sql_literal
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
+from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.ranges import Interval
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
+
+    from lakefresh.lakehouse.backend import TableBackend
 
 STATE_VERSION = 2
 VERSION_PROPERTY = "lakefresh.state-version"
@@ -67,36 +69,6 @@ table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
 source_file string, line bigint, record bigint, reason string NOT NULL, raw string,
 quarantined_at timestamp
 """
-
-# Status updates touch one row: merge-on-read writes a small delete file instead of a rewrite. The
-# tables are small: no shuffle to distribute what is written. Old metadata files are deleted as
-# commits go (every batch commits to `batches` twice).
-#
-# Many pipelines may share one catalog's control tables, each writing only the rows of its own
-# tables: snapshot isolation, so another pipeline's appends never invalidate an update, and more
-# commit retries (Iceberg re-applies an append or an update on the new metadata). A conflict that
-# still surfaces (a compaction removed the file an update points at) is retried with backoff by
-# every write here (`retry_conflicts`). This needs a catalog with atomic commits (JDBC, Hive,
-# REST, Glue, Nessie): the Hadoop catalog's file-rename commits are not safe for concurrent writers.
-CONTROL_PROPERTIES = {
-    VERSION_PROPERTY: str(STATE_VERSION),
-    "write.metadata.delete-after-commit.enabled": "true",
-    "write.metadata.previous-versions-max": "20",
-    "write.update.mode": "merge-on-read",
-    "write.delete.mode": "merge-on-read",
-    "write.merge.mode": "merge-on-read",
-    "write.distribution-mode": "none",
-    "write.update.distribution-mode": "none",
-    "write.delete.distribution-mode": "none",
-    "write.merge.distribution-mode": "none",
-    "write.update.isolation-level": "snapshot",
-    "write.delete.isolation-level": "snapshot",
-    "write.merge.isolation-level": "snapshot",
-    "commit.retry.num-retries": "10",
-    "commit.retry.min-wait-ms": "50",
-    "commit.retry.max-wait-ms": "2000",
-}
-
 
 # Upkeep: every batch adds about three files to `batches` (its attempt row, then a delete file and
 # the rewritten row when it is published), and every read or MERGE of the table opens them all, so
@@ -141,9 +113,10 @@ class AttemptRow:
 class ControlTables:
     """Reads and writes the control tables through the table backend."""
 
-    def __init__(self, backend: IcebergBackend, namespace: str) -> None:
+    def __init__(self, backend: TableBackend, namespace: str) -> None:
         self.backend = backend
         self.namespace = namespace
+        self.properties = control_properties(backend)
         self.batches = f"{namespace}.batches"
         self.quarantine = f"{namespace}.quarantine"
         self._ready = False
@@ -160,7 +133,7 @@ class ControlTables:
         for table, ddl in ((self.batches, BATCHES_SCHEMA), (self.quarantine, QUARANTINE_SCHEMA)):
             if not self.backend.exists(table):
                 schema = parse_schema(ddl)
-                self.backend.create(table, schema, [], CONTROL_PROPERTIES, wap=False)
+                self.backend.create(table, schema, [], self.properties, staged_commits=False)
             properties = self.backend.properties(table)
             self._check_version(table, properties)
             self._set_properties(table, properties)
@@ -180,7 +153,7 @@ class ControlTables:
 
     def _set_properties(self, table: str, properties: dict[str, str]) -> None:
         """Give tables created by an earlier lakefresh the properties this one creates them with."""
-        missing = {k: v for k, v in CONTROL_PROPERTIES.items() if properties.get(k) != v}
+        missing = {k: v for k, v in self.properties.items() if properties.get(k) != v}
         if missing:
             self.backend.set_properties(table, missing)
 
@@ -313,7 +286,7 @@ class ControlTables:
         batch's own and those of earlier batches that this one superseded."""
         published = (
             f"status = 'published', published_snapshot_id = {int(snapshot_id)}, "
-            f"publish_seconds = {publish_seconds!r}, published_at = current_timestamp()"
+            f"publish_seconds = {sql_literal(publish_seconds)}, published_at = current_timestamp()"
         )
         if not effective:
             self._update(
@@ -440,6 +413,13 @@ class ControlTables:
     def _sql(self, statement: str) -> None:
         """A write to a control table, tried again while another pipeline's commit conflicts."""
         retry_conflicts(lambda: self.backend.spark.sql(statement))
+
+
+def control_properties(backend: TableBackend) -> dict[str, str]:
+    """What the control tables are created with: the state version, and the backend's settings
+    for small tables updated a row at a time by many pipelines at once. A write conflict that
+    still surfaces is retried with backoff by every write here (`retry_conflicts`)."""
+    return {VERSION_PROPERTY: str(STATE_VERSION), **backend.log_table_properties()}
 
 
 def _version_of(properties: dict[str, str]) -> int | None:

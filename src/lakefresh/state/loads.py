@@ -16,13 +16,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.failures import retry_conflicts
-from lakefresh.lakehouse.iceberg import sql_literal
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
-from lakefresh.state.control import CONTROL_PROPERTIES, LOADS_TABLE
+from lakefresh.lakehouse.sql import sql_literal
+from lakefresh.state.control import LOADS_TABLE, control_properties
 
 if TYPE_CHECKING:
-    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from lakefresh.lakehouse.backend import TableBackend
 
 LOADS_SCHEMA = """
 load_id string NOT NULL, source_table string NOT NULL, start_snapshot_id bigint,
@@ -42,7 +42,7 @@ class Load:
 
 
 class LoadLog:
-    def __init__(self, backend: IcebergBackend, namespace: str) -> None:
+    def __init__(self, backend: TableBackend, namespace: str) -> None:
         self.backend = backend
         self.table = f"{namespace}.{LOADS_TABLE}"
         self._ready = False
@@ -54,7 +54,8 @@ class LoadLog:
 
     def _create(self) -> None:
         if not self.backend.exists(self.table):
-            self.backend.create(self.table, parse_schema(LOADS_SCHEMA), [], CONTROL_PROPERTIES, wap=False)
+            properties = control_properties(self.backend)
+            self.backend.create(self.table, parse_schema(LOADS_SCHEMA), [], properties, staged_commits=False)
 
     def loads(self, load_id: str) -> list[Load]:
         """The reader's loads, oldest first."""

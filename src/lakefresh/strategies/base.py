@@ -22,19 +22,20 @@ from lakefresh.columns import (
     RECORD_COLUMN,
     SYSTEM_PREFIX,
 )
+from lakefresh.lakehouse.sql import quote
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from lakefresh.config.strategies import DeleteRule
-    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from lakefresh.lakehouse.backend import TableBackend
 
 
 @dataclass
 class StageContext:
     """What a strategy may know while staging a batch."""
 
-    backend: IcebergBackend
+    backend: TableBackend
     table: str  # namespace.table
     batch_id: str
     batch_time: datetime
@@ -110,10 +111,6 @@ def data_columns(df: DataFrame) -> list[str]:
     return [c for c in df.columns if c not in PROVENANCE_COLUMNS and not c.startswith(SYSTEM_PREFIX)]
 
 
-def q(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
 def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -> Column:
     """A change-detection hash of columns: 16 bytes (MD5) of their JSON object, names sorted.
     `value(name)`, when given, is the value hashed under a name (default: the column itself).
@@ -127,7 +124,7 @@ def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -
     from pyspark.sql import functions as F
 
     ordered = sorted(columns, key=str.lower)
-    fields = [value(c).alias(c) for c in ordered] if value else [F.col(q(c)) for c in ordered]
+    fields = [value(c).alias(c) for c in ordered] if value else [F.col(quote(c)) for c in ordered]
     document = F.to_json(F.struct(*fields)) if ordered else F.lit("{}")
     return F.unhex(F.md5(document))
 
@@ -143,16 +140,18 @@ def shape_target(
     change: ChangeSet,
     partition_by: list[str] | None = None,
     properties: dict[str, str] | None = None,
-    wap: bool = True,
+    staged_commits: bool = True,
 ) -> None:
     """Create the target in the change set's shape if it does not exist yet, evolve it for the
     change set's new columns, and put the change set's rows in the target's shape (the status
-    column kept), ready for `write`."""
+    column kept), ready for `write`. `staged_commits`: see `TableBackend.create`."""
     from lakefresh.columns import STATUS_COLUMN
 
     if not ctx.target_exists:
         schema = change.rows.drop(STATUS_COLUMN).schema
-        ctx.backend.create(ctx.table, schema, partition_by or [], properties or {}, wap=wap)
+        ctx.backend.create(
+            ctx.table, schema, partition_by or [], properties or {}, staged_commits=staged_commits
+        )
     keep = (STATUS_COLUMN,) if STATUS_COLUMN in change.rows.columns else ()
     change.rows = ctx.backend.align(ctx.table, change.rows, keep=keep)
 
@@ -164,7 +163,7 @@ def stamped(ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, int]:
 
     rows = materialize(
         batch.select(
-            *[F.col(q(c)) for c in data_columns(batch)],
+            *[F.col(quote(c)) for c in data_columns(batch)],
             F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
         )
     )
@@ -223,9 +222,9 @@ def null_key_problems(
     for key in keys:
         if key not in df.columns:
             continue
-        problems.append((F.col(q(key)).isNull(), f"key column {key} is NULL"))
+        problems.append((F.col(quote(key)).isNull(), f"key column {key} is NULL"))
     if column and column in df.columns:
-        problems.append((F.col(q(column)).isNull(), f"{what} column {column} is NULL"))
+        problems.append((F.col(quote(column)).isNull(), f"{what} column {column} is NULL"))
     return problems
 
 
@@ -236,7 +235,7 @@ def delete_flag(rule: DeleteRule | None) -> Column:
     if rule is None:
         return F.lit(False)
     if rule.column:
-        return F.coalesce(F.col(q(rule.column)) == F.lit(rule.value), F.lit(False))
+        return F.coalesce(F.col(quote(rule.column)) == F.lit(rule.value), F.lit(False))
     return F.coalesce(F.expr(rule.condition or "false"), F.lit(False))
 
 
@@ -256,11 +255,11 @@ def raise_stored_duplicates(ctx: StageContext, keys: list[str], batch: DataFrame
 
     from lakefresh.errors import TargetError
 
-    touched = batch.select(*[q(k) for k in keys]).distinct()
+    touched = batch.select(*[quote(k) for k in keys]).distinct()
     found = (
         ctx.target()
         .join(touched, on=list(keys), how="left_semi")
-        .groupBy(*[q(k) for k in keys])
+        .groupBy(*[quote(k) for k in keys])
         .count()
         .filter(F.col("count") > 1)
         .limit(5)

@@ -4,7 +4,7 @@
 `input`), e.g. `this.region = input.region AND this.day >= input.day`. Every target row for which
 *some* batch row makes it true is deleted; then the batch rows for which `append_filter` (over
 `input` alone; optional) is true are appended. Both happen in one commit
-(`IcebergBackend.delete_and_append`). An empty batch deletes nothing, whatever the predicate.
+(`TableBackend.delete_and_append`). An empty batch deletes nothing, whatever the predicate.
 
 Both expressions must be row-pure; that is checked when the pipeline file is validated
 (`lakefresh.config.expressions`). Status codes: N rows appended, F batch rows the filter left out,
@@ -19,13 +19,13 @@ from lakefresh.columns import BATCH_ID_COLUMN, STATUS_COLUMN
 from lakefresh.config.expressions import parse_row_pure
 from lakefresh.config.strategies import CustomStrategyConfig
 from lakefresh.errors import SchemaError
+from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
     count_by,
     data_columns,
     materialize,
-    q,
     require_columns,
 )
 
@@ -55,7 +55,7 @@ class CustomStrategy:
         keep = F.expr(cfg.append_filter) if cfg.append_filter else F.lit(True)
         rows = materialize(
             batch.alias("input").select(
-                *[F.col(q(c)) for c in data_columns(batch)],
+                *[F.col(quote(c)) for c in data_columns(batch)],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.when(F.coalesce(keep, F.lit(False)), F.lit("N")).otherwise(F.lit("F")).alias(STATUS_COLUMN),
             )
@@ -64,7 +64,7 @@ class CustomStrategy:
         total = sum(counts.values())
         inputs = self.predicate.columns.get("input", [])
         matches = (
-            rows.select(*[F.col(q(c)) for c in inputs]).distinct()
+            rows.select(*[F.col(quote(c)) for c in inputs]).distinct()
             if inputs
             else rows.select(F.lit(1).alias("_lf_one")).limit(1)
         )

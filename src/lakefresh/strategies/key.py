@@ -40,6 +40,7 @@ from lakefresh.columns import (
 from lakefresh.config.strategies import KeyStrategyConfig
 from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.functions import try_to_timestamp
+from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
@@ -51,7 +52,6 @@ from lakefresh.strategies.base import (
     last_row_first,
     materialize,
     null_key_problems,
-    q,
     raise_stored_duplicates,
     require_columns,
 )
@@ -97,12 +97,12 @@ class KeyStrategy:
             and c != (cfg.delete.column if cfg.delete else None)
         ]
         record_date = (
-            try_to_timestamp(F.col(q(cfg.date_column)))
+            try_to_timestamp(F.col(quote(cfg.date_column)))
             if cfg.date_column
             else F.lit(ctx.batch_time).cast("timestamp")
         )
         rows = batch.select(
-            *[F.col(q(c)) for c in columns],
+            *[F.col(quote(c)) for c in columns],
             hashdiff(hashed).alias(HASH_COLUMN),
             record_date.alias(UPDATED_AT_COLUMN),
             F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
@@ -110,7 +110,7 @@ class KeyStrategy:
             F.col(FILE_COLUMN),
             F.col(RECORD_COLUMN),
         )
-        latest_first = Window.partitionBy(*[q(k) for k in cfg.keys]).orderBy(
+        latest_first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(
             *last_row_first(F.col(UPDATED_AT_COLUMN).desc())
         )
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
@@ -121,20 +121,20 @@ class KeyStrategy:
         if ctx.target_exists:
             stored_columns = set(ctx.target().columns)
             if sk and sk.column in stored_columns:
-                stored_sk = F.col(q(sk.column))
+                stored_sk = F.col(quote(sk.column))
             if sk and sk.inferred_column in stored_columns:
-                stored_inferred = F.coalesce(F.col(q(sk.inferred_column)), F.lit(False))
+                stored_inferred = F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
             # Only the key, hash and date columns of the target are read, and the batch's keys
             # are broadcast into that scan (unless the batch is too large to broadcast), so the
             # target is not shuffled. The keys come from the batch itself, not from `ranked`,
             # so the dedupe window is computed once.
             batch_keys = broadcast_if_small(
-                ctx, batch.select(*[q(k) for k in cfg.keys]).distinct(), batch_rows
+                ctx, batch.select(*[quote(k) for k in cfg.keys]).distinct(), batch_rows
             )
             stored = (
                 ctx.target()
                 .select(
-                    *[F.col(q(k)) for k in cfg.keys],
+                    *[F.col(quote(k)) for k in cfg.keys],
                     F.col(HASH_COLUMN).alias("_lf_t_hash"),
                     F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
                     F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
@@ -182,7 +182,7 @@ class KeyStrategy:
             target_columns[len(columns) : len(columns)] = [sk.column, sk.inferred_column]
         staged = materialize(
             joined.select(
-                *[F.col(q(c)) for c in target_columns],
+                *[F.col(quote(c)) for c in target_columns],
                 F.col(STATUS_COLUMN),
                 F.col("_lf_t_batch"),
             )
@@ -215,8 +215,8 @@ class KeyStrategy:
         start = largest_key(ctx, sk.column)
         rows = with_surrogate_key(missing, sk, self.config.keys, F.lit(None), F.lit(True), start)
         return rows.select(
-            *[F.col(q(c)) for c in missing.columns if not c.startswith("_lf_")],
-            F.col(q(sk.column)),
+            *[F.col(quote(c)) for c in missing.columns if not c.startswith("_lf_")],
+            F.col(quote(sk.column)),
             F.lit(True).alias(sk.inferred_column),
             F.lit(None).cast("binary").alias(HASH_COLUMN),
             F.lit(None).cast("timestamp").alias(UPDATED_AT_COLUMN),
@@ -231,7 +231,7 @@ class KeyStrategy:
         if writes == 0 or not ctx.target_exists:
             # A new table takes only inserts. A batch that changes nothing still commits (an
             # empty append), so its id is in the lineage and it is never applied again.
-            inserts = change.rows.filter(F.col(STATUS_COLUMN) == "N").select(*map(q, columns))
+            inserts = change.rows.filter(F.col(STATUS_COLUMN) == "N").select(*map(quote, columns))
             ctx.backend.append(ctx.table, inserts)
             return
         ctx.backend.merge(

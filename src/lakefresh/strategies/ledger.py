@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, RECORD_COLUMN
 from lakefresh.config.strategies import LedgerStrategyConfig
+from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
@@ -27,7 +28,6 @@ from lakefresh.strategies.base import (
     data_columns,
     materialize,
     null_key_problems,
-    q,
     require_columns,
 )
 
@@ -58,17 +58,17 @@ class LedgerStrategy:
         order = [F.col(FILE_COLUMN).asc_nulls_first(), F.col(RECORD_COLUMN).asc_nulls_first()]
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
-            order.insert(0, F.col(q(cfg.event_time)).asc())
-        first = Window.partitionBy(*[q(k) for k in keys]).orderBy(*order)
+            order.insert(0, F.col(quote(cfg.event_time)).asc())
+        first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(*order)
         ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
         columns = data_columns(batch)
         firsts = ranked.filter(F.col("_lf_rank") == 1)
         total = batch.count()
         if ctx.target_exists:
-            batch_keys = broadcast_if_small(ctx, firsts.select(*[q(k) for k in keys]), total)
+            batch_keys = broadcast_if_small(ctx, firsts.select(*[quote(k) for k in keys]), total)
             seen = (
                 ctx.target()
-                .select(*[F.col(q(k)) for k in keys])
+                .select(*[F.col(quote(k)) for k in keys])
                 .join(batch_keys, on=keys, how="left_semi")
                 .distinct()
                 .withColumn("_lf_seen", F.lit(True))
@@ -78,7 +78,7 @@ class LedgerStrategy:
             firsts = firsts.withColumn("_lf_seen", F.lit(None).cast("boolean"))
         staged = materialize(
             firsts.select(
-                *[F.col(q(c)) for c in columns],
+                *[F.col(quote(c)) for c in columns],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.when(F.col("_lf_seen"), F.lit("K")).otherwise(F.lit("N")).alias("_lf_code"),
             )

@@ -39,7 +39,7 @@ class Rebuild:
         backend.drop(scratch)
         empty = StageContext(backend, scratch, ctx.batch_id, ctx.batch_time, target_exists=False)
         change = self.inner.stage(empty, batch)
-        shape_target(empty, change, wap=False)
+        shape_target(empty, change, staged_commits=False)
         self.inner.write(empty, change)
         rows = backend.read(scratch)
         count = rows.count()

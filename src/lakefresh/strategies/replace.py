@@ -2,7 +2,7 @@
 rows inside its own [min, max] range of a column, inclusive, and adds the rest.
 
 Target rows inside the range that are absent from the batch are deleted; rows outside it are
-untouched. Delete and append are one commit (see `IcebergBackend.delete_and_append`): the range
+untouched. Delete and append are one commit (see `TableBackend.delete_and_append`): the range
 condition is pushed into the target scan, so only files whose column statistics overlap the range
 are read and rewritten. Status codes: N rows appended, D target rows the range replaced. An empty
 batch owns no range and changes nothing.
@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.strategies import SequenceStrategyConfig, TimestampStrategyConfig
+from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
     count_by,
     data_columns,
     materialize,
-    q,
     require_columns,
 )
 
@@ -47,13 +47,13 @@ def range_text(value: Any) -> str:
 
 def range_literal(value: Any) -> str:
     if isinstance(value, datetime):
-        return f"TIMESTAMP '{range_text(value)}'"
+        return f"TIMESTAMP {sql_literal(range_text(value))}"
     if isinstance(value, date):
-        return f"DATE '{range_text(value)}'"
+        return f"DATE {sql_literal(range_text(value))}"
     if isinstance(value, Decimal):
         return f"{value}BD"
     if isinstance(value, float):
-        return f"CAST('{value!r}' AS DOUBLE)"
+        return f"CAST({sql_literal(repr(value))} AS DOUBLE)"
     return str(int(value))
 
 
@@ -77,7 +77,7 @@ class RangeReplace:
         column = self.config.column
         if column not in df.columns:
             return []
-        return [(F.col(q(column)).isNull(), f"{self.kind} column {column} is NULL")]
+        return [(F.col(quote(column)).isNull(), f"{self.kind} column {column} is NULL")]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import functions as F
@@ -87,16 +87,18 @@ class RangeReplace:
         typed = self.value(batch)
         rows = materialize(
             batch.select(
-                *[(typed.alias(c) if c == column else F.col(q(c))) for c in data_columns(batch)],
+                *[(typed.alias(c) if c == column else F.col(quote(c))) for c in data_columns(batch)],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
             )
         )
-        low, high, count = rows.agg(F.min(q(column)), F.max(q(column)), F.count(F.lit(1))).first()  # type: ignore[misc]
+        low, high, count = rows.agg(F.min(quote(column)), F.max(quote(column)), F.count(F.lit(1))).first()  # type: ignore[misc]
         if not count:
             return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0, superseded={})
-        condition = f"this.{q(column)} BETWEEN {range_literal(low)} AND {range_literal(high)}"
+        condition = f"this.{quote(column)} BETWEEN {range_literal(low)} AND {range_literal(high)}"
         owners = (
-            count_by(ctx.target().filter(F.col(q(column)).between(F.lit(low), F.lit(high))), BATCH_ID_COLUMN)
+            count_by(
+                ctx.target().filter(F.col(quote(column)).between(F.lit(low), F.lit(high))), BATCH_ID_COLUMN
+            )
             if ctx.target_exists
             else {}
         )

@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_COLUMN, STATUS_COLUMN
 from lakefresh.config.strategies import Scd2StrategyConfig
 from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
@@ -82,7 +83,6 @@ from lakefresh.strategies.base import (
     last_row_first,
     materialize,
     null_key_problems,
-    q,
     require_columns,
 )
 from lakefresh.strategies.scd2_events import DEL, SEEN, SEQ, SRC, decode, encode, stored_as_text
@@ -135,9 +135,9 @@ class Scd2Strategy:
             require_columns(batch, [cfg.sequence_by], "sequence_by")
         system = set(self.system_columns())
         columns = [c for c in data_columns(batch) if c not in system]
-        seq = F.col(q(cfg.sequence_by)) if cfg.sequence_by else F.lit(ctx.batch_time).cast("timestamp")
+        seq = F.col(quote(cfg.sequence_by)) if cfg.sequence_by else F.lit(ctx.batch_time).cast("timestamp")
         new = batch.select(
-            *[F.col(q(c)) for c in columns],
+            *[F.col(quote(c)) for c in columns],
             seq.alias(SEQ),
             delete_flag(cfg.delete).alias(DEL),
             F.lit(1).alias(SRC),
@@ -152,19 +152,21 @@ class Scd2Strategy:
         target = ctx.target() if ctx.target_exists else None
         as_text = self._events_as_text(None if target is None else target.schema)
         if target is not None:
-            touched = batch.select(*[q(k) for k in keys]).distinct()
+            touched = batch.select(*[quote(k) for k in keys]).distinct()
             if cfg.full_snapshots:
-                live = F.col(q(cur))
+                live = F.col(quote(cur))
                 if sk and sk.inferred_column in target.columns:  # skeletons wait for their record
-                    live = live & ~F.coalesce(F.col(q(sk.inferred_column)), F.lit(False))
+                    live = live & ~F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
                 absent = (
-                    target.filter(live).select(*[q(k) for k in keys]).join(touched, on=keys, how="left_anti")
+                    target.filter(live)
+                    .select(*[quote(k) for k in keys])
+                    .join(touched, on=keys, how="left_anti")
                 )
                 deletion_time = F.lit(ctx.batch_time).cast("timestamp")
                 if cfg.sequence_by and not is_temporal(batch.schema[cfg.sequence_by].dataType):
-                    deletion_time = F.lit(batch.agg(F.max(q(cfg.sequence_by))).first()[0])  # type: ignore[index]
+                    deletion_time = F.lit(batch.agg(F.max(quote(cfg.sequence_by))).first()[0])  # type: ignore[index]
                 retired = absent.select(
-                    *[F.col(q(k)) for k in keys],
+                    *[F.col(quote(k)) for k in keys],
                     deletion_time.alias(SEQ),
                     F.lit(True).alias(DEL),
                     F.lit(2).alias(SRC),  # a batch event the batch did not send: never a duplicate
@@ -230,10 +232,10 @@ class Scd2Strategy:
         changes = materialize(
             diff.select(
                 *[
-                    encode(F.col(SEEN), seq_type).alias(SEEN) if c == SEEN and as_text else F.col(q(c))
+                    encode(F.col(SEEN), seq_type).alias(SEEN) if c == SEEN and as_text else F.col(quote(c))
                     for c in version_columns
                 ],
-                *[F.col(q(c)) for c in own],
+                *[F.col(quote(c)) for c in own],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.col(STATUS_COLUMN),
                 F.col("_lf_their_batch"),
@@ -268,12 +270,12 @@ class Scd2Strategy:
 
         cfg = self.config
         point = F.explode(F.col(SEEN)).alias("_lf_point")
-        rows_back = stored.select(*[F.col(q(c)) for c in stored_data], point).select(
+        rows_back = stored.select(*[F.col(quote(c)) for c in stored_data], point).select(
             *[
                 (
                     F.col("_lf_point.seq").cast(stored.schema[c].dataType).alias(c)
                     if c == cfg.sequence_by
-                    else F.col(q(c))
+                    else F.col(quote(c))
                 )
                 for c in stored_data
             ],
@@ -298,7 +300,7 @@ class Scd2Strategy:
         sk = cfg.surrogate_key
 
         # 3. one event per key and sequence value: the batch over what is stored, then the last row
-        by_key = [F.col(q(k)) for k in keys]
+        by_key = [F.col(quote(k)) for k in keys]
         last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(*last_row_first(F.col(SRC).desc()))
         same_point = Window.partitionBy(*by_key, F.col(SEQ))
         values = [c for c in all_columns if c not in keys]
@@ -310,7 +312,7 @@ class Scd2Strategy:
             return F.max(F.when(stored_here, column)).over(same_point)
 
         hashed = events.select(
-            *[F.col(q(c)) for c in all_columns],
+            *[F.col(quote(c)) for c in all_columns],
             F.col(SEQ),
             F.col(DEL),
             F.col(SRC),
@@ -355,7 +357,7 @@ class Scd2Strategy:
         # only keeps them in a tombstone: valid_from = valid_to = its first delete.
         last_row = F.struct(
             F.col(SEQ).alias("_lf_at"),
-            *[F.col(q(c)) for c in all_columns if c not in keys],
+            *[F.col(quote(c)) for c in all_columns if c not in keys],
             F.col(HASH_COLUMN),
             F.col("_lf_to"),
             F.col("_lf_to_delete"),
@@ -413,18 +415,18 @@ class Scd2Strategy:
         # 5. the versions to insert, update and delete
         fingerprint = [c for c in recomputed.columns if c not in keys and c != vf]
         mine = recomputed.select(
-            *[F.col(q(c)) for c in recomputed.columns],
+            *[F.col(quote(c)) for c in recomputed.columns],
             hashdiff(fingerprint).alias("_lf_fp"),
             F.lit(True).alias("_lf_mine"),
         )
         stored_sk = sk is not None and stored is not None and sk.column in stored.columns
         if stored is not None:
             theirs = stored.select(
-                *[F.col(q(k)) for k in keys],
-                F.col(q(vf)),
+                *[F.col(quote(k)) for k in keys],
+                F.col(quote(vf)),
                 hashdiff([c for c in fingerprint if c in stored.columns]).alias("_lf_their_fp"),
                 F.col(BATCH_ID_COLUMN).alias("_lf_their_batch"),
-                (F.col(q(sk.column)) if stored_sk else F.lit(None).cast("long")).alias("_lf_their_sk"),  # type: ignore[union-attr]
+                (F.col(quote(sk.column)) if stored_sk else F.lit(None).cast("long")).alias("_lf_their_sk"),  # type: ignore[union-attr]
             )
             diff = mine.join(theirs, on=[*keys, vf], how="full_outer")
         else:
@@ -439,7 +441,7 @@ class Scd2Strategy:
             .when(F.col("_lf_fp") != F.col("_lf_their_fp"), F.lit("U"))
         )
         diff = diff.withColumn(STATUS_COLUMN, op).filter(F.col(STATUS_COLUMN).isNotNull())
-        return diff.select(*[F.col(q(c)) for c in recomputed.columns], *DIFF_EXTRA), coded
+        return diff.select(*[F.col(quote(c)) for c in recomputed.columns], *DIFF_EXTRA), coded
 
     def _surrogate_keys(self, ctx: StageContext, diff: DataFrame, stored: DataFrame | None) -> DataFrame:
         """Surrogate keys follow versions, so facts that hold one keep pointing at a live row:
@@ -461,26 +463,26 @@ class Scd2Strategy:
         status = F.col(STATUS_COLUMN)
         existing = F.col("_lf_their_sk")
         if stored is not None:
-            first_from = F.min(F.when(F.col("_lf_mine"), F.col(q(vf)))).over(
-                Window.partitionBy(*[F.col(q(k)) for k in keys])
+            first_from = F.min(F.when(F.col("_lf_mine"), F.col(quote(vf)))).over(
+                Window.partitionBy(*[F.col(quote(k)) for k in keys])
             )
             diff = diff.withColumn("_lf_first_from", first_from)
             old = diff.filter((status == "D") & F.col("_lf_their_sk").isNotNull()).select(
-                *[F.col(q(k)) for k in keys],
-                F.col(q(vf)).alias("_lf_old_from"),
+                *[F.col(quote(k)) for k in keys],
+                F.col(quote(vf)).alias("_lf_old_from"),
                 F.col("_lf_their_sk").alias("_lf_old_sk"),
                 F.col("_lf_first_from"),
             )
             renamed = [f"_lf_new_key{i}" for i in range(len(keys))]
             new = diff.filter(status == "I").select(
-                *[F.col(q(k)).alias(r) for k, r in zip(keys, renamed, strict=True)],
-                F.col(q(vf)).alias("_lf_new_from"),
-                F.col(q(vt)).alias("_lf_new_to"),
+                *[F.col(quote(k)).alias(r) for k, r in zip(keys, renamed, strict=True)],
+                F.col(quote(vf)).alias("_lf_new_from"),
+                F.col(quote(vt)).alias("_lf_new_to"),
             )
             old_from, new_from, new_to = F.col("_lf_old_from"), F.col("_lf_new_from"), F.col("_lf_new_to")
             inside = (new_from <= old_from) & (new_to.isNull() | (old_from < new_to))
             before_first = (old_from < F.col("_lf_first_from")) & (new_from == F.col("_lf_first_from"))
-            same_key = [F.col(q(k)) == F.col(r) for k, r in zip(keys, renamed, strict=True)]
+            same_key = [F.col(quote(k)) == F.col(r) for k, r in zip(keys, renamed, strict=True)]
             claims = (
                 old.join(new, on=[*same_key, inside | before_first])
                 .groupBy(*[F.col(r).alias(k) for k, r in zip(keys, renamed, strict=True)], new_from.alias(vf))
@@ -513,12 +515,12 @@ class Scd2Strategy:
         rows = with_surrogate_key(rows, sk, list(cfg.keys), F.lit(None), F.lit(True), start, also=(vf,))
         events = f"array<struct<seq:{at_type.simpleString()},del:boolean>>"
         return rows.select(
-            *[F.col(q(c)) for c in missing.columns if not c.startswith("_lf_")],
-            F.col(q(vf)),
+            *[F.col(quote(c)) for c in missing.columns if not c.startswith("_lf_")],
+            F.col(quote(vf)),
             F.lit(None).cast(at_type).alias(cfg.valid_to_column),
             F.lit(True).alias(cfg.is_current_column),
             *([F.lit(False).alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
-            F.col(q(sk.column)),
+            F.col(quote(sk.column)),
             F.lit(True).alias(sk.inferred_column),
             F.lit(None).cast("binary").alias(HASH_COLUMN),
             (F.lit("") if as_text else F.array().cast(events)).alias(SEEN),
@@ -530,7 +532,7 @@ class Scd2Strategy:
 
         columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
         if not ctx.target_exists or not (change.written or change.expected_delta):
-            inserts = change.rows.filter(F.col(STATUS_COLUMN) == "I").select(*map(q, columns))
+            inserts = change.rows.filter(F.col(STATUS_COLUMN) == "I").select(*map(quote, columns))
             ctx.backend.append(ctx.table, inserts)
             return
         ctx.backend.merge(

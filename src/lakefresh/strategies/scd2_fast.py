@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN
-from lakefresh.strategies.base import StageContext, hashdiff, materialize, q
+from lakefresh.lakehouse.sql import quote
+from lakefresh.strategies.base import StageContext, hashdiff, materialize
 from lakefresh.strategies.scd2_events import DEL, SEEN, SEQ, SRC
 
 if TYPE_CHECKING:
@@ -86,7 +87,7 @@ def fast_changes(
     keys = list(cfg.keys)
     vf, vt, cur = cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column
     sk = cfg.surrogate_key
-    by_key = [F.col(q(k)) for k in keys]
+    by_key = [F.col(quote(k)) for k in keys]
 
     if stored is None:  # a first load: as if the target held no row
         stored = _no_versions(new, config, types)
@@ -96,11 +97,11 @@ def fast_changes(
     alone = alone.filter((F.col("_lf_n") == 1) & (F.col(SRC) == 1)).drop("_lf_n")
 
     skeleton = (
-        F.coalesce(F.col(q(sk.inferred_column)), F.lit(False))
+        F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
         if sk and sk.inferred_column in stored.columns
         else F.lit(False)
     )
-    live = F.col(q(cur)) & ~skeleton
+    live = F.col(quote(cur)) & ~skeleton
     summary = stored.groupBy(*by_key).agg(
         F.max(F.array_max(F.col(f"{SEEN}.seq"))).alias("_lf_stored_max"),
         F.count(F.when(live, F.lit(1))).alias("_lf_live"),
@@ -108,7 +109,7 @@ def fast_changes(
     stored_values = [c for c in fields if c in stored.columns]
     own = [vf, SEEN, BATCH_ID_COLUMN] + ([sk.column] if sk and sk.column in stored.columns else [])
     current = stored.filter(live).select(
-        *by_key, *[F.col(q(c)).alias(STORED + c) for c in [*stored_values, *own]]
+        *by_key, *[F.col(quote(c)).alias(STORED + c) for c in [*stored_values, *own]]
     )
     joined = alone.join(summary, on=keys, how="left").join(current, on=keys, how="left")
     unknown = F.col("_lf_live").isNull()  # no stored row at all
@@ -122,11 +123,11 @@ def fast_changes(
 
     def batch_value(c: str) -> Column:
         kind = types[c].dataType
-        return F.col(q(c)).cast(kind) if c in new.columns else F.lit(None).cast(kind)
+        return F.col(quote(c)).cast(kind) if c in new.columns else F.lit(None).cast(kind)
 
     def stored_value(c: str) -> Column:
         kind = types[c].dataType
-        return F.col(q(STORED + c)).cast(kind) if c in stored_values else F.lit(None).cast(kind)
+        return F.col(quote(STORED + c)).cast(kind) if c in stored_values else F.lit(None).cast(kind)
 
     hashes = candidates.select(
         "*",
@@ -162,7 +163,7 @@ def fast_changes(
         events: Column,
         status: str,
     ) -> list[Column]:
-        stored_sk = F.col(q(STORED + sk.column)) if sk and sk.column in stored.columns else None
+        stored_sk = F.col(quote(STORED + sk.column)) if sk and sk.column in stored.columns else None
         return [
             *by_key,
             *[values(c).alias(c) for c in fields],
@@ -225,7 +226,7 @@ def fast_changes(
     )
     return FastChanges(
         # fresh attributes: a checkpoint keeps its input's, which a join with that input rejects
-        keys=handled.select(*[F.col(q(k)).alias(k) for k in keys]),
+        keys=handled.select(*[F.col(quote(k)).alias(k) for k in keys]),
         rows=opened.unionByName(closed).unionByName(absorbed),
         counts=counts,
         batch_rows=sum(counts.values()),

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.strategies import SequenceStrategyConfig
 from lakefresh.errors import SchemaError
-from lakefresh.strategies.base import q
+from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.replace import RangeReplace
 
 if TYPE_CHECKING:
@@ -34,4 +34,4 @@ class SequenceStrategy(RangeReplace):
                 f"sequence column {column!r} is {kind.simpleString()}; it must be numeric "
                 "(declare its type in the source schema)"
             )
-        return F.col(q(column))
+        return F.col(quote(column))

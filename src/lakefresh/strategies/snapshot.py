@@ -37,6 +37,7 @@ from lakefresh.columns import BATCH_ID_COLUMN, SYSTEM_PREFIX
 from lakefresh.config.strategies import SnapshotStrategyConfig
 from lakefresh.errors import SchemaError
 from lakefresh.lakehouse.functions import try_to_timestamp
+from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
@@ -46,7 +47,6 @@ from lakefresh.strategies.base import (
     last_row_first,
     materialize,
     null_key_problems,
-    q,
     require_columns,
 )
 
@@ -75,14 +75,14 @@ def current_state(log: DataFrame, cfg: SnapshotStrategyConfig) -> DataFrame:
 
     keys = list(cfg.keys)
     values = [c for c in state_columns(cfg, log.columns) if c not in keys]
-    latest = log.groupBy(*[q(k) for k in keys]).agg(
+    latest = log.groupBy(*[quote(k) for k in keys]).agg(
         F.max_by(
-            F.struct(F.col(q(cfg.op_column)).alias("_lf_op"), *[F.col(q(c)) for c in values]),
-            F.col(q(cfg.offset_column)),
+            F.struct(F.col(quote(cfg.op_column)).alias("_lf_op"), *[F.col(quote(c)) for c in values]),
+            F.col(quote(cfg.offset_column)),
         ).alias("_lf_last")
     )
     return latest.filter(F.col("_lf_last._lf_op").isin("+A", "+C")).select(
-        *[F.col(q(k)) for k in keys], *[F.col("_lf_last").getField(c).alias(c) for c in values]
+        *[F.col(quote(k)) for k in keys], *[F.col("_lf_last").getField(c).alias(c) for c in values]
     )
 
 
@@ -110,7 +110,7 @@ class SnapshotStrategy:
         self._check_names(columns)
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
-            event_time = try_to_timestamp(F.col(q(cfg.event_time)))
+            event_time = try_to_timestamp(F.col(quote(cfg.event_time)))
         else:
             event_time = F.lit(ctx.batch_time).cast("timestamp")
         batch_time = F.lit(ctx.batch_time).cast("timestamp")
@@ -120,13 +120,15 @@ class SnapshotStrategy:
             if latest is not None:
                 batch_time = F.lit(latest).cast("timestamp")
 
-        latest_first = Window.partitionBy(*[q(k) for k in keys]).orderBy(*last_row_first(event_time.desc()))
+        latest_first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(
+            *last_row_first(event_time.desc())
+        )
         values = [c for c in columns if c not in keys and c != cfg.event_time]
         snapshot = (
             batch.withColumn("_lf_rank", F.row_number().over(latest_first))
             .filter(F.col("_lf_rank") == 1)
             .select(
-                *[F.col(q(c)) for c in columns],
+                *[F.col(quote(c)) for c in columns],
                 hashdiff(values).alias("_lf_n_hash"),
                 event_time.alias("_lf_n_time"),
                 F.lit(True).alias("_lf_n"),
@@ -137,10 +139,10 @@ class SnapshotStrategy:
             state = current_state(log, cfg)
             before = [c for c in state.columns if c not in keys]
             compared = [c for c in before if c != cfg.event_time]
-            base_offset = log.agg(F.max(F.col(q(cfg.offset_column)))).first()[0]  # type: ignore[index]
+            base_offset = log.agg(F.max(F.col(quote(cfg.offset_column)))).first()[0]  # type: ignore[index]
             previous = state.select(
-                *[F.col(q(k)) for k in keys],
-                *[F.col(q(c)).alias(f"_lf_p_{c}") for c in before],
+                *[F.col(quote(k)) for k in keys],
+                *[F.col(quote(c)).alias(f"_lf_p_{c}") for c in before],
                 hashdiff(compared).alias("_lf_p_hash"),
                 F.lit(True).alias("_lf_p"),
             )
@@ -163,13 +165,13 @@ class SnapshotStrategy:
             ).filter(F.col("_lf_kind").isNotNull())
         )
         new_side = joined.filter(F.col("_lf_kind").isin("A", "C")).select(
-            *[F.col(q(c)) for c in columns],
+            *[F.col(quote(c)) for c in columns],
             F.when(F.col("_lf_kind") == "A", F.lit("+A")).otherwise(F.lit("+C")).alias("_lf_op"),
             F.col("_lf_n_time").alias("_lf_event_time"),
         )
         old_side = joined.filter(F.col("_lf_kind").isin("R", "C")).select(
-            *[F.col(q(k)) for k in keys],
-            *[F.col(q(f"_lf_p_{c}")).alias(c) for c in before],
+            *[F.col(quote(k)) for k in keys],
+            *[F.col(quote(f"_lf_p_{c}")).alias(c) for c in before],
             F.when(F.col("_lf_kind") == "R", F.lit("-R")).otherwise(F.lit("-C")).alias("_lf_op"),
             F.when(F.col("_lf_kind") == "R", batch_time)
             .otherwise(F.col("_lf_n_time"))
@@ -177,7 +179,7 @@ class SnapshotStrategy:
         )
         events = new_side.unionByName(old_side, allowMissingColumns=True)
         rank = F.create_map(*[x for i, op in enumerate(OPS) for x in (F.lit(op), F.lit(i))])
-        in_log_order = Window.orderBy(*[F.col(q(k)) for k in keys], rank[F.col("_lf_op")])
+        in_log_order = Window.orderBy(*[F.col(quote(k)) for k in keys], rank[F.col("_lf_op")])
         start = -1 if base_offset is None else int(base_offset)
         data = [c for c in events.columns if not c.startswith(SYSTEM_PREFIX)]
         rows = materialize(
@@ -186,7 +188,7 @@ class SnapshotStrategy:
                 F.col("_lf_op").alias(cfg.op_column),
                 F.lit(datetime.now(UTC).replace(tzinfo=None)).cast("timestamp").alias(cfg.system_time_column),
                 F.col("_lf_event_time").alias(cfg.event_time_column),
-                *[F.col(q(c)) for c in data if c.lower() != cfg.event_time_column.lower()],
+                *[F.col(quote(c)) for c in data if c.lower() != cfg.event_time_column.lower()],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
             )
         )

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.strategies.base import StageContext, q
+from lakefresh.lakehouse.sql import quote
+from lakefresh.strategies.base import StageContext
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -37,7 +38,7 @@ def largest_key(ctx: StageContext, column: str) -> int:
     target = ctx.target()
     if column not in target.columns:
         return 0
-    value = target.agg(F.max(F.col(q(column)))).first()[0]  # type: ignore[index]
+    value = target.agg(F.max(F.col(quote(column)))).first()[0]  # type: ignore[index]
     return int(value or 0)
 
 
@@ -56,10 +57,10 @@ def with_surrogate_key(
     from pyspark.sql import functions as F
 
     if config.generator == "hash":
-        new = F.xxhash64(*[F.col(q(k)).cast("string") for k in keys], *[F.col(q(c)) for c in also])
+        new = F.xxhash64(*[F.col(quote(k)).cast("string") for k in keys], *[F.col(quote(c)) for c in also])
     else:
         wanted = (existing.isNull() & needs).cast("long")
-        order = Window.orderBy(*[F.col(q(c)) for c in [*keys, *also]]).rowsBetween(
+        order = Window.orderBy(*[F.col(quote(c)) for c in [*keys, *also]]).rowsBetween(
             Window.unboundedPreceding, Window.currentRow
         )
         new = F.lit(start) + F.sum(wanted).over(order)

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from lakefresh.config.strategies import TimestampStrategyConfig
 from lakefresh.errors import SchemaError
 from lakefresh.lakehouse.functions import try_to_timestamp
-from lakefresh.strategies.base import is_temporal, q
+from lakefresh.lakehouse.sql import quote
+from lakefresh.strategies.base import is_temporal
 from lakefresh.strategies.replace import RangeReplace
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ class TimestampStrategy(RangeReplace):
 
         column = self.config.column
         kind = df.schema[column].dataType
-        raw = F.col(q(column))
+        raw = F.col(quote(column))
         if is_temporal(kind):
             return raw
         if isinstance(kind, T.StringType):
@@ -55,6 +56,6 @@ class TimestampStrategy(RangeReplace):
         column = self.config.column
         if column in df.columns:
             how = f"with format {self.config.format!r}" if self.config.format else "as ISO-8601"
-            bad = F.col(q(column)).isNotNull() & self._parsed(df).isNull()
+            bad = F.col(quote(column)).isNotNull() & self._parsed(df).isNull()
             problems.append((bad, f"cannot parse timestamp column {column} {how}"))
         return problems

@@ -1,0 +1,110 @@
+"""Schema evolution through Spark SQL DDL, which every table format on Spark runs.
+
+A batch's new columns are added to the table (`ADD COLUMNS`). A column whose type differs is
+widened in place when the format can do that (`ALTER COLUMN ... TYPE`: each format says which
+changes it makes, as metadata only); a batch whose values fit the column without loss is cast
+into it; anything else stops the batch with what to do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lakefresh.errors import SchemaError
+from lakefresh.lakehouse.sql import quote
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType
+
+
+@dataclass(frozen=True)
+class Widenings:
+    """The type changes a format makes in place (metadata only), as pairs of simple type names
+    (`("int", "bigint")`), with the format's name for the error that lists them."""
+
+    format_name: str
+    pairs: frozenset[tuple[str, str]]
+
+
+def align(
+    spark: SparkSession,
+    table: str,
+    target: str,
+    df: DataFrame,
+    keep: tuple[str, ...],
+    widenings: Widenings,
+) -> DataFrame:
+    """Add the batch's new columns to `table` (`target`: its name in SQL), widen the types the
+    format can widen, and return the batch with the table's columns in the table's order (NULL
+    where the batch lacks one), followed by the `keep` columns, which are not the table's."""
+    from pyspark.sql import functions as F
+
+    columns = {f.name.lower(): f for f in spark.table(target).schema.fields}
+    additions: list[str] = []
+    for field in df.schema.fields:
+        if field.name in keep:
+            continue
+        existing = columns.get(field.name.lower())
+        if existing is None:
+            additions.append(f"{quote(field.name)} {field.dataType.simpleString()}")
+        elif existing.dataType.simpleString() != field.dataType.simpleString():  # not nullability
+            _reconcile_type(spark, table, target, field.name, existing.dataType, field.dataType, widenings)
+    if additions:
+        spark.sql(f"ALTER TABLE {target} ADD COLUMNS ({', '.join(additions)})")
+    by_lower = {f.name.lower(): f.name for f in df.schema.fields}
+    out = []
+    for field in spark.table(target).schema.fields:
+        source = by_lower.get(field.name.lower())
+        column = F.col(quote(source)) if source else F.lit(None)
+        out.append(column.cast(field.dataType).alias(field.name))
+    return df.select(*out, *[F.col(quote(k)) for k in keep])
+
+
+def _reconcile_type(
+    spark: SparkSession,
+    table: str,
+    target: str,
+    column: str,
+    current: DataType,
+    incoming: DataType,
+    widenings: Widenings,
+) -> None:
+    from pyspark.sql.types import NullType
+
+    pair = (current.simpleString(), incoming.simpleString())
+    if isinstance(incoming, NullType) or pair in {(b, a) for a, b in widenings.pairs}:
+        return  # narrower or all-null input fits the wider target column
+    if pair in widenings.pairs:
+        spark.sql(f"ALTER TABLE {target} ALTER COLUMN {quote(column)} TYPE {pair[1]}")
+        return
+    if _castable_safely(current, incoming):
+        return
+    widened = ", ".join(f"{a}->{b}" for a, b in sorted(widenings.pairs))
+    raise SchemaError(
+        f"column {column!r} of {table} is {pair[0]} but the batch has {pair[1]}; "
+        f"{widenings.format_name} widens only {widened}. "
+        "Declare the column's type in the source schema, or migrate the table."
+    )
+
+
+def _castable_safely(current: DataType, incoming: DataType) -> bool:
+    """Incoming values that fit the target column without loss (e.g. int into bigint, any into
+    string, date into timestamp)."""
+    from pyspark.sql import types as T
+
+    if isinstance(current, T.StringType):
+        return True
+    integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+    rank = {T.ByteType: 1, T.ShortType: 2, T.IntegerType: 3, T.LongType: 4}
+    if isinstance(current, integral) and isinstance(incoming, integral):
+        return rank[type(incoming)] <= rank[type(current)]
+    if isinstance(current, T.DoubleType) and isinstance(incoming, (*integral, T.FloatType)):
+        return True
+    if isinstance(current, T.DecimalType) and isinstance(incoming, T.DecimalType):
+        return (
+            incoming.scale <= current.scale
+            and incoming.precision - incoming.scale <= current.precision - current.scale
+        )
+    return isinstance(current, T.TimestampType) and isinstance(incoming, T.DateType)

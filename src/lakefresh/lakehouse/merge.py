@@ -1,0 +1,118 @@
+"""Row-level writes as Spark SQL MERGE statements, which any table format on Spark runs.
+
+A backend decides what it adds around them (a broadcast limit, when to append instead); the
+statements themselves, and how their sources are laid out, are the same for every format.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.lakehouse.sql import quote
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from lakefresh.lakehouse.backend import MergeClauses
+
+
+def merge_change_set(
+    spark: SparkSession, table: str, target: str, source: DataFrame, clauses: MergeClauses
+) -> None:
+    """MERGE a change set into `table` (`target`: its name in SQL), through a temporary view of
+    `source` (alias `s`; the target's alias is `t`)."""
+    view = f"lakefresh_merge_source_{abs(hash((table, id(source))))}"
+    source.createOrReplaceTempView(view)
+    try:
+        on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in clauses.keys)
+        sql = f"MERGE INTO {target} t USING {view} s ON {on}"
+        if clauses.delete_when:
+            sql += f" WHEN MATCHED AND ({clauses.delete_when}) THEN DELETE"
+        if clauses.update_columns:
+            sets = ", ".join(f"t.{quote(c)} = s.{quote(c)}" for c in clauses.update_columns)
+            cond = f" AND ({clauses.update_when})" if clauses.update_when else ""
+            sql += f" WHEN MATCHED{cond} THEN UPDATE SET {sets}"
+        cols = ", ".join(quote(c) for c in clauses.insert_columns)
+        vals = ", ".join(f"s.{quote(c)}" for c in clauses.insert_columns)
+        cond = f" AND ({clauses.insert_when})" if clauses.insert_when else ""
+        sql += f" WHEN NOT MATCHED{cond} THEN INSERT ({cols}) VALUES ({vals})"
+        spark.sql(sql)
+    finally:
+        spark.catalog.dropTempView(view)
+
+
+def delete_and_insert(
+    spark: SparkSession,
+    table: str,
+    target: str,
+    rows: DataFrame,
+    delete_when: str,
+    matches: DataFrame | None,
+    equi_join: bool,
+) -> None:
+    """In one MERGE into `table` (`target`: its name in SQL): delete the target rows (alias
+    `this`) for which some row of `matches` (alias `input`; None: one row with no columns) makes
+    `delete_when` true, and insert `rows`.
+
+    The MERGE's source holds the match rows and the rows to insert; the rows to insert carry
+    their values in separate columns and NULL in the match columns, so they can never match, and
+    are inserted. Conditions on the target alone (a range) are pushed into the target scan, so
+    only files that may hold such rows are read; of those, Spark's runtime group filter rewrites
+    only the files holding a matched row.
+
+    When `delete_when` has no equality between target and batch (`equi_join` False: a range,
+    `true`, `this.day >= input.day`), the match rows are copied once per *salt* (0..n-1) and a
+    target row is paired only with the copy whose salt equals a hash of the row, so the join
+    still hashes instead of comparing every target row with every batch row. Spark 3.5 cannot
+    plan its runtime group filter over such a join when the match rows carry columns ("Couldn't
+    find _lf_salt"), so in that one case the filter is off and every file the static pushdown
+    selects is rewritten.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if matches is None:
+        matches = spark.range(1).select()
+    salts = 0 if equi_join else max(1, min(64, int(spark.conf.get("spark.sql.shuffle.partitions") or 1)))
+    on = f"({delete_when})"
+    if salts:
+        hashable = [
+            quote(f.name)
+            for f in spark.table(target).schema.fields
+            if not isinstance(f.dataType, T.MapType | T.ArrayType | T.StructType)
+        ]
+        salt_of_target = (
+            f"pmod(xxhash64({', '.join('this.' + c for c in hashable)}), {salts})" if hashable else "0"
+        )
+        on += f" AND {salt_of_target} = input._lf_salt"
+        matches = matches.crossJoin(spark.range(salts).select(F.col("id").alias("_lf_salt")))
+    else:
+        matches = matches.withColumn("_lf_salt", F.lit(0).cast("bigint"))
+    payload = [f"_lf_ins_{i}" for i in range(len(rows.columns))]
+    match_part = matches.select(
+        *[F.col(quote(c)) for c in matches.columns],
+        *[F.lit(None).cast(f.dataType).alias(p) for f, p in zip(rows.schema.fields, payload, strict=True)],
+    )
+    insert_part = rows.select(
+        *[F.lit(None).cast(f.dataType).alias(f.name) for f in matches.schema.fields],
+        *[F.col(quote(c)).alias(p) for c, p in zip(rows.columns, payload, strict=True)],
+    )
+    view = f"lakefresh_replace_source_{abs(hash((table, id(rows))))}"
+    # materialized: a MERGE reads its source more than once
+    match_part.unionByName(insert_part).localCheckpoint(eager=True).createOrReplaceTempView(view)
+    group_filter = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
+    without_filter = bool(salts) and len(matches.columns) > 1
+    try:
+        if without_filter:
+            spark.conf.set(group_filter, "false")
+        columns = ", ".join(quote(c) for c in rows.columns)
+        values = ", ".join(f"input.{p}" for p in payload)
+        spark.sql(
+            f"MERGE INTO {target} AS this USING {view} AS input ON {on} "
+            "WHEN MATCHED THEN DELETE "
+            f"WHEN NOT MATCHED AND input._lf_salt IS NULL THEN INSERT ({columns}) VALUES ({values})"
+        )
+    finally:
+        if without_filter:
+            spark.conf.unset(group_filter)
+        spark.catalog.dropTempView(view)

@@ -1,0 +1,80 @@
+"""The table-format seam: IcebergBackend is a TableBackend, and SQL text is quoted in one place.
+No JVM.
+
+mypy proves the conformance too (`_CONFORMS` at the end of lakehouse/iceberg.py, and the API's
+`backend` typed as TableBackend); this test says it without mypy, member by member, so a method
+added to the protocol and forgotten in the backend (or given another signature) fails here.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from lakefresh.lakehouse.backend import TableBackend
+from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.lakehouse.sql import (
+    properties_sql,
+    qualified_name,
+    quote,
+    sql_literal,
+    standard_sql_literal,
+)
+
+METHODS = sorted(
+    name
+    for name, member in vars(TableBackend).items()
+    if inspect.isfunction(member) and not name.startswith("_")
+)
+
+
+def test_the_protocol_declares_what_consumers_call():
+    assert {"stage", "publish", "published_batches", "lineage", "changes", "live_records"} <= set(METHODS)
+    assert list(TableBackend.__annotations__) == ["spark"]
+
+
+@pytest.mark.parametrize("name", METHODS)
+def test_iceberg_backend_has_every_protocol_method_with_the_same_signature(name):
+    expected = inspect.signature(getattr(TableBackend, name))
+    found = getattr(IcebergBackend, name, None)
+    assert callable(found), f"IcebergBackend lacks {name}"
+    actual = inspect.signature(found)
+    # names, kinds, defaults and (postponed, so textual) annotations, in order
+    assert [(p.name, p.kind, p.default, p.annotation) for p in actual.parameters.values()] == [
+        (p.name, p.kind, p.default, p.annotation) for p in expected.parameters.values()
+    ]
+    assert actual.return_annotation == expected.return_annotation
+
+
+def test_iceberg_backend_sets_the_protocol_attributes():
+    session = object()
+    backend = IcebergBackend(session, "cat")
+    assert backend.spark is session
+
+
+def test_iceberg_only_members_stay_private():
+    public = {n for n in vars(IcebergBackend) if not n.startswith("_")}
+    assert public == set(METHODS)
+
+
+def test_identifiers_are_backticked_with_backticks_doubled():
+    assert quote("a") == "`a`"
+    assert quote("we`ird") == "`we``ird`"
+    assert qualified_name("cat", "ns", "t`x") == "`cat`.`ns`.`t``x`"
+    assert IcebergBackend(object(), "cat").qualified("ns.t") == "`cat`.`ns`.`t`"
+
+
+def test_spark_sql_literals():
+    assert sql_literal(None) == "NULL"
+    assert sql_literal(True) == "TRUE"
+    assert sql_literal(False) == "FALSE"
+    assert sql_literal(42) == "42"
+    assert sql_literal(0.5) == "0.5"
+    assert sql_literal("it's") == "'it\\'s'"
+    assert sql_literal("back\\slash") == "'back\\\\slash'"
+    assert properties_sql({"a": "1", "b'": "x"}) == "'a'='1', 'b\\''='x'"
+
+
+def test_standard_sql_literals_double_quotes_and_keep_backslashes():
+    assert standard_sql_literal("it's \\ here") == "'it''s \\ here'"
