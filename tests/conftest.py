@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import subprocess
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,3 +127,19 @@ def rows(df: Any, columns: list[str] | None = None, order: list[str] | None = No
     cols = columns or [c for c in df.columns if not c.startswith("_lf_")]
     out = [tuple(r) for r in df.select(*cols).collect()]
     return sorted(out, key=lambda t: tuple((x is None, str(x)) for x in t))
+
+
+def cli_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """One `lakefresh` CLI command, run in this process (on the shared session) from `cwd`; the
+    result as a process's would be."""
+    from typer.testing import CliRunner
+
+    from lakefresh.cli import app
+
+    here = Path.cwd()
+    os.chdir(cwd)
+    try:
+        result = CliRunner().invoke(app, list(args))
+    finally:
+        os.chdir(here)
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)

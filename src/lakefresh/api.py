@@ -29,6 +29,7 @@ from lakefresh.lakehouse.session import build_session, spark_settings
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.results import RunResult, TableStatus
 from lakefresh.runner import Runner
+from lakefresh.secrets import redact
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
 
@@ -177,7 +178,7 @@ class Pipeline:
                     source = make_source(table.source, self._source_context(table))
                     waiting = len([b for b in source.list_batches() if b.batch_id not in done])
                 except LakefreshError as exc:
-                    source_error = str(exc)
+                    source_error = redact(str(exc))
             out.append(
                 TableStatus(
                     table=table.name,

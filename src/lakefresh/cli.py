@@ -17,6 +17,7 @@ from typing import Any
 import typer
 
 from lakefresh.errors import LakefreshError
+from lakefresh.secrets import redact
 
 app = typer.Typer(
     add_completion=False,
@@ -90,6 +91,7 @@ def _fail(exc: BaseException, output: Output = Output.text) -> None:
         from lakefresh.lakehouse.failures import describe
 
         message = describe(exc)
+    message = redact(message)
     if output is Output.json:
         kind = type(exc).__name__
         print(json.dumps({"ok": False, "error": message, "error_type": kind}, indent=2))

@@ -34,6 +34,7 @@ from lakefresh.lakehouse.backend import StagedCommit, TableBackend
 from lakefresh.lakehouse.failures import describe
 from lakefresh.lookups import with_lookups
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
+from lakefresh.secrets import redact
 from lakefresh.sources import BatchRef, Source, SourceContext, make_source
 from lakefresh.state.control import AttemptRow, ControlTables
 from lakefresh.strategies import ChangeSet, Rebuild, StageContext, Strategy, make_strategy
@@ -167,7 +168,7 @@ class Runner:
                 return self._apply(table, name, strategy, source, ref)
             except TransientError as exc:
                 if attempt_no == MAX_CONFLICT_RETRIES:
-                    return BatchResult(name, ref.batch_id, "failed", ref.position, error=str(exc))
+                    return BatchResult(name, ref.batch_id, "failed", ref.position, error=_error_text(exc))
         raise AssertionError("unreachable")
 
     # --- one batch ---------------------------------------------------------------------------
@@ -398,5 +399,5 @@ def _json(value: object) -> str:
 
 def _error_text(exc: BaseException) -> str:
     if isinstance(exc, LakefreshError):
-        return str(exc)
+        return redact(str(exc))
     return describe(exc)  # the root cause in one line; the JVM trace only with --debug

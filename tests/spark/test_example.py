@@ -5,7 +5,6 @@ to it (starting a JVM per command made this one test a quarter of the suite)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -14,24 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
 
 from lakefresh.api import load_pipeline
-from lakefresh.cli import app
 from lakefresh.synapse_export import SynapseExport
+from tests.conftest import cli_in_process
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "orders"
-
-
-def lakefresh(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    """One CLI command, run in this process from `cwd`; the result as a process's would be."""
-    here = Path.cwd()
-    os.chdir(cwd)
-    try:
-        result = CliRunner().invoke(app, list(args))
-    finally:
-        os.chdir(here)
-    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
 
 
 @pytest.fixture
@@ -57,7 +44,7 @@ def example(tmp_path: Path) -> Path:
 
 
 def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, session_settings_restored):
-    run = lakefresh("run", "pipeline.yml", "--output", "json", cwd=example)
+    run = cli_in_process("run", "pipeline.yml", "--output", "json", cwd=example)
     assert run.returncode == 0, run.stderr
     result = json.loads(run.stdout)
     assert result["ok"]
@@ -108,7 +95,7 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, sess
     )
     # and Synapse starts a new folder: the fourth is complete now
     SynapseExport(example / "data" / "synapse").set_current("2025-01-01T14.00.00Z")
-    again = lakefresh("run", "pipeline.yml", "--output", "json", cwd=example)
+    again = cli_in_process("run", "pipeline.yml", "--output", "json", cwd=example)
     assert again.returncode == 0, again.stderr
     new = {t["table"]: [b["batch_id"] for b in t["batches"]] for t in json.loads(again.stdout)["tables"]}
     assert {t: ids for t, ids in new.items() if ids} == {
@@ -127,7 +114,9 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, sess
     ]
     assert [r.customer_sk for r in sales.where("customer_id = 42").collect()] == [9]
 
-    history = json.loads(lakefresh("history", "pipeline.yml", "customers", "-o", "json", cwd=example).stdout)
+    history = json.loads(
+        cli_in_process("history", "pipeline.yml", "customers", "-o", "json", cwd=example).stdout
+    )
     assert [(h["batch_id"], h["status"], h["quarantined_count"]) for h in history] == [
         ("customers_001.csv", "published", 0),
         ("customers_002.csv", "published", 2),
@@ -135,7 +124,9 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, sess
         ("customers_004.csv", "published", 0),
         ("customers_005.csv", "published", 0),
     ]
-    status = json.loads(lakefresh("status", "pipeline.yml", "-o", "json", "--pending", cwd=example).stdout)
+    status = json.loads(
+        cli_in_process("status", "pipeline.yml", "-o", "json", "--pending", cwd=example).stdout
+    )
     assert [(s["table"], s["batches_published"], s["rows"], s["pending"]) for s in status] == [
         ("customers", 5, 7, 0),
         ("customers_history", 5, 12, 0),
@@ -148,7 +139,9 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, sess
         ("stock_changes", 4, 8, 0),
         ("traffic", 3, 5, 0),
     ]
-    traffic = json.loads(lakefresh("history", "pipeline.yml", "traffic", "-o", "json", cwd=example).stdout)
+    traffic = json.loads(
+        cli_in_process("history", "pipeline.yml", "traffic", "-o", "json", cwd=example).stdout
+    )
     assert [
         (h["effective_count"], [(r["start"][11:16], r["end"][11:16]) for r in h["effective_ranges"]])
         for h in traffic
@@ -157,6 +150,6 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, sess
         (3, [("10:00", "12:00")]),
         (2, [("09:00", "09:00")]),
     ]
-    table = lakefresh("history", "pipeline.yml", "traffic", cwd=example)
+    table = cli_in_process("history", "pipeline.yml", "traffic", cwd=example)
     assert table.returncode == 0, table.stderr
     assert "effective" in table.stdout

@@ -21,6 +21,7 @@ from lakefresh.config.checks import local_problems
 from lakefresh.config.messages import format_validation_error
 from lakefresh.config.models import PipelineConfig
 from lakefresh.errors import ConfigError
+from lakefresh.secrets import register_variables
 
 __all__ = ["format_validation_error", "load_config", "parse", "render", "validate", "validate_pipeline"]
 
@@ -44,14 +45,34 @@ class _Strict(jinja2.StrictUndefined):
         super().__init__(hint, obj, name, functools.partial(_Undefined, obj, name))  # type: ignore[arg-type]
 
 
+class _Used(dict[str, str]):
+    """Variables for the template that remember which of them it read."""
+
+    def __init__(self, values: Mapping[str, str]) -> None:
+        super().__init__(values)
+        self.used: dict[str, str] = {}
+
+    def __getitem__(self, name: str) -> str:
+        value = super().__getitem__(name)
+        self.used[name] = value
+        return value
+
+    def get(self, name: str, default: Any = None) -> Any:
+        if name in self:
+            return self[name]
+        return default
+
+
 def render(text: str, variables: Mapping[str, str], source: str) -> str:
     """Render the pipeline text: `{{ env.NAME }}`, `{{ env.get('NAME', 'default') }}`, `{{ var.x }}`.
     `{{ watermark }}` is left as it is: a `jdbc` source fills it at every run."""
-    env, var = dict(os.environ), dict(variables)
+    env, var = _Used(os.environ), _Used(variables)
     environment = jinja2.Environment(undefined=_Strict, keep_trailing_newline=True)
     try:
         template = environment.from_string(text)
-        return template.render(env=env, var=var, watermark="{{ watermark }}")
+        rendered = template.render(env=env, var=var, watermark="{{ watermark }}")
+        register_variables({**env.used, **var.used})  # e.g. {{ env.PGPASSWORD }}: never shown
+        return rendered
     except _Undefined as exc:
         raise ConfigError(_undefined_message(exc, env, var, text, source)) from None
     except jinja2.TemplateSyntaxError as exc:

@@ -17,6 +17,7 @@ from lakefresh.config.checks import (
 from lakefresh.config.expressions import check_query
 from lakefresh.config.sources import SourceConfig
 from lakefresh.config.strategies import StrategyConfig
+from lakefresh.secrets import register_config
 
 # Rows of these sources that delete their key, for `key` and `scd2` targets without a rule.
 SOURCE_DELETE_RULES: dict[str, dict[str, Any]] = {
@@ -284,7 +285,9 @@ class PipelineConfig(Model):
     @classmethod
     def _history_tables(cls, data: Any) -> Any:
         """A `key` table with `history: true` brings `<name>_history`: an scd2 table over the same
-        source, as if it had been written out."""
+        source, as if it had been written out. (First, the settings' secrets are registered, so
+        that no message from here on shows them.)"""
+        register_config(data)
         if not isinstance(data, dict) or not isinstance(data.get("tables"), list):
             return data
         return {**data, "tables": [table for _, table, _ in with_history_tables(data["tables"])]}

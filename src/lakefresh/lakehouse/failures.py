@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from lakefresh.secrets import redact
+
 T = TypeVar("T")
 
 # A commit that failed for certain because the table moved (safe to try again). Not
@@ -107,7 +109,7 @@ def describe(exc: BaseException) -> str:
             break
     if os.environ.get("LAKEFRESH_DEBUG") == "1":
         text += "\n" + "".join(traceback.format_exception(exc))
-    return text
+    return redact(text)
 
 
 def is_commit_conflict(exc: BaseException) -> bool:

@@ -34,6 +34,7 @@ from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.ranges import Interval
+from lakefresh.secrets import redact
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -350,7 +351,7 @@ class ControlTables:
         self._update(
             table,
             f"attempt = {sql_literal(attempt)}",
-            f"status = {sql_literal(status)}, error = {sql_literal((error or '')[:4000])}",
+            f"status = {sql_literal(status)}, error = {sql_literal(redact(error or '')[:4000])}",
         )
         self._drop_quarantine(table, [attempt])
 
