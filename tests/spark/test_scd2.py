@@ -256,3 +256,29 @@ def test_stored_events_round_trip_exactly_through_their_text_form(spark):
     empty = spark.sql("SELECT CAST(array() AS array<struct<seq:timestamp,del:boolean>>) AS e")
     assert empty.select(encode(F.col("e"), TimestampType())).first()[0] == ""
     assert spark.sql("SELECT '' AS t").select(decode(F.col("t"), TimestampType())).first()[0] == []
+
+
+def test_full_snapshots_with_a_date_sequence_retire_keys_on_the_batch_date(ws):
+    """Issue 16, item 8: with `full_snapshots` and a `date` `sequence_by`, every batch after the
+    first failed (`valid_from ... is date but the batch has timestamp`): a retirement now takes
+    the sequence column's type, the batch time's date here."""
+    dim = (
+        DIM.replace("day: timestamp", "day: date")
+        .replace("soft_delete_column: is_deleted", "soft_delete_column: is_deleted\n    full_snapshots: true")
+        .replace("    delete: {column: gone, value: true}\n", "")
+    )
+    noon = [datetime(2025, 1, day, 12).timestamp() for day in (1, 2, 3)]
+    ws.write("in/b1.csv", HEADER + line(1, "Oslo", 1) + line(2, "Rome", 1), mtime=noon[0])
+    ws.write("in/b2.csv", HEADER + line(1, "Bergen", 2), mtime=noon[1])
+    ws.write("in/b3.csv", HEADER + line(1, "Bergen", 2) + line(3, "Paris", 3), mtime=noon[2])
+    p = ws.pipeline(dim)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    day = lambda n: d(n).date()  # noqa: E731
+    assert versions(p) == [
+        (1, "Bergen", day(2), None, True, False),
+        (1, "Oslo", day(1), day(2), False, False),
+        (2, "Rome", day(1), day(2), False, True),
+        (3, "Paris", day(3), None, True, False),
+    ]
+    check_invariants(p)

@@ -162,9 +162,15 @@ class Scd2Strategy:
                     .select(*[quote(k) for k in keys])
                     .join(touched, on=keys, how="left_anti")
                 )
+                # retired at the batch time, in the sequence's own type (a date sequence: the
+                # batch time's date); a numeric sequence retires at the batch's highest value
                 deletion_time = F.lit(ctx.batch_time).cast("timestamp")
-                if cfg.sequence_by and not is_temporal(batch.schema[cfg.sequence_by].dataType):
-                    deletion_time = F.lit(batch.agg(F.max(quote(cfg.sequence_by))).first()[0])  # type: ignore[index]
+                if cfg.sequence_by:
+                    seq_type = batch.schema[cfg.sequence_by].dataType
+                    if is_temporal(seq_type):
+                        deletion_time = deletion_time.cast(seq_type)
+                    else:
+                        deletion_time = F.lit(batch.agg(F.max(quote(cfg.sequence_by))).first()[0])  # type: ignore[index]
                 retired = absent.select(
                     *[F.col(quote(k)) for k in keys],
                     deletion_time.alias(SEQ),
