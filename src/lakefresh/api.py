@@ -89,13 +89,15 @@ class Pipeline:
         tables: list[str] | None = None,
         stop: threading.Event | None = None,
         rolled_back: str | None = None,
+        skip_batches: list[str] | None = None,
     ) -> RunResult:
         """Apply every new batch of every table (or of `tables`), each exactly once. When `stop`
         is set, the run ends after the batch in progress. `rolled_back` settles published
-        batches that a rollback of their target removed: `forget` or `reapply` them."""
+        batches that a rollback of their target removed: `forget` or `reapply` them.
+        `skip_batches` (with one table) are waiting batches never to take, e.g. a refused one."""
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
-        return self._runner(self.config).run(tables, stop, rolled_back)
+        return self._runner(self.config).run(tables, stop, rolled_back, skip_batches)
 
     def _runner(self, config: PipelineConfig) -> Runner:
         hint = (

@@ -7,19 +7,47 @@
 - :meth:`Bookkeeping.effective` computes, after a publish, the batch's effective metrics and
   those of the earlier batches it superseded: rows still in the target, ranges still owned.
 - :meth:`Bookkeeping.recount` recounts them from the target when the log cannot say.
+- :meth:`Bookkeeping.skip` records the operator's decision never to take some waiting batches
+  (`skipped`), such as a batch its table refuses (`bad_rows: refuse`, see :func:`refusal`).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from lakefresh.columns import BATCH_ID_COLUMN
-from lakefresh.errors import LineageError
+from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, LINE_COLUMN, REASON_COLUMN
+from lakefresh.errors import AuditError, BatchRefused, ConfigError, LineageError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
-from lakefresh.results import TableResult
+from lakefresh.results import BatchResult, TableResult
 from lakefresh.state.control import AttemptRow, ControlTables, Effective, PublishedBatch
 from lakefresh.strategies import ChangeSet, Strategy
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from lakefresh.config.models import TableConfig
+    from lakefresh.sources.base import BatchRef
+
+# The status a failed attempt is recorded with, by the error that ended it (else `failed`).
+STATUS_OF: dict[type[Exception], str] = {AuditError: "audit_failed", BatchRefused: "refused"}
+# Attempts whose batch is never taken again: undone on purpose, or skipped by the operator.
+NEVER_AGAIN = ("forgotten", "skipped")
+
+
+def refusal(batch_id: str, table: str, bad: DataFrame, count: int) -> str:
+    """Why a batch is refused (`bad_rows: refuse`): how many bad rows, the first three with
+    where they are and why, and the two ways on."""
+    first = bad.select(FILE_COLUMN, LINE_COLUMN, REASON_COLUMN).orderBy(FILE_COLUMN, LINE_COLUMN).take(3)
+    shown = "; ".join(f"{str(r[0]).rsplit('/', 1)[-1]} line {r[1]}: {r[2]}" for r in first)
+    return (
+        f"{count} bad row(s) ({shown}{'; ...' if count > 3 else ''}) and table {table!r} refuses "
+        f"batches with bad rows (bad_rows: refuse): nothing was written. Fix the batch and run "
+        f"again, or skip it for good: lakefresh run PIPELINE --table {table} --skip-batch {batch_id}"
+    )
 
 
 class Bookkeeping:
@@ -50,7 +78,7 @@ class Bookkeeping:
         if outcome.recovered:  # their effects on the effective counts were never recorded
             self.recount(name, strategy)
         gone = self._rolled_back(name, lineage, attempts, strategy, hint, decision)
-        forgotten = {a.batch_id for a in attempts if a.status == "forgotten"}
+        forgotten = {a.batch_id for a in attempts if a.status in NEVER_AGAIN}
         if decision == "forget":
             forgotten |= gone
         return set(lineage) | (logged - gone) | forgotten
@@ -169,6 +197,42 @@ class Bookkeeping:
             ranges = owned.get(other) if owned is not None else row.effective_ranges
             if count != row.effective_count or ranges != row.effective_ranges:
                 out.append(Effective(other, count, ranges))
+        return out
+
+    def skip(
+        self, name: str, table: TableConfig, pending: list[BatchRef], ids: list[str]
+    ) -> list[BatchResult]:
+        """Record the operator's decision never to take these waiting batches (`skipped`);
+        a batch skipped before is left as it is. A batch that is not waiting (unknown, or
+        published: that is undone by an unload, not skipped) is refused with the waiting ones."""
+        waiting = {ref.batch_id: ref for ref in pending}
+        done = {a.batch_id for a in self.control.attempts(name) if a.status == "skipped"}
+        unknown = [b for b in ids if b not in waiting and b not in done]
+        if unknown:
+            listed = ", ".join(list(waiting)[:10]) or "none"
+            raise ConfigError(
+                f"cannot skip {', '.join(unknown)}: not a batch waiting in table {table.name!r} "
+                f"(waiting: {listed}); a published batch is not skipped"
+            )
+        out = []
+        for batch_id in [b for b in ids if b in waiting]:
+            ref = waiting[batch_id]
+            now = datetime.now(UTC).replace(tzinfo=None)
+            self.control.record_attempt(
+                {
+                    "table_name": name,
+                    "batch_id": batch_id,
+                    "attempt": f"skipped-{uuid.uuid4().hex[:8]}",
+                    "status": "skipped",
+                    "source_kind": table.source.kind,
+                    "strategy": table.strategy.kind,
+                    "source_position": ref.position,
+                    "replay": json.dumps(ref.replay, default=str, sort_keys=True),
+                    "started_at": now,
+                    "error": "skipped by the operator (run --skip-batch): never taken",
+                }
+            )
+            out.append(BatchResult(name, batch_id, "skipped", ref.position))
         return out
 
 

@@ -134,6 +134,12 @@ def run(
         help="Published batches a rollback of their target removed: forget them (never taken "
         "again) or reapply them (in order). Without it such a table stops.",
     ),
+    skip_batch: list[str] = typer.Option(
+        [],
+        "--skip-batch",
+        help="A waiting batch of the one --table never to take (e.g. one refused for its bad "
+        "rows); recorded as skipped.",
+    ),
 ) -> None:
     """Apply every new batch to its table, exactly once."""
     try:
@@ -146,7 +152,8 @@ def run(
         if continuous:
             _run_continuously(p, table or None, seconds, output)
             return
-        result = p.run(table or None, rolled_back=rolled_back.value if rolled_back else None)
+        decision = rolled_back.value if rolled_back else None
+        result = p.run(table or None, rolled_back=decision, skip_batches=skip_batch or None)
     except Exception as exc:
         _fail(exc, output)
         return

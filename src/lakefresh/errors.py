@@ -10,6 +10,7 @@ only what is :class:`TransientError`; everything else stops the table and is rep
     │   ├── SourceError               the source cannot be listed or read (missing folder, bad format)
     │   ├── SchemaError               a batch cannot fit the target (incompatible type change)
     │   ├── AuditError                a staged batch failed its audit; the target was not touched
+    │   ├── BatchRefused              a batch with bad rows, under `bad_rows: refuse`; nothing written
     │   ├── StateError                the control tables are of another version, or disagree
     │   ├── LineageError              the target's lineage lost published batches (a rollback)
     │   ├── TargetError               the target's rows break the strategy's rules (duplicate keys)
@@ -55,6 +56,10 @@ class SchemaError(TerminalError):
 
 class AuditError(TerminalError):
     """A staged batch failed its audit; nothing was published."""
+
+
+class BatchRefused(TerminalError):
+    """A batch held rows that cannot be loaded and its table refuses such batches whole."""
 
 
 class StateError(TerminalError):

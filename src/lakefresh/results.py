@@ -54,7 +54,7 @@ class BatchResult:
 
     table: str
     batch_id: str
-    status: str  # published | failed | audit_failed
+    status: str  # published | failed | audit_failed | refused | skipped
     position: str = ""
     record_count: int = 0
     quarantined: int = 0

@@ -19,7 +19,7 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import Bookkeeping
+from lakefresh.bookkeeping import STATUS_OF, Bookkeeping, refusal
 from lakefresh.columns import (
     FILE_COLUMN,
     LINE_COLUMN,
@@ -28,7 +28,7 @@ from lakefresh.columns import (
     RECORD_COLUMN,
 )
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
-from lakefresh.errors import AuditError, LakefreshError, TransientError
+from lakefresh.errors import AuditError, BatchRefused, ConfigError, LakefreshError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import StagedCommit, TableBackend
 from lakefresh.lakehouse.failures import describe
@@ -68,6 +68,7 @@ class Runner:
         self.resume_hint = resume_hint
         self.stop = threading.Event()
         self.rolled_back: str | None = None  # the operator's decision on rolled-back batches
+        self.skip: list[str] = []  # batches the operator skips for good (one table's run)
         self.books = Bookkeeping(backend, control)
 
     def run(
@@ -75,23 +76,25 @@ class Runner:
         only: list[str] | None = None,
         stop: threading.Event | None = None,
         rolled_back: str | None = None,
+        skip: list[str] | None = None,
     ) -> RunResult:
         """Apply every new batch of every table (or of `only`). `rolled_back` decides what
         becomes of published batches a rollback of their target removed: `forget` (never taken
-        again) or `reapply` (taken again, in order); without it such a table stops."""
+        again) or `reapply` (taken again, in order); without it such a table stops. `skip`
+        (with exactly one table in `only`) names waiting batches never to take: a refused batch
+        that cannot be fixed, for instance."""
         if rolled_back not in (None, *ROLLED_BACK_DECISIONS):
-            from lakefresh.errors import ConfigError
-
             choices = list(ROLLED_BACK_DECISIONS)
             raise ConfigError(f"rolled_back must be one of {choices}, got {rolled_back!r}")
         self.rolled_back = rolled_back
+        self.skip = list(skip or [])
+        if self.skip and len(only or []) != 1:
+            raise ConfigError("skipping batches needs exactly one table: --table T --skip-batch B")
         result = RunResult()
         tables = dependency_order(self.config.tables)
         if only:
             unknown = [t for t in only if t not in {x.name for x in tables}]
             if unknown:
-                from lakefresh.errors import ConfigError
-
                 raise ConfigError(f"unknown table(s) {unknown}; tables: {[t.name for t in tables]}")
             tables = [t for t in tables if t.name in only]
         self.control.ensure()
@@ -123,6 +126,11 @@ class Runner:
             hint = self.resume_hint.format(table=table.name)
             applied = self.books.reconcile(name, outcome, strategy, hint, self.rolled_back)
             pending = _pending(source, applied)
+            if self.skip:  # the operator's decision: these batches are never taken
+                skipped = self.books.skip(name, table, pending, self.skip)
+                outcome.batches += skipped
+                applied |= {b.batch_id for b in skipped}
+                pending = _pending(source, applied)
             self.console.table_started(table.name, len(pending))
             while pending and not outcome.error:
                 more = False
@@ -201,6 +209,8 @@ class Runner:
             bad = rows.filter(rows[REASON_COLUMN].isNotNull())
             good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
             result.quarantined = bad.count()
+            if result.quarantined and table.bad_rows == "refuse":
+                raise BatchRefused(refusal(ref.batch_id, table.name, bad, result.quarantined))
             if table.lookups:
                 good, result.skeletons = with_lookups(self.config, self.backend, table, good, ref.batch_time)
             times.read = time.perf_counter() - clock
@@ -255,7 +265,7 @@ class Runner:
                 self.control.mark_abandoned(name, [AttemptRow(ref.batch_id, attempt, "staged", None)])
             raise
         except Exception as exc:
-            result.status = "audit_failed" if isinstance(exc, AuditError) else "failed"
+            result.status = STATUS_OF.get(type(exc), "failed")
             result.error = _error_text(exc)
             if result.snapshot_id is not None:
                 # The batch is in the target: only its record is incomplete, and the next run's

@@ -185,6 +185,12 @@ class TableConfig(Model):
     lookups: list[LookupConfig] = Field(
         default_factory=list, description="Surrogate key lookups into dimensions of this pipeline."
     )
+    bad_rows: Literal["quarantine", "refuse"] = Field(
+        "quarantine",
+        description="A batch with rows that cannot be loaded: `quarantine` them and load the rest, "
+        "or `refuse` the whole batch (the table stays unchanged until the batch is fixed, or "
+        "skipped with `run --skip-batch`).",
+    )
 
     @field_validator("name")
     @classmethod

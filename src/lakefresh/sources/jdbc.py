@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 # A last attempt in one of these states did not apply its batch: the next run reads it again
 # (`rolled_back` and `forgotten` batches were applied, then undone on purpose)
-RETRIED = ("failed", "audit_failed", "abandoned", "staged")
+RETRIED = ("failed", "audit_failed", "refused", "abandoned", "staged")
 
 DRIVERS = {
     "postgresql": "org.postgresql.Driver",

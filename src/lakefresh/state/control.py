@@ -18,7 +18,9 @@ stops with a message that says what to do; `lakefresh migrate` upgrades older ta
 
 Statuses of a `batches` row: `staged`, `published`, `failed`, `audit_failed`, `abandoned` (an
 attempt that never published), `rolled_back` (published, then gone from the target's lineage),
-`forgotten` (rolled back, and the operator chose never to take it again).
+`forgotten` (rolled back, and the operator chose never to take it again), `refused` (it had bad
+rows and its table refuses such batches: nothing written), `skipped` (the operator chose never to
+take it: `run --skip-batch`).
 """
 
 from __future__ import annotations

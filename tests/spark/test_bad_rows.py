@@ -1,0 +1,89 @@
+"""A bad-row policy per table (issue 16, item 7): `bad_rows: quarantine` (the default) loads the
+good rows and quarantines the rest; `bad_rows: refuse` refuses the whole batch and leaves the
+table unchanged, and a refused batch does not block its table for ever: fixing the file lets the
+next run take it, and skipping it for good is an explicit operator action, recorded as
+`skipped` (`lakefresh run --table T --skip-batch B`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from lakefresh.errors import ConfigError
+from tests.conftest import cli_in_process, rows
+
+TABLE = """
+- name: t
+  source: {kind: files, path: in, format: csv, schema: {id: int, amount: int}}
+  strategy: {kind: key, keys: [id]}
+  bad_rows: refuse
+"""
+
+
+def statuses(p) -> list[tuple[str, str]]:
+    return sorted((r["batch_id"], r["status"]) for r in p.history("t"))
+
+
+def test_a_refused_batch_leaves_the_table_unchanged_until_the_file_is_fixed(ws):
+    ws.write("in/b1.csv", "id,amount\n1,10\n")
+    ws.write("in/b2.csv", "id,amount\n2,20\n3,lots\n4,x\n")
+    p = ws.pipeline(TABLE)
+
+    result = p.run()
+    assert [(b.batch_id, b.status) for b in result.batches] == [
+        ("b1.csv", "published"),
+        ("b2.csv", "refused"),
+    ]
+    assert result.batches[1].error == (
+        "2 bad row(s) (b2.csv line 3: amount: 'lots' is not a valid int; b2.csv line 4: amount: "
+        "'x' is not a valid int) and table 't' refuses batches with bad rows (bad_rows: refuse): "
+        "nothing was written. Fix the batch and run again, or skip it for good: "
+        "lakefresh run PIPELINE --table t --skip-batch b2.csv"
+    )
+    assert rows(p.table("t"), ["id", "amount"]) == [(1, 10)]
+    assert rows(p.quarantine("t")) == []
+    assert not p.run().ok  # still refused: it blocks the table, visibly
+
+    ws.write("in/b2.csv", "id,amount\n2,20\n3,30\n4,40\n")
+    assert p.run().ok
+    assert rows(p.table("t"), ["id", "amount"]) == [(1, 10), (2, 20), (3, 30), (4, 40)]
+    assert statuses(p) == [
+        ("b1.csv", "published"),
+        ("b2.csv", "published"),
+        ("b2.csv", "refused"),
+        ("b2.csv", "refused"),
+    ]
+
+
+def test_skipping_a_refused_batch_is_an_operator_action_and_it_is_never_taken(ws):
+    ws.write("in/b1.csv", "id,amount\n1,10\n")
+    ws.write("in/b2.csv", "id,amount\n2,oops\n")
+    ws.write("in/b3.csv", "id,amount\n3,30\n")
+    p = ws.pipeline(TABLE)
+    assert not p.run().ok
+
+    with pytest.raises(ConfigError, match="needs exactly one table"):
+        p.run(skip_batches=["b2.csv"])
+    published = p.run(["t"], skip_batches=["b1.csv"])
+    assert published.tables[0].error == (
+        "cannot skip b1.csv: not a batch waiting in table 't' (waiting: b2.csv, b3.csv); "
+        "a published batch is not skipped"
+    )
+
+    done = cli_in_process("run", "pipeline.yml", "--table", "t", "--skip-batch", "b2.csv", cwd=ws.root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert rows(p.table("t"), ["id", "amount"]) == [(1, 10), (3, 30)]
+    assert [(b.batch_id, b.status) for b in p.run().batches] == []  # b2 is never taken again
+    assert statuses(p) == [
+        ("b1.csv", "published"),
+        ("b2.csv", "refused"),
+        ("b2.csv", "skipped"),
+        ("b3.csv", "published"),
+    ]
+
+
+def test_quarantine_is_the_default(ws):
+    ws.write("in/b1.csv", "id,amount\n1,10\n2,x\n")
+    p = ws.pipeline(TABLE.replace("  bad_rows: refuse\n", ""))
+    result = p.run()
+    assert [(b.status, b.quarantined) for b in result.batches] == [("published", 1)]
+    assert rows(p.table("t"), ["id", "amount"]) == [(1, 10)]
