@@ -203,11 +203,15 @@ class Pipeline:
         self.control.ensure()
         return [r.asDict(recursive=True) for r in self.control.history(name).collect()]
 
-    def quarantine(self, table: str | None = None) -> DataFrame:
-        """Quarantined rows, with their reasons."""
+    def quarantine(self, table: str | None = None, batch: str | None = None) -> DataFrame:
+        """Quarantined rows (of one table, of one of its batches), with their reasons, files,
+        lines and raw text."""
         name = self.config.qualified(self._table(table)) if table else None
+        if batch and not name:
+            raise ConfigError("a batch is named within its table: give the table too")
         self.control.ensure()
-        return self.control.quarantined(name)
+        rows = self.control.quarantined(name)
+        return rows.where(rows.batch_id == batch) if batch else rows
 
     def table(self, name: str) -> DataFrame:
         """The target table now."""

@@ -33,3 +33,8 @@ def test_errors_are_one_line_with_exit_code_1(tmp_path):
     missing = lakefresh("run", "nope.yml", cwd=tmp_path)
     assert missing.returncode == 1
     assert missing.stderr.strip() == "Error: nope.yml: pipeline file not found"
+
+
+def test_version(tmp_path):
+    proc = lakefresh("--version", cwd=tmp_path)
+    assert proc.returncode == 0 and proc.stdout.startswith("lakefresh "), proc.stdout + proc.stderr

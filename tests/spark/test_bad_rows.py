@@ -6,6 +6,8 @@ next run take it, and skipping it for good is an explicit operator action, recor
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lakefresh.errors import ConfigError
@@ -87,3 +89,25 @@ def test_quarantine_is_the_default(ws):
     result = p.run()
     assert [(b.status, b.quarantined) for b in result.batches] == [("published", 1)]
     assert rows(p.table("t"), ["id", "amount"]) == [(1, 10)]
+
+
+def test_the_quarantine_command_lists_bad_rows_for_people_and_as_json(ws):
+    """Issue 15, item 7: `lakefresh quarantine PIPELINE [--table T] [--batch B]`."""
+    ws.write("in/b1.csv", "id,amount\n1,10\n2,x\n")
+    ws.write("in/b2.csv", "id,amount\n3,30\n4,many\n")
+    p = ws.pipeline(TABLE.replace("  bad_rows: refuse\n", ""))
+    assert p.run().ok
+
+    listed = cli_in_process("quarantine", "pipeline.yml", "--table", "t", "-o", "json", cwd=ws.root)
+    assert listed.returncode == 0, listed.stderr
+    assert [
+        (r["batch_id"], r["source_file"].rsplit("/", 1)[-1], r["line"], r["reason"], r["raw"])
+        for r in json.loads(listed.stdout)
+    ] == [
+        ("b1.csv", "b1.csv", 3, "amount: 'x' is not a valid int", '{"id":"2","amount":"x"}'),
+        ("b2.csv", "b2.csv", 3, "amount: 'many' is not a valid int", '{"id":"4","amount":"many"}'),
+    ]
+    one = cli_in_process("quarantine", "pipeline.yml", "-t", "t", "-b", "b2.csv", cwd=ws.root)
+    assert one.returncode == 0 and "many" in one.stdout and "'x'" not in one.stdout, one.stdout
+    nothing = cli_in_process("quarantine", "pipeline.yml", "-t", "t", "-b", "b9.csv", cwd=ws.root)
+    assert "no quarantined rows" in nothing.stdout

@@ -1,0 +1,3 @@
+from lakefresh.cli import main
+
+main()
