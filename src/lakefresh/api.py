@@ -32,6 +32,7 @@ from lakefresh.runner import Runner
 from lakefresh.secrets import redact
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
+from lakefresh.verbs import RollbackResult, roll_back
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -99,13 +100,19 @@ class Pipeline:
             check_table_names(self.config.tables, tables)  # before Spark starts
         return self._runner(self.config).run(tables, stop, rolled_back, skip_batches)
 
+    def rollback(self, table: str, to_batch: str) -> RollbackResult:
+        """Undo the batches published after `to_batch` in one commit (Iceberg's rollback; also
+        in the table's `<t>_history`); they are recorded as `unloaded` and never taken again.
+        Refused, changing nothing, when a commit after it was not a lakefresh batch."""
+        return roll_back(self.config, self.backend, self.control, self._table(table), to_batch, self._hint())
+
+    def _hint(self) -> str:
+        if self.path:
+            return f"lakefresh run {self.path} --table {{table}}"
+        return "pipeline.run(tables=['{table}'])"
+
     def _runner(self, config: PipelineConfig) -> Runner:
-        hint = (
-            f"lakefresh run {self.path} --table {{table}}"
-            if self.path
-            else "pipeline.run(tables=['{table}'])"
-        )
-        return Runner(config, self.backend, self.control, str(self.base_dir), self.console, hint)
+        return Runner(config, self.backend, self.control, str(self.base_dir), self.console, self._hint())
 
     def backfill(self, table: str, behavior: str | None = None, start: datetime | None = None) -> RunResult:
         """Load a `synapse_link` table's complete folders from its `backfill_start_date` (or

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # The status a failed attempt is recorded with, by the error that ended it (else `failed`).
 STATUS_OF: dict[type[Exception], str] = {AuditError: "audit_failed", BatchRefused: "refused"}
 # Attempts whose batch is never taken again: undone on purpose, or skipped by the operator.
-NEVER_AGAIN = ("forgotten", "skipped")
+NEVER_AGAIN = ("forgotten", "skipped", "unloaded")
 
 
 def refusal(batch_id: str, table: str, bad: DataFrame, count: int) -> str:

@@ -36,6 +36,17 @@ class StagedCommit:
 
 
 @dataclass(frozen=True)
+class Commit:
+    """One commit of a table's lineage: its snapshot, the batch it carries (None for a commit
+    lakefresh did not make as a batch) and its operation (append, overwrite, delete, replace:
+    a compaction, which changes no row)."""
+
+    snapshot_id: int
+    batch_id: str | None
+    operation: str
+
+
+@dataclass(frozen=True)
 class Lineage:
     """Which snapshots a table still has, and which of them the current one descends from."""
 
@@ -146,6 +157,13 @@ class TableBackend(Protocol):
         """Batch id -> snapshot id of the batches the current lineage carries, newest first (only
         those published after snapshot `since`, when given: the cost then does not grow with
         the table's history)."""
+
+    def commits_after(self, table: str, snapshot_id: int) -> list[Commit]:
+        """The current lineage's commits after snapshot `snapshot_id` (an ancestor), newest first."""
+
+    def roll_back_to(self, table: str, snapshot_id: int) -> None:
+        """Make an ancestor snapshot the table's current one again, in one metadata commit (the
+        later snapshots stay retained, so it can be undone)."""
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
         """When a snapshot was committed (UTC, naive); StateError if the table no longer has it."""

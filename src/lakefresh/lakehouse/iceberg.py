@@ -25,7 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
 from lakefresh.errors import CommitConflictError, StateError
-from lakefresh.lakehouse.backend import Lineage, MergeClauses, SnapshotState, StagedCommit, TableBackend
+from lakefresh.lakehouse.backend import (
+    Commit,
+    Lineage,
+    MergeClauses,
+    SnapshotState,
+    StagedCommit,
+    TableBackend,
+)
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.merge import delete_and_insert, merge_change_set
 from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
@@ -192,6 +199,28 @@ class IcebergBackend:
             if batch_id is not None:
                 out.setdefault(str(batch_id), int(snapshot.snapshotId()))
         return out
+
+    def commits_after(self, table: str, snapshot_id: int) -> list[Commit]:
+        jvm = self.spark.sparkContext._jvm
+        walk = jvm.org.apache.iceberg.util.SnapshotUtil.currentAncestors(  # type: ignore[union-attr]
+            self._iceberg_table(table)
+        ).iterator()
+        out: list[Commit] = []
+        while walk.hasNext():
+            snapshot = walk.next()
+            if int(snapshot.snapshotId()) == snapshot_id:
+                return out
+            summary = snapshot.summary()
+            batch_id = summary.get("published-wap-id") or summary.get("wap.id")
+            operation = str(snapshot.operation())
+            out.append(
+                Commit(int(snapshot.snapshotId()), None if batch_id is None else str(batch_id), operation)
+            )
+        raise StateError(f"snapshot {snapshot_id} is not in the lineage of {table}")
+
+    def roll_back_to(self, table: str, snapshot_id: int) -> None:
+        name = sql_literal(table)
+        self.spark.sql(f"CALL {quote(self.catalog)}.system.rollback_to_snapshot({name}, {int(snapshot_id)})")
 
     def _snapshot(self, table: str, snapshot_id: int) -> Any:
         found = self._iceberg_table(table).snapshot(int(snapshot_id))

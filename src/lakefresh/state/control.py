@@ -20,7 +20,7 @@ Statuses of a `batches` row: `staged`, `published`, `failed`, `audit_failed`, `a
 attempt that never published), `rolled_back` (published, then gone from the target's lineage),
 `forgotten` (rolled back, and the operator chose never to take it again), `refused` (it had bad
 rows and its table refuses such batches: nothing written), `skipped` (the operator chose never to
-take it: `run --skip-batch`).
+take it: `run --skip-batch`), `unloaded` (published, then undone by the operator: `rollback`).
 """
 
 from __future__ import annotations
@@ -377,6 +377,12 @@ class ControlTables:
         if batch_ids:
             ids = ", ".join(sql_literal(b) for b in batch_ids)
             self._update(table, f"batch_id IN ({ids}) AND status = 'published'", "status = 'rolled_back'")
+
+    def mark_unloaded(self, table: str, batch_ids: list[str]) -> None:
+        """Published batches the operator undid (`rollback`): never taken again."""
+        if batch_ids:
+            ids = ", ".join(sql_literal(b) for b in batch_ids)
+            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", "status = 'unloaded'")
 
     def settle_rolled_back(self, table: str, batch_ids: list[str], decision: str) -> None:
         """The operator's decision on rolled-back batches. `forget`: they become `forgotten` and

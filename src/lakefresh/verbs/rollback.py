@@ -1,0 +1,99 @@
+"""`lakefresh rollback PIPELINE --table T --to-batch B`: the batches published after B are undone
+in one commit, and recorded as `unloaded` (never taken again).
+
+It is the fast tail case of an unload, done with Iceberg's own rollback (`rollback_to_snapshot`),
+which is exact when every commit after B is a lakefresh batch or a compaction (a `replace`,
+which changes no row): the table is then exactly what it was when B was published, which is
+what applying the batches up to B gives. A commit after B by another writer would be undone
+too, so the rollback is refused, naming it. Steps:
+
+1. The log is reconciled with the lineage first (a batch whose record a crash lost is
+   recorded), and a table with rolled-back batches stops as a run would.
+2. B must be in the current lineage; every table rolled back (the table, and the
+   `<t>_history` that `history: true` brings, when it holds B) is checked before any changes.
+3. Each table is rolled back to B's snapshot; its later batches become `unloaded`; effective
+   counts and ranges are recounted.
+
+A crash between 3's rollback and its record leaves published batches outside the lineage:
+the next run stops naming them as rolled back, and `run --rolled-back forget` settles them.
+The rollback itself can be undone with Iceberg's `set_current_snapshot` (the later snapshots
+stay retained until they expire); the next run then records the batches as published again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.bookkeeping import Bookkeeping
+from lakefresh.errors import ConfigError, TargetError
+from lakefresh.results import TableResult
+from lakefresh.strategies import make_strategy
+
+if TYPE_CHECKING:
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.state.control import ControlTables
+
+
+@dataclass
+class RollbackResult:
+    """What a rollback undid, per table (the table first, then its history table)."""
+
+    table: str
+    to_batch: str
+    unloaded: dict[str, list[str]] = field(default_factory=dict)  # table -> batch ids, newest first
+    snapshots: dict[str, int] = field(default_factory=dict)  # table -> its current snapshot now
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def roll_back(
+    config: PipelineConfig,
+    backend: TableBackend,
+    control: ControlTables,
+    table: TableConfig,
+    to_batch: str,
+    hint: str,
+) -> RollbackResult:
+    books = Bookkeeping(backend, control)
+    control.ensure()
+    result = RollbackResult(table.name, to_batch)
+    history = [t for t in config.tables if t.name == f"{table.name}_history"]
+    plans = []
+    for each in [table, *history]:
+        name = config.qualified(each)
+        if not backend.exists(name):
+            if each is table:
+                raise ConfigError(f"table {table.name!r} does not exist yet: nothing to roll back")
+            continue
+        strategy = make_strategy(each.strategy)
+        books.reconcile(name, TableResult(each.name), strategy, hint, None)  # 1.
+        published = backend.published_batches(name)
+        if to_batch not in published:
+            if each is not table:
+                continue  # the history table never took B: it is left as it is
+            newest = ", ".join(list(published)[:5]) or "none"
+            raise ConfigError(
+                f"batch {to_batch!r} is not in the lineage of {table.name!r} (its newest "
+                f"batches: {newest}); roll back to a published batch"
+            )
+        snapshot = published[to_batch]
+        later = backend.commits_after(name, snapshot)  # 2.
+        foreign = [c for c in later if c.batch_id is None and c.operation != "replace"]
+        if foreign:
+            shown = ", ".join(f"snapshot {c.snapshot_id} ({c.operation})" for c in foreign[:3])
+            raise TargetError(
+                f"cannot roll {each.name!r} back to batch {to_batch!r}: commits after it that "
+                f"are not lakefresh batches would be undone too ({shown}); nothing was changed"
+            )
+        plans.append((name, each, strategy, snapshot, [c.batch_id for c in later if c.batch_id]))
+    for name, each, strategy, snapshot, undone in plans:  # 3.
+        if undone:
+            backend.roll_back_to(name, snapshot)
+            control.mark_unloaded(name, undone)
+            books.recount(name, strategy)
+        result.unloaded[each.name] = undone
+        result.snapshots[each.name] = snapshot
+    return result
