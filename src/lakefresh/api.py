@@ -91,14 +91,17 @@ class Pipeline:
         stop: threading.Event | None = None,
         rolled_back: str | None = None,
         skip_batches: list[str] | None = None,
+        accept_config_change: bool = False,
     ) -> RunResult:
         """Apply every new batch of every table (or of `tables`), each exactly once. When `stop`
         is set, the run ends after the batch in progress. `rolled_back` settles published
         batches that a rollback of their target removed: `forget` or `reapply` them.
-        `skip_batches` (with one table) are waiting batches never to take, e.g. a refused one."""
+        `skip_batches` (with one table) are waiting batches never to take, e.g. a refused one.
+        `accept_config_change` applies a changed configuration to the new batches only."""
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
-        return self._runner(self.config).run(tables, stop, rolled_back, skip_batches)
+        runner = self._runner(self.config)
+        return runner.run(tables, stop, rolled_back, skip_batches, accept_config_change)
 
     def rollback(self, table: str, to_batch: str) -> RollbackResult:
         """Undo the batches published after `to_batch` in one commit (Iceberg's rollback; also

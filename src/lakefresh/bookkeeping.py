@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, LINE_COLUMN, REASON_COLUMN
-from lakefresh.errors import AuditError, BatchRefused, ConfigError, LineageError
+from lakefresh.config.fingerprint import changes, fingerprint
+from lakefresh.errors import AuditError, BatchRefused, ConfigChanged, ConfigError, LineageError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, TableResult
@@ -198,6 +199,24 @@ class Bookkeeping:
             if count != row.effective_count or ranges != row.effective_ranges:
                 out.append(Effective(other, count, ranges))
         return out
+
+    def check_config(self, name: str, table: TableConfig) -> None:
+        """Stop a table whose result-shaping configuration changed since its last published
+        batch (config/fingerprint.py), naming the changes and the ways on."""
+        last = self.control.last_config(name)
+        if last is None:
+            return
+        batch_id, recorded, before = last
+        now, text = fingerprint(table)
+        found = changes(before, text) if now != recorded else []
+        if found:
+            raise ConfigChanged(
+                f"the configuration of table {table.name!r} changed since batch {batch_id} was "
+                f"published, in ways that change results: {'; '.join(found)}. New batches "
+                "under it would mix with the earlier ones in one table: revert the change, or "
+                f"take it for the new batches only: lakefresh run PIPELINE --table {table.name} "
+                "--accept-config-change"
+            )
 
     def skip(
         self, name: str, table: TableConfig, pending: list[BatchRef], ids: list[str]

@@ -6,6 +6,7 @@ only what is :class:`TransientError`; everything else stops the table and is rep
     LakefreshError
     ├── TerminalError                 retrying the same thing gives the same failure
     │   ├── ConfigError               the pipeline file is wrong (file, field, value, valid values)
+    │   │   └── ConfigChanged         a table's result-shaping settings changed since its last batch
     │   ├── SetupError                Java, jars or the Spark session cannot be made ready
     │   ├── SourceError               the source cannot be listed or read (missing folder, bad format)
     │   ├── SchemaError               a batch cannot fit the target (incompatible type change)
@@ -40,6 +41,10 @@ class TransientError(LakefreshError):
 
 class ConfigError(TerminalError):
     """The pipeline file is invalid. Raised before Spark starts."""
+
+
+class ConfigChanged(ConfigError):
+    """A table's configuration changed since its last batch in a way that changes results."""
 
 
 class SetupError(TerminalError):

@@ -27,6 +27,7 @@ from lakefresh.columns import (
     REASON_COLUMN,
     RECORD_COLUMN,
 )
+from lakefresh.config.fingerprint import fingerprint
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
 from lakefresh.errors import AuditError, BatchRefused, ConfigError, LakefreshError, TransientError
 from lakefresh.faults import checkpoint
@@ -69,6 +70,7 @@ class Runner:
         self.stop = threading.Event()
         self.rolled_back: str | None = None  # the operator's decision on rolled-back batches
         self.skip: list[str] = []  # batches the operator skips for good (one table's run)
+        self.accept_config_change = False  # the operator's decision: new config for new batches
         self.books = Bookkeeping(backend, control)
 
     def run(
@@ -77,17 +79,20 @@ class Runner:
         stop: threading.Event | None = None,
         rolled_back: str | None = None,
         skip: list[str] | None = None,
+        accept_config_change: bool = False,
     ) -> RunResult:
         """Apply every new batch of every table (or of `only`). `rolled_back` decides what
         becomes of published batches a rollback of their target removed: `forget` (never taken
         again) or `reapply` (taken again, in order); without it such a table stops. `skip`
         (with exactly one table in `only`) names waiting batches never to take: a refused batch
-        that cannot be fixed, for instance."""
+        that cannot be fixed, for instance. `accept_config_change` takes a table whose
+        result-shaping configuration changed since its last batch on, under the new one."""
         if rolled_back not in (None, *ROLLED_BACK_DECISIONS):
             choices = list(ROLLED_BACK_DECISIONS)
             raise ConfigError(f"rolled_back must be one of {choices}, got {rolled_back!r}")
         self.rolled_back = rolled_back
         self.skip = list(skip or [])
+        self.accept_config_change = accept_config_change
         if self.skip and len(only or []) != 1:
             raise ConfigError("skipping batches needs exactly one table: --table T --skip-batch B")
         result = RunResult()
@@ -131,6 +136,8 @@ class Runner:
                 outcome.batches += skipped
                 applied |= {b.batch_id for b in skipped}
                 pending = _pending(source, applied)
+            if pending and not self.accept_config_change:
+                self.books.check_config(name, table)  # batches under two configurations would mix
             self.console.table_started(table.name, len(pending))
             while pending and not outcome.error:
                 more = False
@@ -200,6 +207,7 @@ class Runner:
             "replay": _json(ref.replay),
             "started_at": started,
         }
+        row["config_fingerprint"], row["config"] = fingerprint(table)
         recorded = False
         try:
             clock = time.perf_counter()

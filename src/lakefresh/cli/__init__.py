@@ -156,6 +156,12 @@ def run(
         help="A waiting batch of the one --table never to take (e.g. one refused for its bad "
         "rows); recorded as skipped.",
     ),
+    accept_config_change: bool = typer.Option(
+        False,
+        "--accept-config-change",
+        help="A table whose result-shaping settings changed since its last batch: apply the new "
+        "settings to the new batches (the earlier ones stay as they were loaded).",
+    ),
 ) -> None:
     """Apply every new batch to its table, exactly once."""
     try:
@@ -169,7 +175,12 @@ def run(
             _run_continuously(p, table or None, seconds, output)
             return
         decision = rolled_back.value if rolled_back else None
-        result = p.run(table or None, rolled_back=decision, skip_batches=skip_batch or None)
+        result = p.run(
+            table or None,
+            rolled_back=decision,
+            skip_batches=skip_batch or None,
+            accept_config_change=accept_config_change,
+        )
     except Exception as exc:
         _fail(exc, output)
         return

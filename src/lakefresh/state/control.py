@@ -15,6 +15,7 @@ stops with a message that says what to do; `lakefresh migrate` upgrades older ta
 | ------- | --------------------------------------------------------------------------------- |
 | 1       | first release                                                                     |
 | 2       | batches: strategy, effective_count, range_start, range_end, effective_ranges      |
+| 3       | batches: config_fingerprint, config (what shaped the batch's result; no secrets)  |
 
 Statuses of a `batches` row: `staged`, `published`, `failed`, `audit_failed`, `abandoned` (an
 attempt that never published), `rolled_back` (published, then gone from the target's lineage),
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 
     from lakefresh.lakehouse.backend import TableBackend
 
-STATE_VERSION = 2
+STATE_VERSION = 3
 VERSION_PROPERTY = "lakefresh.state-version"
 
 RANGES_TYPE = "array<struct<start: string, end: string, start_inclusive: boolean, end_inclusive: boolean>>"
@@ -58,13 +59,14 @@ files_written bigint, bytes_written bigint,
 read_seconds double, stage_seconds double, audit_seconds double, publish_seconds double,
 started_at timestamp, published_at timestamp, error string, lakefresh_version string,
 strategy string, effective_count bigint, range_start string, range_end string,
-effective_ranges {RANGES_TYPE}
+effective_ranges {RANGES_TYPE}, config_fingerprint string, config string
 """
 
 # Upgrades, by the version they lead to: columns added to `batches`.
 MIGRATIONS = {
     2: f"strategy string, effective_count bigint, range_start string, range_end string, "
     f"effective_ranges {RANGES_TYPE}",
+    3: "config_fingerprint string, config string",
 }
 
 QUARANTINE_SCHEMA = """
@@ -232,6 +234,16 @@ class ControlTables:
             )
             for r in rows
         }
+
+    def last_config(self, table: str) -> tuple[str, str, str] | None:
+        """(batch id, config fingerprint, config) of the table's newest published batch that
+        recorded them (batches of state version 2 did not)."""
+        row = self.backend.spark.sql(
+            f"SELECT batch_id, config_fingerprint, config FROM {self.backend.qualified(self.batches)} "
+            f"WHERE table_name = {sql_literal(table)} AND status = 'published' "
+            "AND config_fingerprint IS NOT NULL ORDER BY published_at DESC, started_at DESC LIMIT 1"
+        ).first()
+        return None if row is None else (row[0], row[1], row[2])
 
     def history(self, table: str | None = None) -> DataFrame:
         where = f"WHERE table_name = {sql_literal(table)}" if table else ""
