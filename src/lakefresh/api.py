@@ -32,7 +32,8 @@ from lakefresh.runner import Runner
 from lakefresh.secrets import redact
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
-from lakefresh.verbs import RollbackResult, roll_back
+from lakefresh.verbs import RebuildResult, RollbackResult, rebuild, roll_back
+from lakefresh.verbs.rebuild import Verb
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -108,6 +109,28 @@ class Pipeline:
         in the table's `<t>_history`); they are recorded as `unloaded` and never taken again.
         Refused, changing nothing, when a commit after it was not a lakefresh batch."""
         return roll_back(self.config, self.backend, self.control, self._table(table), to_batch, self._hint())
+
+    def reset(self, table: str) -> RebuildResult:
+        """Rebuild the table (and its `<t>_history`) from its retained raw batches with today's
+        configuration, in one commit; refused, changing nothing, when a batch can no longer be
+        read (a `jdbc` read, a change feed's load, a removed file)."""
+        return self._rebuild(table, "reset", [])
+
+    def unload(self, table: str, batches: list[str]) -> RebuildResult:
+        """Make the table exactly what it would be had `batches` never been loaded, in one
+        commit; they are recorded `unloaded` and never taken again (`reload` brings one back)."""
+        return self._rebuild(table, "unload", batches)
+
+    def reload(self, table: str, batches: list[str]) -> RebuildResult:
+        """Apply `batches` again from their current content (a corrected file), each in its
+        original place in the order, in one commit."""
+        return self._rebuild(table, "reload", batches)
+
+    def _rebuild(self, table: str, verb: Verb, batches: list[str]) -> RebuildResult:
+        config = self._table(table)
+        return rebuild(
+            self.config, self.backend, self.control, str(self.base_dir), config, verb, batches, self._hint()
+        )
 
     def _hint(self) -> str:
         if self.path:

@@ -37,6 +37,14 @@ if TYPE_CHECKING:
 STATUS_OF: dict[type[Exception], str] = {AuditError: "audit_failed", BatchRefused: "refused"}
 # Attempts whose batch is never taken again: undone on purpose, or skipped by the operator.
 NEVER_AGAIN = ("forgotten", "skipped", "unloaded")
+# The batch ids of the operator's verbs that rebuild a table (reset, unload, reload): their
+# commit replaces the table's rows, and their log row's `replay` says what they undid or redid.
+VERB_PREFIX = "lakefresh:"
+
+
+def is_verb(batch_id: str) -> bool:
+    """Whether a batch id is a verb's commit rather than a batch of the source."""
+    return batch_id.startswith(VERB_PREFIX)
 
 
 def refusal(batch_id: str, table: str, bad: DataFrame, count: int) -> str:
@@ -64,8 +72,11 @@ class Bookkeeping:
         lineage = self.backend.published_batches(name) if self.backend.exists(name) else {}
         attempts = self.control.attempts(name)
         logged = {a.batch_id for a in attempts if a.status == "published"}
+        undone = self.undone(name, lineage)
+        self.control.mark_unloaded(name, sorted(undone & logged))  # a crash lost that record
+        logged -= undone
         for batch_id, snapshot_id in lineage.items():
-            if batch_id in logged:
+            if batch_id in logged or batch_id in undone:
                 continue
             staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
             match = [a for a in staged if a.staged_snapshot_id == snapshot_id] or staged[-1:]
@@ -83,6 +94,21 @@ class Bookkeeping:
         if decision == "forget":
             forgotten |= gone
         return set(lineage) | (logged - gone) | forgotten
+
+    def undone(self, name: str, lineage: dict[str, int]) -> set[str]:
+        """The batches the lineage holds whose rows a later verb commit in it removed (`unload`)
+        and no verb after that brought back (`reload`): their commits are still ancestors, but
+        the table no longer holds them."""
+        verbs = [b for b in lineage if is_verb(b)]
+        if not verbs:
+            return set()
+        replays = self.control.replays(name, verbs)
+        out: set[str] = set()
+        for verb in reversed(verbs):  # oldest first
+            spec = json.loads(replays.get(verb) or "{}")
+            out |= set(spec.get("unloaded", []))
+            out -= set(spec.get("reloaded", []))
+        return out
 
     def _rolled_back(
         self,

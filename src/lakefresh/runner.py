@@ -19,32 +19,22 @@ import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import STATUS_OF, Bookkeeping, refusal
-from lakefresh.columns import (
-    FILE_COLUMN,
-    LINE_COLUMN,
-    RAW_COLUMN,
-    REASON_COLUMN,
-    RECORD_COLUMN,
-)
+from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
-from lakefresh.errors import AuditError, BatchRefused, ConfigError, LakefreshError, TransientError
+from lakefresh.errors import AuditError, ConfigError, LakefreshError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import StagedCommit, TableBackend
 from lakefresh.lakehouse.failures import describe
-from lakefresh.lookups import with_lookups
+from lakefresh.reading import read_batch
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
 from lakefresh.secrets import redact
 from lakefresh.sources import BatchRef, Source, SourceContext, make_source
 from lakefresh.state.control import AttemptRow, ControlTables
 from lakefresh.strategies import ChangeSet, Rebuild, StageContext, Strategy, make_strategy
-from lakefresh.strategies.base import materialize, shape_target
-from lakefresh.transform import transformed
+from lakefresh.strategies.base import shape_target
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
     from lakefresh.console import Console
 
 MAX_CONFLICT_RETRIES = 3
@@ -213,14 +203,8 @@ class Runner:
             clock = time.perf_counter()
             exists = self.backend.exists(name)
             target_schema = self.backend.schema(name) if exists else None
-            rows = self._read(table, strategy, source, ref, target_schema)
-            bad = rows.filter(rows[REASON_COLUMN].isNotNull())
-            good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
-            result.quarantined = bad.count()
-            if result.quarantined and table.bad_rows == "refuse":
-                raise BatchRefused(refusal(ref.batch_id, table.name, bad, result.quarantined))
-            if table.lookups:
-                good, result.skeletons = with_lookups(self.config, self.backend, table, good, ref.batch_time)
+            read = read_batch(self.config, self.backend, table, strategy, source, ref, target_schema)
+            good, result.quarantined, result.skeletons = read.good, read.quarantined, read.skeletons
             times.read = time.perf_counter() - clock
             checkpoint("after_read", ref.batch_id)
 
@@ -254,7 +238,7 @@ class Runner:
             self.control.record_attempt(row)
             recorded = True
             if result.quarantined:
-                self.control.record_quarantine(name, ref.batch_id, attempt, _quarantine_rows(bad))
+                self.control.record_quarantine(name, ref.batch_id, attempt, read.quarantine_rows())
             checkpoint("after_record_staged", ref.batch_id)
 
             clock = time.perf_counter()
@@ -286,25 +270,6 @@ class Runner:
                 self._record_failure(row, result, times, recorded)
                 self._restore_schema(name, exists, target_schema)
             return result
-
-    def _read(
-        self, table: TableConfig, strategy: Strategy, source: Any, ref: BatchRef, target_schema: Any
-    ) -> DataFrame:
-        """Read the batch once (and transform it); every row carries its quarantine reason (NULL
-        when good)."""
-        from pyspark.sql import functions as F
-
-        rows = source.read(ref, target_schema if table.transform is None else None).rows
-        if table.transform is not None:
-            rows = transformed(self.config, self.backend, table, rows)
-        problems = [F.when(c, F.lit(reason)) for c, reason in strategy.row_problems(rows)]
-        if problems:
-            # a row the source rejected is reported for that root cause alone (a value that did
-            # not parse also leaves its key NULL: saying so again would only be noise)
-            derived = F.concat_ws("; ", *problems)
-            reason = F.coalesce(F.col(REASON_COLUMN), F.when(derived != "", derived))
-            rows = rows.withColumn(REASON_COLUMN, reason)
-        return materialize(rows)
 
     def _audit(
         self,
@@ -389,18 +354,6 @@ def _pending(source: Source, applied: set[str]) -> list[BatchRef]:
         if not changed:
             return [ref for ref in listed if ref.batch_id not in applied]
     raise AssertionError("a source kept changing its batches")
-
-
-def _quarantine_rows(bad: DataFrame) -> DataFrame:
-    from pyspark.sql import functions as F
-
-    return bad.select(
-        F.col(FILE_COLUMN).alias("source_file"),
-        F.col(LINE_COLUMN).alias("line"),
-        F.col(RECORD_COLUMN).alias("record"),
-        F.col(REASON_COLUMN).alias("reason"),
-        F.col(RAW_COLUMN).alias("raw"),
-    )
 
 
 def _times(times: PhaseTimes) -> dict[str, float]:

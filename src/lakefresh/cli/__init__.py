@@ -188,28 +188,6 @@ def run(
 
 
 @app.command()
-def rollback(
-    pipeline: Path = PIPELINE,
-    table: str = typer.Option(..., "--table", "-t", help="The table."),
-    to_batch: str = typer.Option(..., "--to-batch", help="The last batch to keep."),
-    var: list[str] = VARS,
-    output: Output = OUTPUT,
-) -> None:
-    """Undo the batches published after --to-batch in one commit; they are never taken again."""
-    try:
-        done = _load(pipeline, var, quiet=output is Output.json).rollback(table, to_batch)
-    except Exception as exc:
-        _fail(exc, output)
-        return
-    lines = [
-        f"{name}: back at batch {to_batch} (snapshot {done.snapshots[name]}); unloaded: "
-        f"{', '.join(batches) or 'nothing (it was the last batch)'}"
-        for name, batches in done.unloaded.items()
-    ]
-    _emit(output, done.to_dict(), "\n".join(lines))
-
-
-@app.command()
 def backfill(
     pipeline: Path = PIPELINE,
     table: str = typer.Option(..., "--table", "-t", help="A table with a synapse_link source."),
@@ -324,7 +302,7 @@ def jars(
 
 
 # the commands that read what runs recorded (status, history, quarantine)
-from lakefresh.cli import reports  # noqa: E402, F401
+from lakefresh.cli import reports, verbs  # noqa: E402, F401
 
 
 def main() -> None:

@@ -21,7 +21,10 @@ Statuses of a `batches` row: `staged`, `published`, `failed`, `audit_failed`, `a
 attempt that never published), `rolled_back` (published, then gone from the target's lineage),
 `forgotten` (rolled back, and the operator chose never to take it again), `refused` (it had bad
 rows and its table refuses such batches: nothing written), `skipped` (the operator chose never to
-take it: `run --skip-batch`), `unloaded` (published, then undone by the operator: `rollback`).
+take it: `run --skip-batch`), `unloaded` (published, then undone by the operator: `rollback`,
+`unload`), `reloaded` (published, then applied again from its current content by `reload`: the
+reload's attempt is the published one). The verbs that rebuild a table (`reset`, `unload`,
+`reload`) log their own commit as a batch whose id starts with `lakefresh:`.
 """
 
 from __future__ import annotations
@@ -235,6 +238,32 @@ class ControlTables:
             for r in rows
         }
 
+    def replays(self, table: str, batch_ids: list[str]) -> dict[str, str]:
+        """The `replay` of the staged or published attempts of these batches, by batch id (a
+        verb's commit in the lineage whose record a crash left `staged` counts too)."""
+        ids = ", ".join(sql_literal(b) for b in batch_ids)
+        rows = self.backend.spark.sql(
+            f"SELECT batch_id, replay FROM {self.backend.qualified(self.batches)} WHERE table_name = "
+            f"{sql_literal(table)} AND status IN ('published', 'staged') AND batch_id IN ({ids})"
+        ).collect()
+        return {r[0]: r[1] for r in rows}
+
+    def mark_reloaded(self, table: str, batch_ids: list[str], keep_attempt: str) -> None:
+        """The earlier published attempts of batches a `reload` applied again from their current
+        content (the reload's attempt, `keep_attempt`, is the published one now)."""
+        if batch_ids:
+            ids = ", ".join(sql_literal(b) for b in batch_ids)
+            self._update(
+                table,
+                f"batch_id IN ({ids}) AND status IN ('published', 'unloaded') "
+                f"AND attempt <> {sql_literal(keep_attempt)}",
+                "status = 'reloaded'",
+            )
+            self._sql(  # the reload's attempt records the bad rows of the batch's current content
+                f"DELETE FROM {self.backend.qualified(self.quarantine)} WHERE table_name = "
+                f"{sql_literal(table)} AND batch_id IN ({ids}) AND attempt <> {sql_literal(keep_attempt)}"
+            )
+
     def last_config(self, table: str) -> tuple[str, str, str] | None:
         """(batch id, config fingerprint, config) of the table's newest published batch that
         recorded them (batches of state version 2 did not)."""
@@ -309,6 +338,27 @@ class ControlTables:
             )
             return
         self._merge_effective(table, effective, attempt, batch_id, published)
+
+    def correct_counts(self, table: str, counts: dict[str, dict[str, int]]) -> None:
+        """Set the status counts of published batches to what a rebuild of their table counted
+        (after an unload or reload, a later batch may have found other rows); one MERGE."""
+        if not counts:
+            return
+        source = literal_rows(
+            self.backend.spark,
+            [{"batch_id": b, "status_counts": c} for b, c in counts.items()],
+            parse_schema("batch_id string, status_counts map<string, bigint>"),
+        )
+        view = f"lakefresh_counts_{abs(hash(table))}"
+        source.createOrReplaceTempView(view)
+        try:
+            self._sql(
+                f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
+                f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id "
+                "AND t.status = 'published' WHEN MATCHED THEN UPDATE SET t.status_counts = s.status_counts"
+            )
+        finally:
+            self.backend.spark.catalog.dropTempView(view)
 
     def update_effective(self, table: str, effective: list[Effective]) -> None:
         """Store recounted effective metrics of published batches (after a rollback)."""

@@ -1,0 +1,80 @@
+"""The read step, shared by the runner and the verbs that apply batches again (reset, unload,
+reload): a batch is read once from its source, transformed, checked row by row, split into the
+rows to load and the rows to quarantine, and joined to its lookups.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.bookkeeping import refusal
+from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
+from lakefresh.errors import BatchRefused
+from lakefresh.lookups import with_lookups
+from lakefresh.strategies.base import materialize
+from lakefresh.transform import transformed
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.sources import BatchRef
+    from lakefresh.strategies import Strategy
+
+
+@dataclass
+class ReadRows:
+    """A batch read: the rows to load, the rows to quarantine and how many, lookup skeletons."""
+
+    good: DataFrame
+    bad: DataFrame
+    quarantined: int
+    skeletons: int = 0
+
+    def quarantine_rows(self) -> DataFrame:
+        """The bad rows in the quarantine table's shape."""
+        from pyspark.sql import functions as F
+
+        return self.bad.select(
+            F.col(FILE_COLUMN).alias("source_file"),
+            F.col(LINE_COLUMN).alias("line"),
+            F.col(RECORD_COLUMN).alias("record"),
+            F.col(REASON_COLUMN).alias("reason"),
+            F.col(RAW_COLUMN).alias("raw"),
+        )
+
+
+def read_batch(
+    config: PipelineConfig,
+    backend: TableBackend,
+    table: TableConfig,
+    strategy: Strategy,
+    source: Any,
+    ref: BatchRef,
+    target_schema: Any,
+) -> ReadRows:
+    """Read the batch once (and transform it); BatchRefused when it has bad rows and its table
+    refuses such batches (`bad_rows: refuse`)."""
+    from pyspark.sql import functions as F
+
+    rows = source.read(ref, target_schema if table.transform is None else None).rows
+    if table.transform is not None:
+        rows = transformed(config, backend, table, rows)
+    problems = [F.when(c, F.lit(reason)) for c, reason in strategy.row_problems(rows)]
+    if problems:
+        # a row the source rejected is reported for that root cause alone (a value that did
+        # not parse also leaves its key NULL: saying so again would only be noise)
+        derived = F.concat_ws("; ", *problems)
+        reason = F.coalesce(F.col(REASON_COLUMN), F.when(derived != "", derived))
+        rows = rows.withColumn(REASON_COLUMN, reason)
+    rows = materialize(rows)
+    bad = rows.filter(rows[REASON_COLUMN].isNotNull())
+    good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
+    out = ReadRows(good, bad, bad.count())
+    if out.quarantined and table.bad_rows == "refuse":
+        raise BatchRefused(refusal(ref.batch_id, table.name, bad, out.quarantined))
+    if table.lookups:
+        out.good, out.skeletons = with_lookups(config, backend, table, good, ref.batch_time)
+    return out

@@ -1,0 +1,311 @@
+"""`reset`, `unload` and `reload`: a table rebuilt from its retained raw batches, in one commit.
+
+All three compute the table a run would have made had exactly the *live* batches been applied,
+in the source's order, with the table's current configuration:
+
+- `reset` ("reset all"): the live batches as they are;
+- `unload --batch B`: without B, as if B had never been loaded (later runs never take it);
+- `reload --batch B`: with B read again from its current content (the corrected file), in its
+  original place in the order; an unloaded B becomes live again.
+
+That is exact for every strategy (each batch is staged by the table's own strategy, on the state
+the batches before it made), and the same for the `<t>_history` table that `history: true` brings.
+Steps:
+
+1. The log is reconciled with the lineage, as a run does; a table with rolled-back batches stops.
+   `unload` and `reload` refuse when the configuration changed since the last batch (they would
+   apply the new one to every batch silently): `reset` is the verb for that.
+2. The live batches: the published ones in the log (a verb's own commits aside), less B for
+   `unload`, plus B for `reload`. Every one must still be listed by its source (its files are
+   there); otherwise nothing is written and the error names them (a `jdbc` read and a change
+   feed's loads are not retained: `rollback` undoes a tail of batches without reading them).
+3. Build aside: each live batch is read and staged by the strategy into `<t>__rebuild`, in
+   order, written directly (no staged commits: nobody reads that table).
+4. Write-audit-publish: one staged commit of the target replaces its rows with the rebuilt ones,
+   tagged with the verb's id (`lakefresh:unload:<n>`); the staged snapshot must hold as many
+   rows as the rebuilt table; the verb is logged `staged`, then published. Readers see the old
+   table until then; the earlier snapshots stay (time travel, `rollback`).
+5. Record: the verb's row becomes `published` (its `replay` lists what it unloaded or reloaded),
+   unloaded batches `unloaded`, a reloaded batch's earlier attempt `reloaded` beside its new
+   published attempt with its new counts; effective counts and ranges are recounted.
+
+A crash before 4's publish leaves the table as it was (the next verb drops the scratch table). A
+crash after it leaves the table rebuilt: the next run's reconciliation records the verb from the
+lineage, and the unloaded batches from the verb's staged row.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
+
+from lakefresh.bookkeeping import VERB_PREFIX, Bookkeeping, is_verb
+from lakefresh.config.fingerprint import fingerprint
+from lakefresh.errors import AuditError, ConfigError
+from lakefresh.faults import checkpoint
+from lakefresh.reading import read_batch
+from lakefresh.results import BatchResult, TableResult
+from lakefresh.sources import SourceContext, make_source
+from lakefresh.strategies import StageContext, make_strategy
+from lakefresh.strategies.base import shape_target
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.sources import BatchRef
+    from lakefresh.state.control import ControlTables
+    from lakefresh.strategies import Strategy
+
+Verb = Literal["reset", "unload", "reload"]
+SCRATCH = "__rebuild"
+NOT_RETAINED = ("jdbc", "table_changes")  # sources whose batches cannot be read a second time
+
+
+@dataclass
+class RebuildResult:
+    """What a reset, unload or reload did, per table (the table first, then its history)."""
+
+    verb: str
+    table: str
+    batches: list[str] = field(default_factory=list)  # the batches it named (unload, reload)
+    applied: dict[str, list[str]] = field(default_factory=dict)  # table -> live batches, in order
+    rows: dict[str, int] = field(default_factory=dict)  # table -> its rows now
+    snapshots: dict[str, int] = field(default_factory=dict)  # table -> the verb's commit
+    reloaded: list[BatchResult] = field(default_factory=list)  # a reload's batches, new counts
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class _Plan:
+    """One table to rebuild: what it is, and the live batches in the source's order."""
+
+    pipeline: PipelineConfig
+    name: str
+    config: TableConfig
+    strategy: Strategy
+    source: Any
+    live: list[BatchRef]
+
+
+def rebuild(
+    config: PipelineConfig,
+    backend: TableBackend,
+    control: ControlTables,
+    base_dir: str,
+    table: TableConfig,
+    verb: Verb,
+    batches: list[str],
+    hint: str,
+) -> RebuildResult:
+    """Reset, unload or reload `table` (and its `<t>_history`), each in one commit."""
+    if verb != "reset" and not batches:
+        raise ConfigError(f"{verb} needs the batches to {verb}: --batch B")
+    control.ensure()
+    key = getattr(table.strategy, "surrogate_key", None)
+    if key is not None and key.generator == "sequence":
+        raise ConfigError(
+            f"cannot {verb} {table.name!r}: rebuilding it would renumber its sequence surrogate "
+            "keys, which facts refer to (generator: hash keys survive a rebuild)"
+        )
+    books = Bookkeeping(backend, control)
+    history = [t for t in config.tables if t.name == f"{table.name}_history"]
+    plans = []
+    for each in [table, *history]:
+        name = config.qualified(each)
+        if not backend.exists(name):
+            if each is table:
+                raise ConfigError(f"table {table.name!r} does not exist yet: nothing to {verb}")
+            continue
+        plans.append(_plan(config, backend, control, books, base_dir, each, verb, batches, hint))
+    result = RebuildResult(verb, table.name, list(batches))
+    for plan in plans:
+        _apply(backend, control, books, plan, verb, batches, result)
+    return result
+
+
+def _plan(
+    config: PipelineConfig,
+    backend: TableBackend,
+    control: ControlTables,
+    books: Bookkeeping,
+    base_dir: str,
+    table: TableConfig,
+    verb: Verb,
+    batches: list[str],
+    hint: str,
+) -> _Plan:
+    name = config.qualified(table)
+    strategy = make_strategy(table.strategy)
+    books.reconcile(name, TableResult(table.name), strategy, hint, None)  # 1.
+    if verb != "reset":
+        books.check_config(name, table)
+    attempts = control.attempts(name)
+    live = {a.batch_id for a in attempts if a.status == "published" and not is_verb(a.batch_id)}
+    if verb == "unload":  # 2.
+        unknown = [b for b in batches if b not in live]
+        if unknown:
+            raise ConfigError(
+                f"cannot unload {unknown} from {table.name!r}: not loaded (its loaded batches: "
+                f"{_some(live)}); nothing was changed"
+            )
+        live -= set(batches)
+    elif verb == "reload":
+        unloaded = {a.batch_id for a in attempts if a.status in ("unloaded", "forgotten")}
+        unknown = [b for b in batches if b not in live | unloaded]
+        if unknown:
+            raise ConfigError(
+                f"cannot reload {unknown} into {table.name!r}: never loaded (a run takes a new "
+                "batch; reload applies a loaded or unloaded one again); nothing was changed"
+            )
+        live |= set(batches)
+    source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
+    listed = [] if table.source.kind in NOT_RETAINED else source.list_batches()
+    found = {ref.batch_id for ref in listed}
+    missing = sorted(live - found)
+    if missing:
+        raise ConfigError(
+            f"cannot {verb} {table.name!r}: {len(missing)} of its batches can no longer be read "
+            f"from its {table.source.kind} source ({_some(missing)}): a jdbc read or a change "
+            "feed's load is not retained, and files may have been removed. Nothing was changed; "
+            "`lakefresh rollback` undoes the newest batches without reading them"
+        )
+    return _Plan(config, name, table, strategy, source, [ref for ref in listed if ref.batch_id in live])
+
+
+def _apply(
+    backend: TableBackend,
+    control: ControlTables,
+    books: Bookkeeping,
+    plan: _Plan,
+    verb: Verb,
+    batches: list[str],
+    result: RebuildResult,
+) -> None:
+    name, table, strategy = plan.name, plan.config, plan.strategy
+    verb_id = f"{VERB_PREFIX}{verb}:{uuid.uuid4().hex[:12]}"
+    attempt = uuid.uuid4().hex[:16]
+    started = datetime.now(UTC).replace(tzinfo=None)
+    reloads = [ref for ref in plan.live if verb == "reload" and ref.batch_id in batches]
+    rebuilt, outcomes, counts = _build_aside(backend, plan, reloads)  # 3.
+    checkpoint("after_stage", verb_id)
+
+    rows = backend.align(name, rebuilt)  # 4. (a column only an unloaded batch had stays, NULL)
+    expected = rows.count()
+    staged = backend.stage(name, verb_id, lambda: backend.replace(name, rows))
+    if staged.live_records != expected:
+        raise AuditError(
+            f"the staged {verb} of {name} holds {staged.live_records} rows, the rebuilt table "
+            f"{expected}; nothing was published"
+        )
+    replay = {"verb": verb, "batches": [ref.batch_id for ref in plan.live]}
+    if verb == "unload":
+        replay["unloaded"] = list(batches)
+    elif verb == "reload":
+        replay["reloaded"] = list(batches)
+    row: dict[str, Any] = {
+        "table_name": name,
+        "batch_id": verb_id,
+        "attempt": attempt,
+        "status": "staged",
+        "source_kind": "lakefresh",
+        "strategy": table.strategy.kind,
+        "source_position": plan.live[-1].position if plan.live else None,
+        "replay": json.dumps(replay, sort_keys=True),
+        "record_count": expected,
+        "staged_snapshot_id": staged.snapshot_id,
+        "started_at": started,
+    }
+    row["config_fingerprint"], row["config"] = fingerprint(table)
+    control.record_attempt(row)
+    checkpoint("after_record_staged", verb_id)
+    snapshot_id = backend.publish(staged)
+    checkpoint("after_publish", verb_id)
+    backend.drop(name + SCRATCH)
+
+    control.mark_published(name, verb_id, attempt, snapshot_id, 0.0)  # 5.
+    if verb == "unload":
+        control.mark_unloaded(name, list(batches))
+    for outcome, bad in outcomes:
+        new = uuid.uuid4().hex[:16]
+        outcome.snapshot_id = snapshot_id
+        control.record_attempt(_reload_row(name, table, outcome, new, snapshot_id, started))
+        control.mark_reloaded(name, [outcome.batch_id], keep_attempt=new)
+        if bad is not None:
+            control.record_quarantine(name, outcome.batch_id, new, bad)
+    control.correct_counts(name, {b: c for b, c in counts.items() if b not in batches or verb != "reload"})
+    books.recount(name, strategy)
+    checkpoint("after_record", verb_id)
+    result.applied[table.name] = [ref.batch_id for ref in plan.live]
+    result.rows[table.name] = expected
+    result.snapshots[table.name] = snapshot_id
+    result.reloaded += [outcome for outcome, _ in outcomes]
+
+
+def _build_aside(
+    backend: TableBackend, plan: _Plan, reloads: list[BatchRef]
+) -> tuple[DataFrame, list[tuple[BatchResult, DataFrame | None]], dict[str, dict[str, int]]]:
+    """Apply the live batches in order to an empty scratch table; the rebuilt rows, the reloaded
+    batches' outcomes (with their bad rows), and every batch's status counts."""
+    scratch = plan.name + SCRATCH
+    backend.drop(scratch)
+    table, strategy = plan.config, plan.strategy
+    outcomes = []
+    counts: dict[str, dict[str, int]] = {}
+    exists = False
+    for ref in plan.live:
+        target_schema = backend.schema(scratch) if exists else None
+        read = read_batch(plan.pipeline, backend, table, strategy, plan.source, ref, target_schema)
+        ctx = StageContext(backend, scratch, ref.batch_id, ref.batch_time, exists)
+        change = strategy.stage(ctx, read.good)
+        shape_target(ctx, change, staged_commits=False)
+        strategy.write(ctx, change)
+        exists = True
+        counts[ref.batch_id] = dict(change.counts)
+        if ref in reloads:
+            outcome = BatchResult(plan.name, ref.batch_id, "published", ref.position)
+            outcome.counts = dict(change.counts)
+            outcome.record_count = change.record_count + read.quarantined
+            outcome.quarantined, outcome.duplicates = read.quarantined, change.duplicates
+            if change.range:
+                outcome.range_start, outcome.range_end = change.range
+            outcomes.append((outcome, read.quarantine_rows() if read.quarantined else None))
+    if not exists:  # nothing is live: the table keeps its columns and loses every row
+        return backend.read(plan.name).limit(0), outcomes, counts
+    return backend.read(scratch), outcomes, counts
+
+
+def _reload_row(
+    name: str, table: TableConfig, outcome: BatchResult, attempt: str, snapshot_id: int, started: datetime
+) -> dict[str, Any]:
+    row: dict[str, Any] = {
+        "table_name": name,
+        "batch_id": outcome.batch_id,
+        "attempt": attempt,
+        "status": "published",
+        "source_kind": table.source.kind,
+        "strategy": table.strategy.kind,
+        "source_position": outcome.position,
+        "record_count": outcome.record_count,
+        "quarantined_count": outcome.quarantined,
+        "duplicate_count": outcome.duplicates,
+        "status_counts": dict(outcome.counts),
+        "range_start": outcome.range_start,
+        "range_end": outcome.range_end,
+        "published_snapshot_id": snapshot_id,
+        "started_at": started,
+        "published_at": datetime.now(UTC).replace(tzinfo=None),
+    }
+    row["config_fingerprint"], row["config"] = fingerprint(table)
+    return row
+
+
+def _some(ids: set[str] | list[str]) -> str:
+    shown = sorted(ids)
+    return ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "") if shown else "none"
