@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The example, start to finish: fresh data, a run, the per-batch counts, a re-run that does nothing.
+# The example, start to finish: fresh data, a run, the per-batch counts, a re-run that does nothing,
+# a plan, a wrong batch unloaded and its corrected file reloaded.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 lakefresh="$here/../../.venv/bin/lakefresh"
@@ -51,3 +52,12 @@ echo "== a second run finds nothing new"
 "$lakefresh" run pipeline.yml
 echo "== status"
 "$lakefresh" status pipeline.yml --pending
+echo "== plan: what the next run would take (2025-01-04 has no _SUCCESS yet); writes nothing"
+"$lakefresh" plan pipeline.yml --table orders
+echo "== order 103 of 2025-01-02 was wrong: unload that day, as if it had never been loaded"
+"$lakefresh" unload pipeline.yml --table orders --batch 2025-01-02
+sed -i 's/^103,6,7.25$/103,6,72.50/' data/orders/2025-01-02/part-00000.csv
+echo "== the corrected file reloaded in its place"
+"$lakefresh" reload pipeline.yml --table orders --batch 2025-01-02
+"$lakefresh" history pipeline.yml orders
+"$python" -c "import lakefresh; lakefresh.load_pipeline('pipeline.yml').table('orders').orderBy('order_id').select('order_id', 'customer_id', 'amount', '_lf_batch_id').show()"

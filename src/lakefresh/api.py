@@ -32,7 +32,16 @@ from lakefresh.runner import Runner
 from lakefresh.secrets import redact
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
-from lakefresh.verbs import RebuildResult, RollbackResult, rebuild, roll_back
+from lakefresh.verbs import (
+    MaintainResult,
+    PlanResult,
+    RebuildResult,
+    RollbackResult,
+    maintain,
+    plan,
+    rebuild,
+    roll_back,
+)
 from lakefresh.verbs.rebuild import Verb
 
 if TYPE_CHECKING:
@@ -102,13 +111,37 @@ class Pipeline:
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
         runner = self._runner(self.config)
-        return runner.run(tables, stop, rolled_back, skip_batches, accept_config_change)
+        result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change)
+        due = [  # upkeep after the run, for tables whose policy says so and that took batches
+            self._table(t.table)
+            for t in result.tables
+            if t.ok
+            and any(b.status == "published" for b in t.batches)
+            and self.config.maintenance_for(self._table(t.table)).after_runs
+        ]
+        if due:
+            maintain(self.config, self.backend, self.control, str(self.base_dir), due)
+        return result
+
+    def maintain(self, tables: list[str] | None = None) -> MaintainResult:
+        """Compact, expire snapshots and remove orphan files of every target (or of `tables`),
+        by each table's maintenance policy, keeping what downstream change-feed readers need."""
+        if tables:
+            check_table_names(self.config.tables, tables)
+        chosen = [t for t in self.config.tables if not tables or t.name in tables]
+        return maintain(self.config, self.backend, self.control, str(self.base_dir), chosen)
 
     def rollback(self, table: str, to_batch: str) -> RollbackResult:
         """Undo the batches published after `to_batch` in one commit (Iceberg's rollback; also
         in the table's `<t>_history`); they are recorded as `unloaded` and never taken again.
         Refused, changing nothing, when a commit after it was not a lakefresh batch."""
         return roll_back(self.config, self.backend, self.control, self._table(table), to_batch, self._hint())
+
+    def plan(self, tables: list[str] | None = None) -> PlanResult:
+        """What the next run would take and do, per table (or for `tables`); writes nothing."""
+        if tables:
+            check_table_names(self.config.tables, tables)  # before Spark starts
+        return plan(self.config, self.backend, self.control, str(self.base_dir), tables)
 
     def reset(self, table: str) -> RebuildResult:
         """Rebuild the table (and its `<t>_history`) from its retained raw batches with today's

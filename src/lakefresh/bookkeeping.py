@@ -239,9 +239,10 @@ class Bookkeeping:
             raise ConfigChanged(
                 f"the configuration of table {table.name!r} changed since batch {batch_id} was "
                 f"published, in ways that change results: {'; '.join(found)}. New batches "
-                "under it would mix with the earlier ones in one table: revert the change, or "
-                f"take it for the new batches only: lakefresh run PIPELINE --table {table.name} "
-                "--accept-config-change"
+                "under it would mix with the earlier ones in one table: revert the change, take "
+                f"it for the new batches only (lakefresh run PIPELINE --table {table.name} "
+                f"--accept-config-change), or rebuild the table under it (lakefresh reset "
+                f"PIPELINE --table {table.name}); lakefresh plan shows what a run would take"
             )
 
     def skip(

@@ -26,8 +26,9 @@ def test_a_changed_key_stops_the_table_until_the_change_is_accepted(ws):
     assert result.tables[0].error == (
         "the configuration of table 't' changed since batch b1.csv was published, in ways that "
         "change results: strategy.keys: ['id'] -> ['id', 'v']. New batches under it would mix "
-        "with the earlier ones in one table: revert the change, or take it for the new batches "
-        "only: lakefresh run PIPELINE --table t --accept-config-change"
+        "with the earlier ones in one table: revert the change, take it for the new batches "
+        "only (lakefresh run PIPELINE --table t --accept-config-change), or rebuild the table "
+        "under it (lakefresh reset PIPELINE --table t); lakefresh plan shows what a run would take"
     )
     assert result.batches == []  # nothing taken
 

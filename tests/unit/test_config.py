@@ -221,3 +221,17 @@ def test_intervals_read_as_seconds():
     assert [parse_interval(t) for t in ("90", "90s", "500ms", "5m", "1h")] == [90, 90, 0.5, 300, 3600]
     with pytest.raises(typer.BadParameter, match="positive duration"):
         parse_interval("soon")
+
+
+def test_a_maintenance_policy_reads_durations_and_refuses_orphan_removal_under_a_day(tmp_path):
+    policy = "defaults: {maintenance: {expire_after: 2d, keep_snapshots: 5}}\n"
+    config = load_config(write(tmp_path, GOOD + policy))
+    chosen = config.maintenance_for(config.tables[0])
+    assert (chosen.expire_after, chosen.keep_snapshots, chosen.remove_orphans_after) == (172800, 5, 259200)
+    message = error_of(
+        tmp_path,
+        GOOD.replace(
+            "strategy: {kind: none}", "strategy: {kind: none}\n    maintenance: {remove_orphans_after: 1h}"
+        ),
+    )
+    assert "tables[1] (sales.orders).maintenance.remove_orphans_after: must be at least 1d" in message

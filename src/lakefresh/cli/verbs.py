@@ -1,5 +1,7 @@
-"""The operator's verbs that change a table: `rollback`, `reset`, `unload`, `reload`. Each does
-its work in one commit per table and prints what it did (JSON with `--output json`)."""
+"""The operator's verbs: `plan` (what a run would do, written nowhere), `maintain` (upkeep), and
+those that change a table's rows: `rollback`, `reset`, `unload`, `reload`, each in one commit per
+table. Each prints what it
+found or did (JSON with `--output json`)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,68 @@ from lakefresh.cli import OUTPUT, PIPELINE, VARS, Output, _emit, _fail, _load, a
 
 TABLE = typer.Option(..., "--table", "-t", help="The table.")
 BATCHES = typer.Option(..., "--batch", "-b", help="A batch id (repeat the option for more).")
+
+
+@app.command()
+def plan(
+    pipeline: Path = PIPELINE,
+    table: list[str] = typer.Option([], "--table", "-t", help="Only this table (repeatable)."),
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+) -> None:
+    """What the next run would take and do, per table; writes nothing."""
+    try:
+        done = _load(pipeline, var, quiet=True).plan(table or None)
+    except Exception as exc:
+        _fail(exc, output)
+        return
+    _emit(output, done.to_dict(), "\n".join(_plan_lines(t) for t in done.tables))
+
+
+def _plan_lines(t: Any, shown: int = 20) -> str:
+    """One table's plan for people: a heading line, then what the run would do."""
+    head = f"{t.table}: " + (
+        f"cannot list its source: {t.error}"
+        if t.error
+        else f"{len(t.take)} batch(es) to take, {t.rows_bytes} bytes" + ("" if t.exists else " (creates it)")
+    )
+    lines = [head]
+    if t.stops:
+        lines.append(f"  stops before taking a batch: {t.stops}")
+    lines += [f"  config change: {c}" for c in t.config_changes]
+    lines += [
+        f"  take {b.batch_id}  position {b.position}  at {b.batch_time}  {b.files} file(s)"
+        + ("" if b.bytes is None else f" {b.bytes} bytes")
+        for b in t.take[:shown]
+    ]
+    if len(t.take) > shown:
+        lines.append(f"  ... and {len(t.take) - shown} more")
+    lines += [f"  not yet: {w['name']}: {w['reason']}" for w in t.waiting]
+    if t.new_columns:
+        lines.append(f"  adds column(s): {', '.join(t.new_columns)}")
+    return "\n".join(lines)
+
+
+@app.command()
+def maintain(
+    pipeline: Path = PIPELINE,
+    table: list[str] = typer.Option([], "--table", "-t", help="Only this table (repeatable)."),
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+) -> None:
+    """Compact, expire snapshots and remove orphan files, by each table's maintenance policy."""
+    try:
+        done = _load(pipeline, var, quiet=output is Output.json).maintain(table or None)
+    except Exception as exc:
+        _fail(exc, output)
+        return
+    lines = [
+        f"{t.table}: "
+        + (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(t.done.items())) or "nothing to do")
+        + (f" (snapshots kept for {', '.join(t.kept_for)})" if t.kept_for else "")
+        for t in done.tables
+    ]
+    _emit(output, done.to_dict(), "\n".join(lines))
 
 
 @app.command()

@@ -15,6 +15,7 @@ from lakefresh.config.checks import (
     reference_problems,
 )
 from lakefresh.config.expressions import check_query
+from lakefresh.config.maintenance import MaintenanceConfig
 from lakefresh.config.sources import SourceConfig
 from lakefresh.config.strategies import StrategyConfig
 from lakefresh.secrets import register_config
@@ -109,6 +110,7 @@ class Defaults(Model):
         default_factory=dict, description="Iceberg table properties for new targets."
     )
     audit: AuditConfig = Field(default_factory=AuditConfig)  # type: ignore[arg-type]
+    maintenance: MaintenanceConfig = Field(default_factory=MaintenanceConfig)  # type: ignore[arg-type]
 
 
 class TransformConfig(Model):
@@ -185,6 +187,7 @@ class TableConfig(Model):
     lookups: list[LookupConfig] = Field(
         default_factory=list, description="Surrogate key lookups into dimensions of this pipeline."
     )
+    maintenance: MaintenanceConfig | None = Field(None, description="Overrides defaults.maintenance.")
     bad_rows: Literal["quarantine", "refuse"] = Field(
         "quarantine",
         description="A batch with rows that cannot be loaded: `quarantine` them and load the rest, "
@@ -318,6 +321,9 @@ class PipelineConfig(Model):
 
     def audit_for(self, table: TableConfig) -> AuditConfig:
         return table.audit or self.defaults.audit
+
+    def maintenance_for(self, table: TableConfig) -> MaintenanceConfig:
+        return table.maintenance or self.defaults.maintenance
 
 
 def dependency_order(tables: list[TableConfig]) -> list[TableConfig]:

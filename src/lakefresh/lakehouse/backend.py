@@ -191,6 +191,20 @@ class TableBackend(Protocol):
     def file_count(self, table: str) -> int:
         """Data and delete files in the table's current snapshot."""
 
+    def maintain(
+        self,
+        table: str,
+        compact: bool,
+        expire_before: datetime | None,
+        keep_snapshots: int,
+        orphans_before: datetime | None,
+    ) -> dict[str, int]:
+        """A target's upkeep: with `compact`, rewrite small data files and apply delete files
+        (commits that change no row); expire the snapshots committed before `expire_before`
+        except the newest `keep_snapshots`; remove files no snapshot references that are older
+        than `orphans_before`. Returns what was done, by name (files rewritten, snapshots
+        expired, orphan files removed)."""
+
     def compact(self, table: str, keep_snapshots: int) -> None:
         """Rewrite a small table's files into few, deletes applied; keep the newest snapshots."""
 

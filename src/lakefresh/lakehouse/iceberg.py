@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
 from lakefresh.errors import CommitConflictError, StateError
+from lakefresh.lakehouse import procedures
 from lakefresh.lakehouse.backend import (
     Commit,
     Lineage,
@@ -335,24 +336,23 @@ class IcebergBackend:
         summary = current.summary()
         return sum(int(summary.get(k) or 0) for k in ("total-data-files", "total-delete-files"))
 
+    def maintain(
+        self,
+        table: str,
+        compact: bool,
+        expire_before: datetime | None,
+        keep_snapshots: int,
+        orphans_before: datetime | None,
+    ) -> dict[str, int]:
+        return procedures.maintain(
+            self.spark, self.catalog, table, compact, expire_before, keep_snapshots, orphans_before
+        )
+
     def compact(self, table: str, keep_snapshots: int) -> None:
         """Rewrite all of a (small) table's data files with its delete files applied, drop the
         delete files left dangling, then expire all but its `keep_snapshots` newest snapshots
         and the files only the expired ones used."""
-        call = f"CALL {quote(self.catalog)}.system"
-        self.spark.sql(
-            f"{call}.rewrite_data_files(table => {sql_literal(table)}, options => map("
-            "'rewrite-all', 'true', 'remove-dangling-deletes', 'true'))"
-        )
-        # `older_than` is required as a literal, read in the session's time zone: now
-        from zoneinfo import ZoneInfo
-
-        zone = ZoneInfo(self.spark.conf.get("spark.sql.session.timeZone") or "UTC")
-        now = datetime.now(zone).strftime("%Y-%m-%d %H:%M:%S.%f")
-        self.spark.sql(
-            f"{call}.expire_snapshots(table => {sql_literal(table)}, "
-            f"older_than => TIMESTAMP {sql_literal(now)}, retain_last => {int(keep_snapshots)})"
-        )
+        procedures.compact(self.spark, self.catalog, table, keep_snapshots)
 
     # --- reads and writes ------------------------------------------------------------------
 

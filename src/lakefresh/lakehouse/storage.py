@@ -56,6 +56,11 @@ class Storage:
             )
         return sorted(out, key=lambda e: e.name)
 
+    def size(self, path: str) -> int:
+        """A file's size in bytes."""
+        fs, jpath = self._fs(path)
+        return int(fs.getFileStatus(jpath).getLen())
+
     def uri(self, path: str) -> str:
         """The path as a URI, as Spark's `_metadata.file_path` spells it (`file:/a%20b.csv`)."""
         return str(self._jvm.org.apache.hadoop.fs.Path(path).toUri().toString())

@@ -87,6 +87,19 @@ class FilesSource:
                 refs.append(self._ref(entry.name, files))
         return sorted(refs, key=lambda r: r.order_key)
 
+    def waiting(self) -> list[tuple[str, str]]:
+        """What the folder holds that is not listed as a batch yet, with the reason (`plan`)."""
+        marker = self.config.completion_marker
+        if self.config.layout == "file" or not marker or not self.storage.exists(self.path):
+            return []
+        return [
+            (e.name, f"no completion marker {marker!r} yet: still being written")
+            for e in self.storage.list(self.path)
+            if e.is_dir
+            and not _hidden(e.name)
+            and not any(c.name == marker for c in self.storage.list(e.path))
+        ]
+
     def _ref(self, batch_id: str, files: list[FileEntry]) -> BatchRef:
         newest = max((f.modified for f in files), default=None)
         if newest is None:  # an empty folder batch: its own listing time

@@ -155,6 +155,24 @@ class SynapseLinkSource:
             raise SourceError(f"{path} names {current!r}, not a folder like 2025-01-01T10.00.00Z")
         return current
 
+    def waiting(self) -> list[tuple[str, str]]:
+        """Folders not listed as batches yet, with the reason (`plan`)."""
+        current = self._current()
+        folders = sorted(
+            e.name for e in self.storage.list(self.root) if e.is_dir and FOLDER_NAME.match(e.name)
+        )
+        out = [
+            (f, "may still be written (the newest folder)")
+            for f in folders
+            if f == folders[-1] or f >= current
+        ]
+        out += [
+            (f, f"finished, but without its {MODEL} yet")
+            for f in folders[:-1]
+            if f < current and not self.storage.exists(f"{self.root}/{f}/{MODEL}") and self._entity_files(f)
+        ]
+        return out
+
     def _complete_folders(self, current: str, after: str | None) -> list[str]:
         """Timestamped folders after `after` that Synapse has finished (older than `current`, the
         one changelog.info names, and holding their model.json), oldest first.

@@ -55,6 +55,13 @@ class TableChangesSource:
         self.load_id = config.load_id or ctx.target
         self.log = LoadLog(ctx.backend, ctx.control_namespace)
 
+    def needed_from(self) -> int | None:
+        """The oldest snapshot of the source table this reader still needs: the start of its next
+        load (the end of its last processed one). None when it has processed no load yet: its
+        first load reads from the table's first snapshot, so every snapshot is needed."""
+        processed = [load for load in self.log.loads(self.load_id) if load.processed]
+        return processed[-1].end_snapshot_id if processed else None
+
     def list_batches(self) -> list[BatchRef]:
         backend, table = self.ctx.backend, self.config.table
         if not backend.exists(table):

@@ -23,8 +23,9 @@ attempt that never published), `rolled_back` (published, then gone from the targ
 rows and its table refuses such batches: nothing written), `skipped` (the operator chose never to
 take it: `run --skip-batch`), `unloaded` (published, then undone by the operator: `rollback`,
 `unload`), `reloaded` (published, then applied again from its current content by `reload`: the
-reload's attempt is the published one). The verbs that rebuild a table (`reset`, `unload`,
-`reload`) log their own commit as a batch whose id starts with `lakefresh:`.
+reload's attempt is the published one), `maintained` (a table's upkeep by `maintain`: what was
+done is in `replay`). The verbs that rebuild a table (`reset`, `unload`, `reload`) log their own
+commit as a batch whose id starts with `lakefresh:`, as `maintain` does its rows.
 """
 
 from __future__ import annotations

@@ -1,0 +1,79 @@
+"""Iceberg's maintenance procedures, as the Iceberg backend runs them: compaction, snapshot expiry
+and orphan file removal (`CALL <catalog>.system.<procedure>`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from lakefresh.lakehouse.sql import qualified_name, quote, sql_literal
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def maintain(
+    spark: SparkSession,
+    catalog: str,
+    table: str,
+    compact: bool,
+    expire_before: datetime | None,
+    keep_snapshots: int,
+    orphans_before: datetime | None,
+) -> dict[str, int]:
+    """`rewrite_data_files` (small files bin-packed, dangling delete files removed) and
+    `rewrite_position_delete_files`, `expire_snapshots` (older than `expire_before`, keeping the
+    newest `keep_snapshots`), `remove_orphan_files` (older than `orphans_before`)."""
+    call = f"CALL {quote(catalog)}.system"
+    name = sql_literal(table)
+    done: dict[str, int] = {}
+    if compact and _snapshots(spark, catalog, table):
+        row = spark.sql(
+            f"{call}.rewrite_data_files(table => {name}, options => map('remove-dangling-deletes', 'true'))"
+        ).first()
+        done["rewritten_data_files"] = int(row[0]) if row else 0
+        done["added_data_files"] = int(row[1]) if row else 0
+        deletes = spark.sql(f"{call}.rewrite_position_delete_files(table => {name})").first()
+        done["rewritten_delete_files"] = int(deletes[0]) if deletes else 0
+    if expire_before is not None:
+        count = _snapshots(spark, catalog, table)
+        spark.sql(
+            f"{call}.expire_snapshots(table => {name}, older_than => {timestamp(spark, expire_before)}, "
+            f"retain_last => {int(keep_snapshots)})"
+        )
+        done["expired_snapshots"] = count - _snapshots(spark, catalog, table)
+    if orphans_before is not None:
+        removed = spark.sql(
+            f"{call}.remove_orphan_files(table => {name}, older_than => {timestamp(spark, orphans_before)})"
+        ).count()
+        done["removed_orphan_files"] = int(removed)
+    return done
+
+
+def compact(spark: SparkSession, catalog: str, table: str, keep_snapshots: int) -> None:
+    """Rewrite all of a (small) table's data files with its delete files applied, drop the delete
+    files left dangling, then expire all but its `keep_snapshots` newest snapshots."""
+    call = f"CALL {quote(catalog)}.system"
+    spark.sql(
+        f"{call}.rewrite_data_files(table => {sql_literal(table)}, options => map("
+        "'rewrite-all', 'true', 'remove-dangling-deletes', 'true'))"
+    )
+    spark.sql(
+        f"{call}.expire_snapshots(table => {sql_literal(table)}, "
+        f"older_than => {timestamp(spark, datetime.now(UTC))}, retain_last => {int(keep_snapshots)})"
+    )
+
+
+def timestamp(spark: SparkSession, at: datetime) -> str:
+    """A TIMESTAMP literal for a procedure argument, which Spark reads in the session's time zone,
+    of an instant (a naive datetime is UTC)."""
+    from zoneinfo import ZoneInfo
+
+    zone = ZoneInfo(spark.conf.get("spark.sql.session.timeZone") or "UTC")
+    aware = at if at.tzinfo else at.replace(tzinfo=UTC)
+    return f"TIMESTAMP {sql_literal(aware.astimezone(zone).strftime('%Y-%m-%d %H:%M:%S.%f'))}"
+
+
+def _snapshots(spark: SparkSession, catalog: str, table: str) -> int:
+    row = spark.sql(f"SELECT count(*) FROM {qualified_name(catalog, *table.split('.'), 'snapshots')}").first()
+    return int(row[0]) if row else 0

@@ -1,0 +1,111 @@
+"""`lakefresh maintain PIPELINE [--table T]`: each target's upkeep, by its policy
+(`maintenance:` on the table, else `defaults.maintenance`; with `after_runs: true`, after every
+run that published to it).
+
+Per table: compaction (small data files rewritten, delete files applied: commits that change no
+row, which lakefresh's lineage checks know are not a rollback), snapshot expiry, orphan file
+removal, through the table backend. What must survive is kept:
+
+- a downstream `table_changes` table of this pipeline reads the target's snapshots after the end
+  of its last processed load: no snapshot from that one on is expired, and nothing at all while
+  such a reader has not processed its first load (it starts at the table's first snapshot);
+- the newest `keep_snapshots` snapshots, whatever their age;
+- unload, reload and reset read the sources' files, not the target's snapshots, so expiry does
+  not limit them; `rollback` can only go back to a batch whose snapshot is retained, and
+  exactly-once does not need expired ancestors (the batch log remembers their batches).
+
+Each table's upkeep is logged in `batches` as a row of status `maintained` whose id starts with
+`lakefresh:maintain:` and whose `replay` holds what was done.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.bookkeeping import VERB_PREFIX
+from lakefresh.sources import SourceContext, TableChangesSource, make_source
+
+if TYPE_CHECKING:
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.state.control import ControlTables
+
+
+@dataclass
+class TableUpkeep:
+    table: str
+    done: dict[str, int] = field(default_factory=dict)
+    expired_before: str | None = None  # the cutoff used (UTC), None: nothing expired
+    kept_for: list[str] = field(default_factory=list)  # readers whose snapshots were kept
+
+
+@dataclass
+class MaintainResult:
+    tables: list[TableUpkeep] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def maintain(
+    config: PipelineConfig,
+    backend: TableBackend,
+    control: ControlTables,
+    base_dir: str,
+    tables: list[TableConfig],
+) -> MaintainResult:
+    control.ensure()
+    result = MaintainResult()
+    now = datetime.now(UTC).replace(tzinfo=None)
+    for table in tables:
+        name = config.qualified(table)
+        if not backend.exists(name):
+            continue
+        policy = config.maintenance_for(table)
+        upkeep = TableUpkeep(table.name)
+        cutoff: datetime | None = now - timedelta(seconds=policy.expire_after)
+        for reader in _readers(config, table):
+            source = make_source(reader.source, SourceContext.of(config, backend, base_dir, reader))
+            assert isinstance(source, TableChangesSource)
+            start = source.needed_from()
+            upkeep.kept_for.append(reader.name)
+            if start is None or cutoff is None:
+                cutoff = None  # its first load reads from the first snapshot
+            else:
+                cutoff = min(cutoff, backend.committed_at(name, start))
+        orphans = (
+            None
+            if policy.remove_orphans_after is None
+            else now - timedelta(seconds=policy.remove_orphans_after)
+        )
+        upkeep.done = backend.maintain(name, policy.compact, cutoff, policy.keep_snapshots, orphans)
+        upkeep.expired_before = None if cutoff is None else cutoff.isoformat()
+        control.record_attempt(
+            {
+                "table_name": name,
+                "batch_id": f"{VERB_PREFIX}maintain:{uuid.uuid4().hex[:12]}",
+                "attempt": uuid.uuid4().hex[:16],
+                "status": "maintained",
+                "source_kind": "lakefresh",
+                "strategy": table.strategy.kind,
+                "replay": json.dumps(asdict(upkeep), sort_keys=True),
+                "started_at": now,
+                "published_at": datetime.now(UTC).replace(tzinfo=None),
+            }
+        )
+        result.tables.append(upkeep)
+    return result
+
+
+def _readers(config: PipelineConfig, table: TableConfig) -> list[TableConfig]:
+    """The pipeline's tables that read `table`'s changes."""
+    names = {table.name, config.qualified(table)}
+    return [
+        t
+        for t in config.tables
+        if t.source.kind == "table_changes" and getattr(t.source, "table", None) in names
+    ]

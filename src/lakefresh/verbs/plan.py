@@ -1,0 +1,169 @@
+"""`lakefresh plan PIPELINE [--table T]`: what the next run would take and do, written nowhere.
+
+Per table, in the order a run takes them:
+
+1. whether a run would stop the table before taking a batch, and why: published batches a
+   rollback removed (the run waits for `--rolled-back forget|reapply`), or a result-shaping
+   configuration change since the last published batch (`changes`, each named as the run
+   names it; `--accept-config-change` or `lakefresh reset` are the ways on);
+2. the batches the run would take, in order, with their positions, batch times, files and bytes;
+3. what the source holds but would not list yet, with the reason (a folder without its
+   completion marker, a Synapse Link folder still being written);
+4. the columns those batches would add to the target (schema evolution).
+
+Nothing is written: no control table is created, no load is opened, the log is not reconciled.
+The applied batches are those the target's lineage holds and those the log says are never to be
+taken again, as a run's reconciliation would find them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.bookkeeping import NEVER_AGAIN
+from lakefresh.columns import SYSTEM_PREFIX
+from lakefresh.config.fingerprint import changes, fingerprint
+from lakefresh.config.models import dependency_order
+from lakefresh.errors import LakefreshError
+from lakefresh.lakehouse.failures import describe
+from lakefresh.secrets import redact
+from lakefresh.sources import SourceContext, make_source
+from lakefresh.transform import transformed
+
+if TYPE_CHECKING:
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.sources import BatchRef
+    from lakefresh.state.control import ControlTables
+
+
+@dataclass
+class PlannedBatch:
+    batch_id: str
+    position: str
+    batch_time: str  # ISO, UTC
+    files: int
+    bytes: int | None  # None when the source cannot say (a query, a change feed)
+
+
+@dataclass
+class TablePlan:
+    """What a run would do with one table."""
+
+    table: str
+    exists: bool
+    take: list[PlannedBatch] = field(default_factory=list)
+    waiting: list[dict[str, str]] = field(default_factory=list)  # {"name": ..., "reason": ...}
+    new_columns: list[str] = field(default_factory=list)
+    config_changes: list[str] = field(default_factory=list)
+    stops: str | None = None  # why a run would stop this table before taking a batch
+    error: str | None = None  # the source could not be listed
+
+    @property
+    def rows_bytes(self) -> int:
+        return sum(b.bytes or 0 for b in self.take)
+
+
+@dataclass
+class PlanResult:
+    tables: list[TablePlan] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def plan(
+    config: PipelineConfig,
+    backend: TableBackend,
+    control: ControlTables,
+    base_dir: str,
+    only: list[str] | None = None,
+) -> PlanResult:
+    logged = backend.exists(control.batches)
+    result = PlanResult()
+    for table in dependency_order(config.tables):
+        if only and table.name not in only:
+            continue
+        name = config.qualified(table)
+        out = TablePlan(table.name, backend.exists(name))
+        try:
+            _plan_table(config, backend, control if logged else None, base_dir, table, out)
+        except Exception as exc:  # reported on its table; the other tables are planned
+            out.error = redact(str(exc)) if isinstance(exc, LakefreshError) else describe(exc)
+        result.tables.append(out)
+    return result
+
+
+def _plan_table(
+    config: PipelineConfig,
+    backend: TableBackend,
+    control: ControlTables | None,
+    base_dir: str,
+    table: TableConfig,
+    out: TablePlan,
+) -> None:
+    name = config.qualified(table)
+    lineage = backend.published_batches(name) if out.exists else {}
+    attempts = control.attempts(name) if control else []
+    applied = set(lineage) | {a.batch_id for a in attempts if a.status in NEVER_AGAIN}
+    gone = [
+        a.batch_id
+        for a in attempts
+        if a.status == "published" and a.batch_id not in lineage and a.published_snapshot_id is not None
+    ]
+    if gone and out.exists:  # 1.
+        view = backend.lineage(name)
+        by_id = {a.batch_id: a for a in attempts if a.status == "published"}
+        lost = sorted(
+            b
+            for b in gone
+            if view.rolled_back(by_id[b].published_snapshot_id or 0, by_id[b].published_millis)
+        )
+        lost += sorted({a.batch_id for a in attempts if a.status == "rolled_back"} - set(lineage))
+        if lost:
+            out.stops = (
+                f"{len(lost)} published batch(es) are no longer in its lineage (rolled back: "
+                f"{', '.join(lost[:5])}): run with --rolled-back forget|reapply"
+            )
+    applied |= {b for b in gone if not out.stops}
+    last = control.last_config(name) if control else None
+    if last is not None:
+        now, text = fingerprint(table)
+        out.config_changes = changes(last[2], text) if now != last[1] else []
+
+    source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
+    pending = [ref for ref in source.list_batches() if ref.batch_id not in applied]  # 2.
+    out.take = [_planned(backend, ref) for ref in pending]
+    if out.config_changes and pending and not out.stops:
+        out.stops = (
+            f"the configuration changed since batch {last[0] if last else '?'} in ways that change "
+            "results: run with --accept-config-change, or rebuild with lakefresh reset"
+        )
+    waiting = getattr(source, "waiting", None)  # 3.
+    if waiting is not None:
+        out.waiting = [{"name": n, "reason": r} for n, r in waiting()]
+    if out.exists and pending:  # 4.
+        known = {f.name.lower() for f in backend.schema(name).fields}
+        seen: list[str] = []
+        for ref in pending:
+            rows = source.read(ref, None).rows
+            if table.transform is not None:
+                rows = transformed(config, backend, table, rows)
+            for column in rows.columns:
+                if (
+                    column.lower() not in known
+                    and not column.startswith(SYSTEM_PREFIX)
+                    and column not in seen
+                ):
+                    seen.append(column)
+        out.new_columns = seen
+
+
+def _planned(backend: TableBackend, ref: BatchRef) -> PlannedBatch:
+    sizes = None
+    if ref.files:
+        from lakefresh.lakehouse.storage import Storage
+
+        sizes = sum(Storage(backend.spark).size(path) for path in ref.files)
+    return PlannedBatch(ref.batch_id, ref.position, ref.batch_time.isoformat(), len(ref.files), sizes)

@@ -1,0 +1,73 @@
+"""`lakefresh plan` (issue 15, item 1): what the next run would take and do, written nowhere, as
+SQLMesh's `plan` shows its changes before applying them."""
+
+from __future__ import annotations
+
+import json
+
+from tests.conftest import cli_in_process
+
+TABLES = """
+- name: customers
+  source: {kind: files, path: in, format: csv}
+  strategy: {kind: key, keys: [id]}
+- name: orders
+  source: {kind: files, path: orders, format: csv, layout: folder, completion_marker: _SUCCESS}
+  strategy: {kind: append}
+"""
+
+
+def test_a_plan_lists_what_a_run_would_take_and_why_not_the_rest_and_writes_nothing(ws):
+    ws.write("in/b1.csv", "id,name\n1,a\n")
+    ws.write("orders/d1/part.csv", "order_id,amount\n10,5\n")
+    ws.write("orders/d1/_SUCCESS", "")
+    fresh = ws.pipeline(TABLES)
+    first = fresh.plan()
+    assert [(t.table, t.exists, [b.batch_id for b in t.take]) for t in first.tables] == [
+        ("customers", False, ["b1.csv"]),
+        ("orders", False, ["d1"]),
+    ]
+    assert not fresh.backend.exists(fresh.control.batches)  # not even the control tables
+    assert fresh.run().ok
+
+    b2 = ws.write("in/b2.csv", "id,name,email\n1,a,a@x\n2,b,b@x\n")  # a new column
+    b3 = ws.write("in/b3.csv", "id,name\n3,c\n")
+    ws.write("orders/d2/part.csv", "order_id,amount\n11,6\n")  # no _SUCCESS yet
+    tables = [f"{ws.namespace}.customers", f"{ws.namespace}.orders", f"{ws.control_namespace}.batches"]
+    before = ws.snapshot_counts(tables)
+    customers, orders = ws.pipeline(TABLES).plan().tables
+    assert [(b.batch_id, b.position, b.files, b.bytes) for b in customers.take] == [
+        ("b2.csv", "b2.csv", 1, b2.stat().st_size),
+        ("b3.csv", "b3.csv", 1, b3.stat().st_size),
+    ]
+    assert customers.new_columns == ["email"]
+    assert (customers.stops, customers.config_changes, customers.error) == (None, [], None)
+    assert orders.take == []
+    assert orders.waiting == [
+        {"name": "d2", "reason": "no completion marker '_SUCCESS' yet: still being written"}
+    ]
+    assert ws.snapshot_counts(tables) == before
+
+
+def test_a_plan_names_a_configuration_change_as_the_reason_a_run_would_stop(ws):
+    ws.write("in/b1.csv", "id,name\n1,a\n")
+    ws.folder("orders")
+    assert ws.pipeline(TABLES).run().tables[0].ok
+    ws.write("in/b2.csv", "id,name\n2,b\n")
+    changed = ws.pipeline(TABLES.replace("keys: [id]", "keys: [id, name]"))
+    path = ws.root / "pipeline.yml"
+    shown = cli_in_process("plan", str(path), "--table", "customers", "--output", "json", cwd=ws.root)
+    assert shown.returncode == 0, shown.stdout
+    [customers] = json.loads(shown.stdout)["tables"]
+    assert customers["config_changes"] == ["strategy.keys: ['id'] -> ['id', 'name']"]
+    assert customers["stops"].startswith("the configuration changed since batch b1.csv")
+    assert [b["batch_id"] for b in customers["take"]] == ["b2.csv"]
+    assert changed.run().tables[0].error.startswith("the configuration of table 'customers' changed")
+
+    text = cli_in_process("plan", str(path), "--table", "customers", cwd=ws.root).stdout
+    assert text.splitlines()[:3] == [
+        f"customers: 1 batch(es) to take, {(ws.root / 'in' / 'b2.csv').stat().st_size} bytes",
+        "  stops before taking a batch: the configuration changed since batch b1.csv in ways that "
+        "change results: run with --accept-config-change, or rebuild with lakefresh reset",
+        "  config change: strategy.keys: ['id'] -> ['id', 'name']",
+    ]
