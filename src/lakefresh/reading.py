@@ -5,13 +5,14 @@ rows to load and the rows to quarantine, and joined to its lookups.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import refusal
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
 from lakefresh.errors import BatchRefused
 from lakefresh.lookups import with_lookups
+from lakefresh.rules import apply_row_rules
 from lakefresh.strategies.base import materialize
 from lakefresh.transform import transformed
 
@@ -32,6 +33,7 @@ class ReadRows:
     bad: DataFrame
     quarantined: int
     skeletons: int = 0
+    rules: dict[str, int] = field(default_factory=dict)  # row rules: violations of each
 
     def quarantine_rows(self) -> DataFrame:
         """The bad rows in the quarantine table's shape."""
@@ -69,10 +71,10 @@ def read_batch(
         derived = F.concat_ws("; ", *problems)
         reason = F.coalesce(F.col(REASON_COLUMN), F.when(derived != "", derived))
         rows = rows.withColumn(REASON_COLUMN, reason)
-    rows = materialize(rows)
+    rows, rules = apply_row_rules(table, materialize(rows))
     bad = rows.filter(rows[REASON_COLUMN].isNotNull())
     good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
-    out = ReadRows(good, bad, bad.count())
+    out = ReadRows(good, bad, bad.count(), rules=rules)
     if out.quarantined and table.bad_rows == "refuse":
         raise BatchRefused(refusal(ref.batch_id, table.name, bad, out.quarantined))
     if table.lookups:

@@ -69,6 +69,7 @@ class BatchResult:
     effective_count: int | None = None  # rows of this batch in the target when it was published
     range_start: str | None = None  # the range a range strategy's batch replaced
     range_end: str | None = None
+    rules: dict[str, int] = field(default_factory=dict)  # violations per data-quality rule
 
     @property
     def inserted(self) -> int:

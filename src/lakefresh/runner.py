@@ -28,6 +28,7 @@ from lakefresh.lakehouse.backend import StagedCommit, TableBackend
 from lakefresh.lakehouse.failures import describe
 from lakefresh.reading import read_batch
 from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
+from lakefresh.rules import check_batch_rules
 from lakefresh.secrets import redact
 from lakefresh.sources import BatchRef, Source, SourceContext, make_source
 from lakefresh.state.control import AttemptRow, ControlTables
@@ -205,6 +206,7 @@ class Runner:
             target_schema = self.backend.schema(name) if exists else None
             read = read_batch(self.config, self.backend, table, strategy, source, ref, target_schema)
             good, result.quarantined, result.skeletons = read.good, read.quarantined, read.skeletons
+            result.rules = dict(read.rules)
             times.read = time.perf_counter() - clock
             checkpoint("after_read", ref.batch_id)
 
@@ -231,6 +233,8 @@ class Runner:
             clock = time.perf_counter()
             row.update(self._row_counts(result, staged))
             self._audit(table, name, strategy, change, staged, parent_rows)
+            result.rules.update(check_batch_rules(self.backend, table, good, name, staged.snapshot_id))
+            row["rule_results"] = dict(result.rules) or None
             times.audit = time.perf_counter() - clock
             checkpoint("after_audit", ref.batch_id)
 

@@ -75,20 +75,22 @@ def test_control_tables_of_an_older_version_are_upgraded_by_migrate(ws):
     batches = f"lf_test.{ws.control_namespace}.batches"
     quarantine = f"lf_test.{ws.control_namespace}.quarantine"
     added = ("strategy", "effective_count", "range_start", "range_end", "effective_ranges")
-    for column in (*added, "config_fingerprint", "config"):
+    for column in (*added, "config_fingerprint", "config", "rule_results"):
         ws.spark.sql(f"ALTER TABLE {batches} DROP COLUMN {column}")
     for table in (batches, quarantine):
         ws.spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('lakefresh.state-version'='1')")
     ws.write("in/b2.csv", "id,city,updated_at\n1,Bergen,2025-01-02\n")
 
     stale = ws.pipeline(KEYED)
-    with pytest.raises(StateError, match="state version 1, this lakefresh uses 3: run `lakefresh migrate"):
+    with pytest.raises(StateError, match="state version 1, this lakefresh uses 4: run `lakefresh migrate"):
         stale.run()
     assert stale.migrate() == [
         f"{ws.control_namespace}.batches: version 1 -> 2",
         f"{ws.control_namespace}.batches: version 2 -> 3",
+        f"{ws.control_namespace}.batches: version 3 -> 4",
         f"{ws.control_namespace}.quarantine: version 1 -> 2",
         f"{ws.control_namespace}.quarantine: version 2 -> 3",
+        f"{ws.control_namespace}.quarantine: version 3 -> 4",
     ]
     result = stale.run()
     assert result.ok, result.to_dict()

@@ -235,3 +235,24 @@ def test_a_maintenance_policy_reads_durations_and_refuses_orphan_removal_under_a
         ),
     )
     assert "tables[1] (sales.orders).maintenance.remove_orphans_after: must be at least 1d" in message
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        (
+            "[{name: r, action: warn}]",
+            "rule 'r' needs exactly one of `row` (a condition) or `batch` (a query)",
+        ),
+        (
+            "[{name: r, batch: SELECT true, action: drop}]",
+            "a batch rule can warn or fail; only a row rule can drop",
+        ),
+        ("[{name: r, row: 'amount >'}]", "row is not a valid SQL expression"),
+        ("[{name: r, row: x > 0}, {name: r, row: x < 9}]", "rule names must be distinct; used twice: ['r']"),
+        ("[{name: r, row: x > 0, action: stop}]", "valid values: warn, drop, fail"),
+    ],
+)
+def test_rules_are_validated_before_spark(tmp_path, rules, message):
+    text = GOOD.replace("strategy: {kind: none}", f"strategy: {{kind: none}}\n    rules: {rules}")
+    assert message in error_of(tmp_path, text)

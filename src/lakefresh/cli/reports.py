@@ -76,6 +76,7 @@ def history(
         "written",
         "seconds read/stage/audit/publish",
         "snapshot",
+        "rules",
     )
     for r in rows:
         counts = " ".join(f"{k}={v}" for k, v in sorted((r["status_counts"] or {}).items()))
@@ -94,6 +95,7 @@ def history(
             _size(r["bytes_written"] or 0),
             seconds,
             _or_dash(r["published_snapshot_id"]),
+            " ".join(f"{k}={v}" for k, v in sorted((r.get("rule_results") or {}).items())),
         )
     _console().print(grid)
 

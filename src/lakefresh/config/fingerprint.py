@@ -56,14 +56,16 @@ SCHEMA = "schema"
 def shaping(table: TableConfig) -> dict[str, Any]:
     """The settings of `table` that shape its rows (secrets masked)."""
     source = table.source.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return masked(  # type: ignore[return-value]
-        {
-            "strategy": table.strategy.model_dump(mode="json", by_alias=True, exclude_none=True),
-            "source": {k: v for k, v in source.items() if k not in NOT_SHAPING},
-            "transform": None if table.transform is None else table.transform.model_dump(mode="json"),
-            "lookups": [lookup.model_dump(mode="json", exclude_none=True) for lookup in table.lookups],
-        }
-    )
+    out = {
+        "strategy": table.strategy.model_dump(mode="json", by_alias=True, exclude_none=True),
+        "source": {k: v for k, v in source.items() if k not in NOT_SHAPING},
+        "transform": None if table.transform is None else table.transform.model_dump(mode="json"),
+        "lookups": [lookup.model_dump(mode="json", exclude_none=True) for lookup in table.lookups],
+    }
+    drops = [r.model_dump(mode="json", exclude_none=True) for r in table.rules if r.action == "drop"]
+    if drops:  # rules that remove rows shape the result; warnings and failures do not
+        out["drop_rules"] = drops
+    return masked(out)  # type: ignore[return-value]
 
 
 def fingerprint(table: TableConfig) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from lakefresh.config.checks import (
 )
 from lakefresh.config.expressions import check_query
 from lakefresh.config.maintenance import MaintenanceConfig
+from lakefresh.config.rules import RuleConfig
 from lakefresh.config.sources import SourceConfig
 from lakefresh.config.strategies import StrategyConfig
 from lakefresh.secrets import register_config
@@ -188,12 +189,24 @@ class TableConfig(Model):
         default_factory=list, description="Surrogate key lookups into dimensions of this pipeline."
     )
     maintenance: MaintenanceConfig | None = Field(None, description="Overrides defaults.maintenance.")
+    rules: list[RuleConfig] = Field(
+        default_factory=list, description="Data-quality rules on each batch (config/rules.py)."
+    )
     bad_rows: Literal["quarantine", "refuse"] = Field(
         "quarantine",
         description="A batch with rows that cannot be loaded: `quarantine` them and load the rest, "
         "or `refuse` the whole batch (the table stays unchanged until the batch is fixed, or "
         "skipped with `run --skip-batch`).",
     )
+
+    @field_validator("rules")
+    @classmethod
+    def _distinct_rules(cls, value: list[RuleConfig]) -> list[RuleConfig]:
+        names = [r.name for r in value]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"rule names must be distinct; used twice: {twice}")
+        return value
 
     @field_validator("name")
     @classmethod

@@ -16,6 +16,7 @@ stops with a message that says what to do; `lakefresh migrate` upgrades older ta
 | 1       | first release                                                                     |
 | 2       | batches: strategy, effective_count, range_start, range_end, effective_ranges      |
 | 3       | batches: config_fingerprint, config (what shaped the batch's result; no secrets)  |
+| 4       | batches: rule_results (violations per data-quality rule)                          |
 
 Statuses of a `batches` row: `staged`, `published`, `failed`, `audit_failed`, `abandoned` (an
 attempt that never published), `rolled_back` (published, then gone from the target's lineage),
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 
     from lakefresh.lakehouse.backend import TableBackend
 
-STATE_VERSION = 3
+STATE_VERSION = 4
 VERSION_PROPERTY = "lakefresh.state-version"
 
 RANGES_TYPE = "array<struct<start: string, end: string, start_inclusive: boolean, end_inclusive: boolean>>"
@@ -63,7 +64,8 @@ files_written bigint, bytes_written bigint,
 read_seconds double, stage_seconds double, audit_seconds double, publish_seconds double,
 started_at timestamp, published_at timestamp, error string, lakefresh_version string,
 strategy string, effective_count bigint, range_start string, range_end string,
-effective_ranges {RANGES_TYPE}, config_fingerprint string, config string
+effective_ranges {RANGES_TYPE}, config_fingerprint string, config string,
+rule_results map<string, bigint>
 """
 
 # Upgrades, by the version they lead to: columns added to `batches`.
@@ -71,6 +73,7 @@ MIGRATIONS = {
     2: f"strategy string, effective_count bigint, range_start string, range_end string, "
     f"effective_ranges {RANGES_TYPE}",
     3: "config_fingerprint string, config string",
+    4: "rule_results map<string, bigint>",
 }
 
 QUARANTINE_SCHEMA = """
