@@ -36,10 +36,12 @@ from lakefresh.verbs import (
     MaintainResult,
     PlanResult,
     RebuildResult,
+    ReplayResult,
     RollbackResult,
     maintain,
     plan,
     rebuild,
+    replay,
     roll_back,
 )
 from lakefresh.verbs.rebuild import Verb
@@ -136,6 +138,23 @@ class Pipeline:
         in the table's `<t>_history`); they are recorded as `unloaded` and never taken again.
         Refused, changing nothing, when a commit after it was not a lakefresh batch."""
         return roll_back(self.config, self.backend, self.control, self._table(table), to_batch, self._hint())
+
+    def replay(self, table: str, batch: str, fixed: str | Path) -> ReplayResult:
+        """Apply a corrected file of batch `batch`'s quarantined rows as a new batch linked to it
+        (`<batch>#replay-<n>`); its quarantine rows are then marked resolved."""
+        config = self._table(table)
+        path = str(fixed) if "://" in str(fixed) else str(Path(fixed).resolve())
+        runner = self._runner(self.config)
+        return replay(
+            self.config,
+            self.backend,
+            self.control,
+            str(self.base_dir),
+            config,
+            batch,
+            path,
+            runner.apply_batch,
+        )
 
     def plan(self, tables: list[str] | None = None) -> PlanResult:
         """What the next run would take and do, per table (or for `tables`); writes nothing."""

@@ -158,6 +158,19 @@ class Runner:
         self.console.table_done(outcome)
         return outcome
 
+    def apply_batch(self, table: TableConfig, ref: BatchRef) -> BatchResult:
+        """Apply one batch the source does not list (a replay of corrected rows) as a run would
+        apply a new batch: after the log is reconciled and the configuration checked."""
+        name = self.config.qualified(table)
+        source = make_source(table.source, SourceContext.of(self.config, self.backend, self.base_dir, table))
+        strategy = make_strategy(table.strategy)
+        self.control.ensure()
+        self.books.reconcile(
+            name, TableResult(table.name), strategy, self.resume_hint.format(table=table.name), None
+        )
+        self.books.check_config(name, table)
+        return self._apply_with_retries(table, name, strategy, source, ref)
+
     def _tidy(self) -> None:
         """Keep the control tables compact, so a long-running pipeline does not slow down batch
         by batch. Best effort: a failure (e.g. a concurrent writer) is reported, never fatal."""

@@ -77,6 +77,7 @@ def test_control_tables_of_an_older_version_are_upgraded_by_migrate(ws):
     added = ("strategy", "effective_count", "range_start", "range_end", "effective_ranges")
     for column in (*added, "config_fingerprint", "config", "rule_results"):
         ws.spark.sql(f"ALTER TABLE {batches} DROP COLUMN {column}")
+    ws.spark.sql(f"ALTER TABLE {quarantine} DROP COLUMN resolved_by")
     for table in (batches, quarantine):
         ws.spark.sql(f"ALTER TABLE {table} SET TBLPROPERTIES ('lakefresh.state-version'='1')")
     ws.write("in/b2.csv", "id,city,updated_at\n1,Bergen,2025-01-02\n")

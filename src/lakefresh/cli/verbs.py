@@ -57,6 +57,32 @@ def _plan_lines(t: Any, shown: int = 20) -> str:
 
 
 @app.command()
+def replay(
+    pipeline: Path = PIPELINE,
+    table: str = TABLE,
+    batch: str = typer.Option(..., "--batch", "-b", help="The batch whose bad rows were corrected."),
+    file: Path = typer.Option(..., "--file", "-f", help="The corrected rows, in the source's format."),
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+) -> None:
+    """Apply corrected quarantined rows of a batch as a new batch linked to it."""
+    try:
+        done = _load(pipeline, var, quiet=output is Output.json).replay(table, batch, file)
+    except Exception as exc:
+        _fail(exc, output)
+        return
+    b = done.replay
+    counts = " ".join(f"{k}={v}" for k, v in sorted(b.counts.items()))
+    text = f"{done.table}: {b.batch_id} {b.status} {counts}; "
+    text += f"{done.resolved} quarantined row(s) of {batch} resolved"
+    if b.error:
+        text += f"\n  {b.error}"
+    _emit(output, done.to_dict(), text)
+    if b.status != "published":
+        raise typer.Exit(1)
+
+
+@app.command()
 def maintain(
     pipeline: Path = PIPELINE,
     table: list[str] = typer.Option([], "--table", "-t", help="Only this table (repeatable)."),

@@ -56,6 +56,13 @@ class Storage:
             )
         return sorted(out, key=lambda e: e.name)
 
+    def copy(self, source: str, target: str) -> None:
+        """Copy a file (any file system Hadoop reads) to `target`, replacing it, folders made."""
+        src_fs, src = self._fs(source)
+        dst_fs, dst = self._fs(target)
+        dst_fs.mkdirs(dst.getParent())
+        self._jvm.org.apache.hadoop.fs.FileUtil.copy(src_fs, src, dst_fs, dst, False, True, self._conf)
+
     def size(self, path: str) -> int:
         """A file's size in bytes."""
         fs, jpath = self._fs(path)

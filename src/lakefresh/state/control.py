@@ -16,7 +16,7 @@ stops with a message that says what to do; `lakefresh migrate` upgrades older ta
 | 1       | first release                                                                     |
 | 2       | batches: strategy, effective_count, range_start, range_end, effective_ranges      |
 | 3       | batches: config_fingerprint, config (what shaped the batch's result; no secrets)  |
-| 4       | batches: rule_results (violations per data-quality rule)                          |
+| 4       | batches: rule_results (violations per rule); quarantine: resolved_by (a replay)   |
 
 Statuses of a `batches` row: `staged`, `published`, `failed`, `audit_failed`, `abandoned` (an
 attempt that never published), `rolled_back` (published, then gone from the target's lineage),
@@ -79,8 +79,10 @@ MIGRATIONS = {
 QUARANTINE_SCHEMA = """
 table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
 source_file string, line bigint, record bigint, reason string NOT NULL, raw string,
-quarantined_at timestamp
+quarantined_at timestamp, resolved_by string
 """
+# Upgrades of `quarantine`, by the version they lead to.
+QUARANTINE_MIGRATIONS = {4: "resolved_by string"}
 
 # Upkeep: every batch adds about three files to `batches` (its attempt row, then a delete file and
 # the rewritten row when it is published), and every read or MERGE of the table opens them all, so
@@ -193,7 +195,7 @@ class ControlTables:
             if found is None or found > STATE_VERSION:
                 raise StateError(f"control table {table} has state version {found}; cannot migrate it")
             for version in range(found + 1, STATE_VERSION + 1):
-                added = MIGRATIONS.get(version) if table == self.batches else None
+                added = (MIGRATIONS if table == self.batches else QUARANTINE_MIGRATIONS).get(version)
                 name = self.backend.qualified(table)
                 if added:
                     self.backend.spark.sql(f"ALTER TABLE {name} ADD COLUMNS ({added})")
@@ -251,6 +253,23 @@ class ControlTables:
             f"{sql_literal(table)} AND status IN ('published', 'staged') AND batch_id IN ({ids})"
         ).collect()
         return {r[0]: r[1] for r in rows}
+
+    def position(self, table: str, batch_id: str) -> str | None:
+        """The source position a published batch was recorded with."""
+        row = self.backend.spark.sql(
+            f"SELECT source_position FROM {self.backend.qualified(self.batches)} WHERE table_name = "
+            f"{sql_literal(table)} AND batch_id = {sql_literal(batch_id)} AND status = 'published' LIMIT 1"
+        ).first()
+        return None if row is None else row[0]
+
+    def mark_resolved(self, table: str, batch_id: str, by: str) -> int:
+        """Mark the batch's unresolved quarantine rows as resolved by a replay batch; how many."""
+        where = f"table_name = {sql_literal(table)} AND batch_id = {sql_literal(batch_id)}"
+        where += " AND resolved_by IS NULL"
+        name = self.backend.qualified(self.quarantine)
+        row = self.backend.spark.sql(f"SELECT count(*) FROM {name} WHERE {where}").first()
+        self._sql(f"UPDATE {name} SET resolved_by = {sql_literal(by)} WHERE {where}")
+        return int(row[0]) if row else 0
 
     def mark_reloaded(self, table: str, batch_ids: list[str], keep_attempt: str) -> None:
         """The earlier published attempts of batches a `reload` applied again from their current
@@ -318,6 +337,7 @@ class ControlTables:
             F.col("reason").cast("string"),
             F.col("raw").cast("string"),
             F.current_timestamp().alias("quarantined_at"),
+            F.lit(None).cast("string").alias("resolved_by"),
         )
         retry_conflicts(lambda: self.backend.append(self.quarantine, out))
 

@@ -1,22 +1,25 @@
 """The operator's verbs, built on the batch log and the target's lineage: `plan` (what a run would
-do, written nowhere), `rollback` (Iceberg's
-own rollback of a tail of batches), and `reset`, `unload` and `reload` (the table rebuilt from its
-retained raw batches, in one commit), `maintain` (compaction, expiry, orphan files)."""
+do, written nowhere), `rollback` (Iceberg's own rollback of a tail of batches), `reset`, `unload`
+and `reload` (the table rebuilt from its retained raw batches, in one commit), `replay` (corrected
+quarantined rows as a new batch) and `maintain` (compaction, expiry, orphan files)."""
 
 from lakefresh.verbs.maintain import MaintainResult, TableUpkeep, maintain
 from lakefresh.verbs.plan import PlanResult, TablePlan, plan
 from lakefresh.verbs.rebuild import RebuildResult, rebuild
+from lakefresh.verbs.replay import ReplayResult, replay
 from lakefresh.verbs.rollback import RollbackResult, roll_back
 
 __all__ = [
     "MaintainResult",
     "PlanResult",
     "RebuildResult",
+    "ReplayResult",
     "RollbackResult",
     "TablePlan",
     "TableUpkeep",
     "maintain",
     "plan",
     "rebuild",
+    "replay",
     "roll_back",
 ]

@@ -51,6 +51,7 @@ from lakefresh.results import BatchResult, TableResult
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.strategies import StageContext, make_strategy
 from lakefresh.strategies.base import shape_target
+from lakefresh.verbs.replay import replayed_refs, with_replays
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -167,8 +168,9 @@ def _plan(
         live |= set(batches)
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
     listed = [] if table.source.kind in NOT_RETAINED else source.list_batches()
-    found = {ref.batch_id for ref in listed}
-    missing = sorted(live - found)
+    replays = replayed_refs(control, name, live - {ref.batch_id for ref in listed})
+    ordered = with_replays(listed, live, replays)
+    missing = sorted(live - {ref.batch_id for ref in ordered})
     if missing:
         raise ConfigError(
             f"cannot {verb} {table.name!r}: {len(missing)} of its batches can no longer be read "
@@ -176,7 +178,7 @@ def _plan(
             "feed's load is not retained, and files may have been removed. Nothing was changed; "
             "`lakefresh rollback` undoes the newest batches without reading them"
         )
-    return _Plan(config, name, table, strategy, source, [ref for ref in listed if ref.batch_id in live])
+    return _Plan(config, name, table, strategy, source, ordered)
 
 
 def _apply(
