@@ -51,6 +51,7 @@ from lakefresh.results import BatchResult, TableResult
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.strategies import StageContext, make_strategy
 from lakefresh.strategies.base import shape_target
+from lakefresh.verbs.common import table_and_history
 from lakefresh.verbs.replay import replayed_refs, with_replays
 
 if TYPE_CHECKING:
@@ -116,15 +117,10 @@ def rebuild(
             "keys, which facts refer to (generator: hash keys survive a rebuild)"
         )
     books = Bookkeeping(backend, control)
-    history = [t for t in config.tables if t.name == f"{table.name}_history"]
-    plans = []
-    for each in [table, *history]:
-        name = config.qualified(each)
-        if not backend.exists(name):
-            if each is table:
-                raise ConfigError(f"table {table.name!r} does not exist yet: nothing to {verb}")
-            continue
-        plans.append(_plan(config, backend, control, books, base_dir, each, verb, batches, hint))
+    plans = [
+        _plan(config, backend, control, books, base_dir, each, verb, batches, hint)
+        for each in table_and_history(config, backend, table, verb)
+    ]
     result = RebuildResult(verb, table.name, list(batches))
     for plan in plans:
         _apply(backend, control, books, plan, verb, batches, result)

@@ -29,6 +29,7 @@ from lakefresh.bookkeeping import Bookkeeping
 from lakefresh.errors import ConfigError, TargetError
 from lakefresh.results import TableResult
 from lakefresh.strategies import make_strategy
+from lakefresh.verbs.common import table_and_history
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
@@ -60,14 +61,9 @@ def roll_back(
     books = Bookkeeping(backend, control)
     control.ensure()
     result = RollbackResult(table.name, to_batch)
-    history = [t for t in config.tables if t.name == f"{table.name}_history"]
     plans = []
-    for each in [table, *history]:
+    for each in table_and_history(config, backend, table, "roll back"):
         name = config.qualified(each)
-        if not backend.exists(name):
-            if each is table:
-                raise ConfigError(f"table {table.name!r} does not exist yet: nothing to roll back")
-            continue
         strategy = make_strategy(each.strategy)
         books.reconcile(name, TableResult(each.name), strategy, hint, None)  # 1.
         published = backend.published_batches(name)

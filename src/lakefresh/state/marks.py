@@ -1,0 +1,117 @@
+"""The `batches` log's marks for what the operator did and for what a rollback or a verb changed:
+rolled back, unloaded, forgotten, reloaded, resolved quarantine rows, corrected counts. A mixin of
+:class:`lakefresh.state.control.ControlTables`, which owns the tables and their schemas."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.lakehouse.literals import literal_rows
+from lakefresh.lakehouse.session import parse_schema
+from lakefresh.lakehouse.sql import sql_literal
+
+if TYPE_CHECKING:
+    from lakefresh.lakehouse.backend import TableBackend
+
+
+class OperatorMarks:
+    backend: TableBackend
+    batches: str
+    quarantine: str
+
+    def _update(self, table: str, where: str, assignments: str) -> None:
+        raise NotImplementedError
+
+    def _sql(self, statement: str) -> None:
+        raise NotImplementedError
+
+    def replays(self, table: str, batch_ids: list[str]) -> dict[str, str]:
+        """The `replay` of the staged or published attempts of these batches, by batch id (a
+        verb's commit in the lineage whose record a crash left `staged` counts too)."""
+        ids = ", ".join(sql_literal(b) for b in batch_ids)
+        rows = self.backend.spark.sql(
+            f"SELECT batch_id, replay FROM {self.backend.qualified(self.batches)} WHERE table_name = "
+            f"{sql_literal(table)} AND status IN ('published', 'staged') AND batch_id IN ({ids})"
+        ).collect()
+        return {r[0]: r[1] for r in rows}
+
+    def position(self, table: str, batch_id: str) -> str | None:
+        """The source position a published batch was recorded with."""
+        row = self.backend.spark.sql(
+            f"SELECT source_position FROM {self.backend.qualified(self.batches)} WHERE table_name = "
+            f"{sql_literal(table)} AND batch_id = {sql_literal(batch_id)} AND status = 'published' LIMIT 1"
+        ).first()
+        return None if row is None else row[0]
+
+    def mark_resolved(self, table: str, batch_id: str, by: str) -> int:
+        """Mark the batch's unresolved quarantine rows as resolved by a replay batch; how many."""
+        where = f"table_name = {sql_literal(table)} AND batch_id = {sql_literal(batch_id)}"
+        where += " AND resolved_by IS NULL"
+        name = self.backend.qualified(self.quarantine)
+        row = self.backend.spark.sql(f"SELECT count(*) FROM {name} WHERE {where}").first()
+        self._sql(f"UPDATE {name} SET resolved_by = {sql_literal(by)} WHERE {where}")
+        return int(row[0]) if row else 0
+
+    def mark_reloaded(self, table: str, batch_ids: list[str], keep_attempt: str) -> None:
+        """The earlier published attempts of batches a `reload` applied again from their current
+        content (the reload's attempt, `keep_attempt`, is the published one now)."""
+        if batch_ids:
+            ids = ", ".join(sql_literal(b) for b in batch_ids)
+            self._update(
+                table,
+                f"batch_id IN ({ids}) AND status IN ('published', 'unloaded') "
+                f"AND attempt <> {sql_literal(keep_attempt)}",
+                "status = 'reloaded'",
+            )
+            self._sql(  # the reload's attempt records the bad rows of the batch's current content
+                f"DELETE FROM {self.backend.qualified(self.quarantine)} WHERE table_name = "
+                f"{sql_literal(table)} AND batch_id IN ({ids}) AND attempt <> {sql_literal(keep_attempt)}"
+            )
+
+    def correct_counts(self, table: str, counts: dict[str, dict[str, int]]) -> None:
+        """Set the status counts of published batches to what a rebuild of their table counted
+        (after an unload or reload, a later batch may have found other rows); one MERGE."""
+        if not counts:
+            return
+        source = literal_rows(
+            self.backend.spark,
+            [{"batch_id": b, "status_counts": c} for b, c in counts.items()],
+            parse_schema("batch_id string, status_counts map<string, bigint>"),
+        )
+        view = f"lakefresh_counts_{abs(hash(table))}"
+        source.createOrReplaceTempView(view)
+        try:
+            self._sql(
+                f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
+                f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id "
+                "AND t.status = 'published' WHEN MATCHED THEN UPDATE SET t.status_counts = s.status_counts"
+            )
+        finally:
+            self.backend.spark.catalog.dropTempView(view)
+
+    def mark_rolled_back(self, table: str, batch_ids: list[str]) -> None:
+        """Published batches that are no longer in the target's lineage (it was rolled back)."""
+        if batch_ids:
+            ids = ", ".join(sql_literal(b) for b in batch_ids)
+            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", "status = 'rolled_back'")
+
+    def mark_unloaded(self, table: str, batch_ids: list[str]) -> None:
+        """Published batches the operator undid (`rollback`): never taken again."""
+        if batch_ids:
+            ids = ", ".join(sql_literal(b) for b in batch_ids)
+            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", "status = 'unloaded'")
+
+    def settle_rolled_back(self, table: str, batch_ids: list[str], decision: str) -> None:
+        """The operator's decision on rolled-back batches. `forget`: they become `forgotten` and
+        are never taken again. `reapply`: they stay `rolled_back` (their new attempt is logged
+        beside) and their quarantine rows are withdrawn, since the new attempt writes its own."""
+        if not batch_ids:
+            return
+        ids = ", ".join(sql_literal(b) for b in batch_ids)
+        if decision == "forget":
+            self._update(table, f"batch_id IN ({ids}) AND status = 'rolled_back'", "status = 'forgotten'")
+        else:
+            self._sql(
+                f"DELETE FROM {self.backend.qualified(self.quarantine)} "
+                f"WHERE table_name = {sql_literal(table)} AND batch_id IN ({ids})"
+            )
