@@ -5,7 +5,8 @@
 #   LAKEFRESH_NO_JARS=1        skip the jar step (your platform provides Iceberg: set
 #                              spark.jars: none in the pipeline); LAKEFRESH_NO_BUNDLED_JARS=1 too
 #   LAKEFRESH_TEST_SERVICES=1  also what the tests use: a PostgreSQL server (Debian's postgresql)
-#                              and its JDBC driver from Maven Central; `make test` sets it
+#                              and its JDBC driver from Maven Central, a headless browser
+#                              (Debian's chromium); `make test` sets it
 #   LAKEFRESH_SPARK=3.5        the other supported Spark line (default 4.1), in .venv-spark3.5
 #   PYTHON=python3.11          the interpreter for the virtual environment
 set -euo pipefail
@@ -26,6 +27,7 @@ missing=()
 command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
 if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
   compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # opens `lakefresh report`'s file
 fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]} with apt-get"

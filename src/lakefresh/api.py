@@ -156,6 +156,17 @@ class Pipeline:
             runner.apply_batch,
         )
 
+    def report(self, path: str | Path = "report.html") -> Path:
+        """Write the pipeline's report, one self-contained HTML file with a section per table
+        (status codes, rows, rule violations and seconds per phase of every batch; batches
+        waiting); returns its path."""
+        from lakefresh.verbs.report import render, table_report
+
+        tables = [table_report(status, self.history(status.table)) for status in self.status(pending=True)]
+        out = Path(path)
+        out.write_text(render(self.path.name if self.path else "pipeline", tables), encoding="utf-8")
+        return out
+
     def plan(self, tables: list[str] | None = None) -> PlanResult:
         """What the next run would take and do, per table (or for `tables`); writes nothing."""
         if tables:

@@ -1,5 +1,5 @@
-"""The commands that read what runs recorded: `status`, `history`, `quarantine`. People get
-Rich tables; scripts get `--output json`."""
+"""The commands that read what runs recorded: `status`, `history`, `quarantine`, `report` (an
+HTML file). People get Rich tables; scripts get `--output json`."""
 
 from __future__ import annotations
 
@@ -98,6 +98,22 @@ def history(
             " ".join(f"{k}={v}" for k, v in sorted((r.get("rule_results") or {}).items())),
         )
     _console().print(grid)
+
+
+@app.command()
+def report(
+    pipeline: Path = PIPELINE,
+    file: Path = typer.Option(Path("report.html"), "--file", "-f", help="The HTML file to write."),
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+) -> None:
+    """Write one self-contained HTML file: per table, its batches over time, charted."""
+    try:
+        written = _load(pipeline, var, quiet=True).report(file)
+    except Exception as exc:
+        _fail(exc, output)
+        return
+    _emit(output, {"report": str(written)}, f"report written to {written}")
 
 
 def _console() -> Any:

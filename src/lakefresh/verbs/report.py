@@ -1,0 +1,130 @@
+"""`lakefresh report PIPELINE --file report.html`: one self-contained HTML file (no server, no
+network: the charting library's script is inside the file) that shows, per table, what its
+batches did over time:
+
+1. status codes per batch (stacked bars: N new, C changed, U unchanged, D deleted...);
+2. rows per batch: rows read, rows still in the target (effective), rows quarantined;
+3. data-quality rules: violations per rule per batch;
+4. seconds per phase per batch (read, stage, audit, publish);
+
+with a line of figures above (batches published, rows now, batches waiting in the source, the
+last batch and when). The charts are drawn by Plotly (a well-kept library: interactive, one file,
+no server); the page is a Jinja2 template.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from lakefresh.results import TableStatus
+
+PHASES = ("read_seconds", "stage_seconds", "audit_seconds", "publish_seconds")
+
+
+@dataclass
+class TableReport:
+    table: str
+    status: dict[str, Any]
+    batches: list[dict[str, Any]] = field(default_factory=list)  # published, oldest first
+
+
+PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>lakefresh: {{ title }}</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2.5rem; border-bottom: 1px solid #ccc; }
+.figures span { display: inline-block; margin-right: 2rem; } .figures b { font-size: 1.2rem; }
+.grid { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.chart { min-height: 320px; } .empty { color: #777; }
+</style>{{ script }}</head><body>
+<h1>lakefresh: {{ title }}</h1><p>Written {{ written }} UTC; {{ tables|length }} table(s).</p>
+{% for t in tables %}
+<section class="table" id="table-{{ loop.index }}"><h2>{{ t.table }}</h2>
+<p class="figures"><span><b>{{ t.status.batches_published }}</b> batches</span>
+<span><b>{{ t.status.rows if t.status.rows is not none else "-" }}</b> rows</span>
+<span><b>{{ t.status.pending if t.status.pending is not none else "-" }}</b> waiting</span>
+<span>last: {{ t.status.last_batch_id or "-" }} {{ t.status.last_published_at or "" }}</span></p>
+{% if t.charts %}<div class="grid">
+{% for chart in t.charts %}<div class="chart">{{ chart }}</div>{% endfor %}</div>
+{% else %}<p class="empty">No batch published yet.</p>{% endif %}
+</section>
+{% endfor %}</body></html>
+"""
+
+
+def render(title: str, tables: list[TableReport]) -> str:
+    """The report page."""
+    import jinja2
+    from markupsafe import Markup
+    from plotly.offline import get_plotlyjs
+
+    charted = [{"table": t.table, "status": t.status, "charts": _charts(t)} for t in tables]
+    page: str = jinja2.Template(PAGE, autoescape=True).render(
+        title=title,
+        tables=charted,
+        written=datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
+        script=Markup(f'<script type="text/javascript">{get_plotlyjs()}</script>'),
+    )
+    return page
+
+
+def table_report(status: TableStatus, history: list[dict[str, Any]]) -> TableReport:
+    published = [
+        r for r in history if r["status"] == "published" and not r["batch_id"].startswith("lakefresh:")
+    ]
+    published.sort(key=lambda r: (r["published_at"] or r["started_at"] or datetime.min, r["batch_id"]))
+    return TableReport(status.table, status.to_dict(), published)
+
+
+def _charts(t: TableReport) -> list[Any]:
+    import plotly.graph_objects as go
+    from markupsafe import Markup
+
+    if not t.batches:
+        return []
+    ids = [r["batch_id"] for r in t.batches]
+    codes = sorted({k for r in t.batches for k in (r["status_counts"] or {})})
+    rules = sorted({k for r in t.batches for k in (r.get("rule_results") or {})})
+    figures = [
+        (
+            "Status codes per batch",
+            [
+                go.Bar(name=c, x=ids, y=[(r["status_counts"] or {}).get(c, 0) for r in t.batches])
+                for c in codes
+            ],
+            "stack",
+        ),
+        (
+            "Rows per batch",
+            [
+                go.Bar(name="rows", x=ids, y=[r["record_count"] or 0 for r in t.batches]),
+                go.Bar(name="effective", x=ids, y=[r["effective_count"] or 0 for r in t.batches]),
+                go.Bar(name="quarantined", x=ids, y=[r["quarantined_count"] or 0 for r in t.batches]),
+            ],
+            "group",
+        ),
+        (
+            "Rule violations per batch",
+            [
+                go.Bar(name=n, x=ids, y=[(r.get("rule_results") or {}).get(n, 0) for r in t.batches])
+                for n in rules
+            ],
+            "group",
+        ),
+        (
+            "Seconds per phase",
+            [go.Bar(name=p.split("_")[0], x=ids, y=[r[p] or 0 for r in t.batches]) for p in PHASES],
+            "stack",
+        ),
+    ]
+    out = []
+    for title, traces, mode in figures:
+        if not traces:  # no rules: say so instead of an empty chart
+            traces = [go.Bar(name="no rules", x=ids, y=[0 for _ in ids])]
+        figure = go.Figure(data=traces, layout={"title": title, "barmode": mode, "height": 320})
+        figure.update_layout(margin={"l": 40, "r": 10, "t": 40, "b": 40})
+        out.append(Markup(figure.to_html(full_html=False, include_plotlyjs=False)))
+    return out
