@@ -262,7 +262,7 @@ class Pipeline:
             rows = self.spark.sql(
                 f"SELECT * FROM {backend.qualified(control.batches)} "
                 f"WHERE table_name = {sql_literal(name)} AND status = 'published' "
-                "ORDER BY published_at"
+                "AND NOT startswith(batch_id, 'lakefresh:') ORDER BY published_at"  # a verb's commit
             ).collect()
             last = rows[-1] if rows else None
             counts: dict[str, int] = {}
