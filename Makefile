@@ -33,4 +33,4 @@ bench: setup ## key strategy against a hand-written MERGE (1M rows; see bench/RE
 	.venv/bin/python bench/bench_key.py
 
 clean: ## remove generated data and warehouses (keeps .venv)
-	rm -rf examples/orders/data examples/orders/warehouse bench/data
+	rm -rf examples/orders/data examples/orders/warehouse examples/orders/report.html bench/data

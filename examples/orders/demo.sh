@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The example, start to finish: fresh data, a run, the per-batch counts, a re-run that does nothing,
-# a plan, a wrong batch unloaded and its corrected file reloaded.
+# a plan, a wrong batch unloaded and its corrected file reloaded, the report written.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 lakefresh="$here/../../.venv/bin/lakefresh"
@@ -61,3 +61,5 @@ echo "== the corrected file reloaded in its place"
 "$lakefresh" reload pipeline.yml --table orders --batch 2025-01-02
 "$lakefresh" history pipeline.yml orders
 "$python" -c "import lakefresh; lakefresh.load_pipeline('pipeline.yml').table('orders').orderBy('order_id').select('order_id', 'customer_id', 'amount', '_lf_batch_id').show()"
+echo "== the report: one HTML file, charts per table"
+"$lakefresh" report pipeline.yml --file report.html
