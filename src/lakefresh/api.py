@@ -18,6 +18,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.bookkeeping import NEVER_AGAIN
 from lakefresh.config.checks import check_table_names
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
@@ -272,6 +273,7 @@ class Pipeline:
             waiting, source_error = None, None
             if pending:  # a source that cannot be listed is reported on its table, not raised
                 done = {r["batch_id"] for r in rows}
+                done |= {a.batch_id for a in control.attempts(name) if a.status in NEVER_AGAIN}
                 try:
                     source = make_source(table.source, self._source_context(table))
                     waiting = len([b for b in source.list_batches() if b.batch_id not in done])

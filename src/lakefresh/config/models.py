@@ -383,7 +383,7 @@ def history_table(table: dict[str, Any], strategy: dict[str, Any]) -> dict[str, 
         scd2["track_except"] = strategy["exclude_from_cdc"]
     if strategy.get("delete"):
         scd2["delete"] = strategy["delete"]
-    copied = ("source", "transform", "depends_on", "audit", "properties", "lookups", "bad_rows")
+    copied = ("source", "transform", "depends_on", "audit", "properties", "lookups", "bad_rows", "rules")
     return {
         **{k: table[k] for k in copied if k in table},
         "name": f"{table.get('name')}_history",

@@ -158,8 +158,9 @@ class TableBackend(Protocol):
         those published after snapshot `since`, when given: the cost then does not grow with
         the table's history)."""
 
-    def commits_after(self, table: str, snapshot_id: int) -> list[Commit]:
-        """The current lineage's commits after snapshot `snapshot_id` (an ancestor), newest first."""
+    def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
+        """The current lineage's commits after snapshot `snapshot_id` (an ancestor; None: every
+        retained one), newest first."""
 
     def roll_back_to(self, table: str, snapshot_id: int) -> None:
         """Make an ancestor snapshot the table's current one again, in one metadata commit (the

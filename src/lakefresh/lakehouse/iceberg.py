@@ -201,7 +201,7 @@ class IcebergBackend:
                 out.setdefault(str(batch_id), int(snapshot.snapshotId()))
         return out
 
-    def commits_after(self, table: str, snapshot_id: int) -> list[Commit]:
+    def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
         jvm = self.spark.sparkContext._jvm
         walk = jvm.org.apache.iceberg.util.SnapshotUtil.currentAncestors(  # type: ignore[union-attr]
             self._iceberg_table(table)
@@ -217,6 +217,8 @@ class IcebergBackend:
             out.append(
                 Commit(int(snapshot.snapshotId()), None if batch_id is None else str(batch_id), operation)
             )
+        if snapshot_id is None:
+            return out
         raise StateError(f"snapshot {snapshot_id} is not in the lineage of {table}")
 
     def roll_back_to(self, table: str, snapshot_id: int) -> None:

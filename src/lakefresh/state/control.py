@@ -223,7 +223,8 @@ class ControlTables(OperatorMarks):
             return None
         row = self.backend.spark.sql(
             f"SELECT batch_id, status, replay FROM {self.backend.qualified(self.batches)} "
-            f"WHERE table_name = {sql_literal(table)} ORDER BY started_at DESC, attempt LIMIT 1"
+            f"WHERE table_name = {sql_literal(table)} AND NOT startswith(batch_id, 'lakefresh:') "
+            "ORDER BY started_at DESC, attempt LIMIT 1"
         ).first()
         return None if row is None else (row[0], row[1], row[2])
 

@@ -26,12 +26,23 @@ class OperatorMarks:
         raise NotImplementedError
 
     def replays(self, table: str, batch_ids: list[str]) -> dict[str, str]:
-        """The `replay` of the staged or published attempts of these batches, by batch id (a
-        verb's commit in the lineage whose record a crash left `staged` counts too)."""
+        """The `replay` of these batches' attempts, by batch id: a published attempt's first (a
+        verb's commit in the lineage whose record a crash left `staged`, or that a rollback
+        marked `unloaded` and a `set_current_snapshot` brought back, counts too)."""
         ids = ", ".join(sql_literal(b) for b in batch_ids)
         rows = self.backend.spark.sql(
             f"SELECT batch_id, replay FROM {self.backend.qualified(self.batches)} WHERE table_name = "
-            f"{sql_literal(table)} AND status IN ('published', 'staged') AND batch_id IN ({ids})"
+            f"{sql_literal(table)} AND batch_id IN ({ids}) AND replay IS NOT NULL "
+            "ORDER BY CASE status WHEN 'published' THEN 0 ELSE 1 END DESC"
+        ).collect()
+        return {r[0]: r[1] for r in rows}  # the last row of a batch wins: a published one
+
+    def fingerprints(self, table: str) -> dict[str, str]:
+        """The configuration fingerprint each published batch was applied under (when recorded)."""
+        rows = self.backend.spark.sql(
+            f"SELECT batch_id, config_fingerprint FROM {self.backend.qualified(self.batches)} "
+            f"WHERE table_name = {sql_literal(table)} AND status = 'published' "
+            "AND config_fingerprint IS NOT NULL"
         ).collect()
         return {r[0]: r[1] for r in rows}
 
@@ -68,9 +79,12 @@ class OperatorMarks:
                 f"{sql_literal(table)} AND batch_id IN ({ids}) AND attempt <> {sql_literal(keep_attempt)}"
             )
 
-    def correct_counts(self, table: str, counts: dict[str, dict[str, int]]) -> None:
-        """Set the status counts of published batches to what a rebuild of their table counted
-        (after an unload or reload, a later batch may have found other rows); one MERGE."""
+    def correct_counts(
+        self, table: str, counts: dict[str, dict[str, int]], fingerprint: str, config: str
+    ) -> None:
+        """After a rebuild: the status counts of the published batches it applied again (a later
+        batch may find other rows once one before it is unloaded or reloaded), and the
+        configuration they were applied under; one MERGE."""
         if not counts:
             return
         source = literal_rows(
@@ -84,7 +98,9 @@ class OperatorMarks:
             self._sql(
                 f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
                 f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id "
-                "AND t.status = 'published' WHEN MATCHED THEN UPDATE SET t.status_counts = s.status_counts"
+                "AND t.status = 'published' WHEN MATCHED THEN UPDATE SET t.status_counts = "
+                f"s.status_counts, t.config_fingerprint = {sql_literal(fingerprint)}, "
+                f"t.config = {sql_literal(config)}"
             )
         finally:
             self.backend.spark.catalog.dropTempView(view)

@@ -11,7 +11,8 @@ Per table, in the order a run takes them:
    completion marker, a Synapse Link folder still being written);
 4. the columns those batches would add to the target (schema evolution).
 
-Nothing is written: no control table is created, no load is opened, the log is not reconciled.
+Nothing is written: no control table is created, no load is opened (a `table_changes` table's
+next load is listed, not read), the log is not reconciled.
 The applied batches are those the target's lineage holds and those the log says are never to be
 taken again, as a run's reconciliation would find them.
 """
@@ -29,6 +30,7 @@ from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.failures import describe
 from lakefresh.secrets import redact
 from lakefresh.sources import SourceContext, make_source
+from lakefresh.state.control import LOADS_TABLE
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
@@ -133,6 +135,12 @@ def _plan_table(
         out.config_changes = changes(last[2], text) if now != last[1] else []
 
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
+    feed = table.source.kind == "table_changes"  # its listing needs the loads log; its read opens a load
+    if feed and not backend.exists(f"{config.catalog.control_namespace}.{LOADS_TABLE}"):
+        out.waiting = [
+            {"name": "first load", "reason": "the changes from the source's first snapshot, when run"}
+        ]
+        return
     pending = [ref for ref in source.list_batches() if ref.batch_id not in applied]  # 2.
     out.take = [_planned(backend, ref) for ref in pending]
     if out.config_changes and pending and not out.stops:
@@ -143,7 +151,7 @@ def _plan_table(
     waiting = getattr(source, "waiting", None)  # 3.
     if waiting is not None:
         out.waiting = [{"name": n, "reason": r} for n, r in waiting()]
-    if out.exists and pending:  # 4.
+    if out.exists and pending and not feed:  # 4.
         known = {f.name.lower() for f in backend.schema(name).fields}
         seen: list[str] = []
         for ref in pending:

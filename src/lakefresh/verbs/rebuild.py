@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lakefresh.bookkeeping import VERB_PREFIX, Bookkeeping, is_verb
 from lakefresh.config.fingerprint import fingerprint
-from lakefresh.errors import AuditError, ConfigError
+from lakefresh.errors import AuditError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
 from lakefresh.reading import read_batch
 from lakefresh.results import BatchResult, TableResult
@@ -94,6 +94,7 @@ class _Plan:
     strategy: Strategy
     source: Any
     live: list[BatchRef]
+    named: list[str]  # the batches the verb unloads or reloads in this table
 
 
 def rebuild(
@@ -118,12 +119,13 @@ def rebuild(
         )
     books = Bookkeeping(backend, control)
     plans = [
-        _plan(config, backend, control, books, base_dir, each, verb, batches, hint)
+        _plan(config, backend, control, books, base_dir, each, verb, batches, hint, main=each is table)
         for each in table_and_history(config, backend, table, verb)
     ]
     result = RebuildResult(verb, table.name, list(batches))
     for plan in plans:
-        _apply(backend, control, books, plan, verb, batches, result)
+        if plan is not None:  # a history table that never held the batches is left as it is
+            _apply(backend, control, books, plan, verb, result)
     return result
 
 
@@ -137,17 +139,38 @@ def _plan(
     verb: Verb,
     batches: list[str],
     hint: str,
-) -> _Plan:
+    main: bool,
+) -> _Plan | None:
     name = config.qualified(table)
     strategy = make_strategy(table.strategy)
     books.reconcile(name, TableResult(table.name), strategy, hint, None)  # 1.
-    if verb != "reset":
-        books.check_config(name, table)
+    foreign = [
+        c for c in backend.commits_after(name, None) if c.batch_id is None and c.operation != "replace"
+    ]
+    if foreign:
+        shown = ", ".join(f"snapshot {c.snapshot_id} ({c.operation})" for c in foreign[:3])
+        raise TargetError(
+            f"cannot {verb} {table.name!r}: rows were written to it outside its batches ({shown}: "
+            "lookup skeleton rows, or another writer); rebuilding it from its batches would lose "
+            "them. Nothing was changed"
+        )
     attempts = control.attempts(name)
     live = {a.batch_id for a in attempts if a.status == "published" and not is_verb(a.batch_id)}
+    if verb != "reset":
+        books.check_config(name, table)
+        now = fingerprint(table)[0]
+        older = sorted(b for b, fp in control.fingerprints(name).items() if b in live and fp != now)
+        if older:
+            raise ConfigError(
+                f"cannot {verb} {table.name!r}: batches {_some(older)} were applied under another "
+                f"configuration (taken with --accept-config-change), and {verb} would apply them "
+                f"again under today's; rebuild every batch under it with lakefresh reset PIPELINE "
+                f"--table {table.name}. Nothing was changed"
+            )
     if verb == "unload":  # 2.
+        named = [b for b in batches if b in live]
         unknown = [b for b in batches if b not in live]
-        if unknown:
+        if unknown and main:
             raise ConfigError(
                 f"cannot unload {unknown} from {table.name!r}: not loaded (its loaded batches: "
                 f"{_some(live)}); nothing was changed"
@@ -155,13 +178,18 @@ def _plan(
         live -= set(batches)
     elif verb == "reload":
         unloaded = {a.batch_id for a in attempts if a.status in ("unloaded", "forgotten")}
+        named = [b for b in batches if b in live | unloaded]
         unknown = [b for b in batches if b not in live | unloaded]
-        if unknown:
+        if unknown and main:
             raise ConfigError(
                 f"cannot reload {unknown} into {table.name!r}: never loaded (a run takes a new "
                 "batch; reload applies a loaded or unloaded one again); nothing was changed"
             )
-        live |= set(batches)
+        live |= set(named)
+    else:
+        named = []
+    if verb != "reset" and not named:
+        return None
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
     listed = [] if table.source.kind in NOT_RETAINED else source.list_batches()
     replays = replayed_refs(control, name, live - {ref.batch_id for ref in listed})
@@ -174,7 +202,10 @@ def _plan(
             "feed's load is not retained, and files may have been removed. Nothing was changed; "
             "`lakefresh rollback` undoes the newest batches without reading them"
         )
-    return _Plan(config, name, table, strategy, source, ordered)
+    rank = {b: n for n, b in enumerate(reversed(list(backend.published_batches(name))))}
+    if all(ref.batch_id in rank for ref in ordered):  # in the order they were applied
+        ordered.sort(key=lambda ref: rank[ref.batch_id])
+    return _Plan(config, name, table, strategy, source, ordered, named)
 
 
 def _apply(
@@ -183,10 +214,9 @@ def _apply(
     books: Bookkeeping,
     plan: _Plan,
     verb: Verb,
-    batches: list[str],
     result: RebuildResult,
 ) -> None:
-    name, table, strategy = plan.name, plan.config, plan.strategy
+    name, table, strategy, batches = plan.name, plan.config, plan.strategy, plan.named
     verb_id = f"{VERB_PREFIX}{verb}:{uuid.uuid4().hex[:12]}"
     attempt = uuid.uuid4().hex[:16]
     started = datetime.now(UTC).replace(tzinfo=None)
@@ -237,7 +267,8 @@ def _apply(
         control.mark_reloaded(name, [outcome.batch_id], keep_attempt=new)
         if bad is not None:
             control.record_quarantine(name, outcome.batch_id, new, bad)
-    control.correct_counts(name, {b: c for b, c in counts.items() if b not in batches or verb != "reload"})
+    kept = {b: c for b, c in counts.items() if b not in batches or verb != "reload"}
+    control.correct_counts(name, kept, *fingerprint(table))  # re-applied under today's configuration
     books.recount(name, strategy)
     checkpoint("after_record", verb_id)
     result.applied[table.name] = [ref.batch_id for ref in plan.live]
