@@ -165,6 +165,7 @@ class Pipeline:
 
         tables = [table_report(status, self.history(status.table)) for status in self.status(pending=True)]
         out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(render(self.path.name if self.path else "pipeline", tables), encoding="utf-8")
         return out
 

@@ -12,7 +12,7 @@ from tests.conftest import Workspace, rows
 from tests.spark.test_key_properties import TABLE, batches, csv, reference
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(batches=batches.filter(lambda b: len(b) >= 2), data=st.data())
 def test_unload_and_reload_equal_the_reference_of_the_live_batches(
     spark, warehouse, tmp_path_factory, batches, data
