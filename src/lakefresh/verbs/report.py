@@ -123,7 +123,8 @@ def _charts(t: TableReport) -> list[Any]:
     out = []
     for title, traces, mode in figures:
         if not traces:  # no rules: say so instead of an empty chart
-            traces = [go.Bar(name="no rules", x=ids, y=[0 for _ in ids])]
+            out.append(Markup(f'<h3>{title}</h3><p class="empty">No data-quality rules on this table.</p>'))
+            continue
         figure = go.Figure(data=traces, layout={"title": title, "barmode": mode, "height": 320})
         figure.update_layout(margin={"l": 40, "r": 10, "t": 40, "b": 40})
         out.append(Markup(figure.to_html(full_html=False, include_plotlyjs=False)))
