@@ -17,6 +17,7 @@ from lakefresh.errors import ConfigError
 from lakefresh.faults import SimulatedCrash
 from tests.conftest import rows
 from tests.spark.test_contract_strategies import BATCHES, KINDS, contents, table_yaml
+from tests.spark.test_key_history import CUSTOMERS as KEYED  # its batches, too, are below
 
 
 def other_pipeline(ws, tables: str, suffix: str):
@@ -84,20 +85,6 @@ def test_unload_equals_never_loading_and_reload_gives_the_batch_back(ws, kind):
     assert live_log(p) == log_before
 
 
-KEYED = """
-- name: customers
-  source:
-    kind: files
-    path: in
-    format: csv
-    schema: {id: int, city: string, updated_at: timestamp, gone: boolean}
-  strategy:
-    kind: key
-    keys: [id]
-    date_column: updated_at
-    delete: {column: gone, value: true}
-    history: true
-"""
 HEADER = "id,city,updated_at,gone\n"
 
 
