@@ -24,7 +24,8 @@ from lakefresh.errors import AuditError, BatchRefused, ConfigChanged, ConfigErro
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, TableResult
-from lakefresh.state.control import AttemptRow, ControlTables, Effective, PublishedBatch
+from lakefresh.state.control import AttemptRow, ControlTables
+from lakefresh.state.published import Effective, Published, PublishedBatch, PublishLog
 from lakefresh.strategies import ChangeSet, Strategy
 
 if TYPE_CHECKING:
@@ -75,16 +76,19 @@ class Bookkeeping:
         undone = self.undone(name, lineage)
         self.control.mark_unloaded(name, sorted(undone & logged))  # a crash lost that record
         logged -= undone
+        marks = []
         for batch_id, snapshot_id in lineage.items():
             if batch_id in logged or batch_id in undone:
                 continue
             staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
             match = [a for a in staged if a.staged_snapshot_id == snapshot_id] or staged[-1:]
+            when = self.backend.committed_at(name, snapshot_id)
             if match:
-                self.control.mark_published(name, batch_id, match[0].attempt, snapshot_id, 0.0)
+                marks.append(Published(batch_id, match[0].attempt, snapshot_id, when))
             else:
-                self.control.record_recovered(name, batch_id, snapshot_id)
+                self.control.record_recovered(name, batch_id, snapshot_id, when)
             outcome.recovered.append(batch_id)
+        self.control.record_published(name, marks)  # one commit, however many a crash left
         stale = [a for a in attempts if a.status == "staged" and a.batch_id not in lineage]
         self.control.mark_abandoned(name, stale)
         if outcome.recovered:  # their effects on the effective counts were never recorded
@@ -192,7 +196,13 @@ class Bookkeeping:
         return effective_ranges(spans, strategy.range_type or "")
 
     def effective(
-        self, name: str, strategy: Strategy, change: ChangeSet, batch_id: str, snapshot_id: int
+        self,
+        name: str,
+        strategy: Strategy,
+        change: ChangeSet,
+        batch_id: str,
+        snapshot_id: int,
+        log: PublishLog,
     ) -> list[Effective]:
         """This batch's effective metrics first, then those of earlier batches that changed.
 
@@ -206,7 +216,7 @@ class Bookkeeping:
         superseded = change.superseded
         if superseded == {} and not strategy.range_type:
             return [Effective(batch_id, change.written)]
-        earlier = self.control.published(name)
+        earlier = log.published()  # the log's view, kept in memory during the run
         counts = _decremented(earlier, superseded)
         if counts is None:
             target = self.backend.read(name, snapshot_id)

@@ -1,5 +1,6 @@
-"""The runner: for each table in dependency order, each new batch goes
-read -> stage -> write (staged, invisible) -> audit -> record -> publish -> record.
+"""The runner: for each table in dependency order, each new batch goes through the steps of
+steps.py (read -> stage -> write, staged and invisible -> audit -> record -> publish), and the
+run's published batches are recorded in the log in one commit at the table's end.
 
 Exactly once. A batch is *applied* when its id is in the target's current lineage (a published
 snapshot carries the batch id it was staged with). Before anything else, the runner reconciles the
@@ -12,28 +13,19 @@ continues from there. A re-run with nothing new writes nothing.
 
 from __future__ import annotations
 
-import json
 import threading
-import time
-import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
-from lakefresh.config.fingerprint import fingerprint
+from lakefresh.bookkeeping import Bookkeeping
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
-from lakefresh.errors import AuditError, ConfigError, LakefreshError, TransientError
-from lakefresh.faults import checkpoint
-from lakefresh.lakehouse.backend import StagedCommit, TableBackend
-from lakefresh.lakehouse.failures import describe
-from lakefresh.reading import read_batch
-from lakefresh.results import BatchResult, PhaseTimes, RunResult, TableResult
-from lakefresh.rules import check_batch_rules
-from lakefresh.secrets import redact
+from lakefresh.errors import ConfigError, TransientError
+from lakefresh.lakehouse.backend import TableBackend
+from lakefresh.results import BatchResult, RunResult, TableResult
 from lakefresh.sources import BatchRef, Source, SourceContext, make_source
-from lakefresh.state.control import AttemptRow, ControlTables
-from lakefresh.strategies import ChangeSet, Rebuild, StageContext, Strategy, make_strategy
-from lakefresh.strategies.base import shape_target
+from lakefresh.state.control import ControlTables
+from lakefresh.state.published import PublishLog
+from lakefresh.steps import Attempt, BatchSteps, error_text
+from lakefresh.strategies import Strategy, make_strategy
 
 if TYPE_CHECKING:
     from lakefresh.console import Console
@@ -63,6 +55,7 @@ class Runner:
         self.skip: list[str] = []  # batches the operator skips for good (one table's run)
         self.accept_config_change = False  # the operator's decision: new config for new batches
         self.books = Bookkeeping(backend, control)
+        self.steps = BatchSteps(config, backend, control, self.books, console.message)
 
     def run(
         self,
@@ -114,6 +107,7 @@ class Runner:
     def run_table(self, table: TableConfig) -> TableResult:
         name = self.config.qualified(table)
         outcome = TableResult(table.name)
+        log = PublishLog(self.control, name)
         try:
             source = make_source(
                 table.source, SourceContext.of(self.config, self.backend, self.base_dir, table)
@@ -136,8 +130,7 @@ class Runner:
                     if self.stop.is_set():  # asked to stop: after the commit in progress
                         more = False
                         break
-                    self._tidy()
-                    batch = self._apply_with_retries(table, name, strategy, source, ref)
+                    batch = self._apply_with_retries(table, name, strategy, source, ref, log)
                     outcome.batches.append(batch)
                     self.console.batch_done(batch)
                     if batch.status != "published":
@@ -147,16 +140,35 @@ class Runner:
                     try:
                         more = source.published(ref) or more
                     except Exception as exc:  # the batch is in: the next run records its load
-                        outcome.error = f"batch {ref.batch_id} was published; {_error_text(exc)}"
+                        outcome.error = f"batch {ref.batch_id} was published; {error_text(exc)}"
                         break
+                    if log.due():
+                        log.flush()
                 # a source with state of its own (a change feed) lists its next batch only now
                 pending = _pending(source, applied) if more else []
         except Exception as exc:  # the table stops with its cause; the other tables go on
-            outcome.error = _error_text(exc)
+            outcome.error = error_text(exc)
+        self._record(log, outcome)
         if outcome.error:
             outcome.resume_command = self.resume_hint.format(table=table.name)
         self.console.table_done(outcome)
         return outcome
+
+    def _record(self, log: PublishLog, outcome: TableResult) -> None:
+        """The record step of the run's published batches: one commit marks them all published
+        (state/published.py). If it fails they stay in the target, and the next run's
+        reconciliation completes their record from its lineage."""
+        waiting = log.waiting
+        try:
+            log.flush()
+        except Exception as exc:
+            error = (
+                f"batch(es) {', '.join(waiting)} were published, but recording them failed: "
+                f"{error_text(exc)}; the next run completes their record"
+            )
+            outcome.error = f"{outcome.error}; {error}" if outcome.error else error
+            return
+        self._tidy()
 
     def apply_batch(self, table: TableConfig, ref: BatchRef) -> BatchResult:
         """Apply one batch the source does not list (a replay of corrected rows) as a run would
@@ -169,7 +181,10 @@ class Runner:
             name, TableResult(table.name), strategy, self.resume_hint.format(table=table.name), None
         )
         self.books.check_config(name, table)
-        return self._apply_with_retries(table, name, strategy, source, ref)
+        log = PublishLog(self.control, name)
+        result = self._apply_with_retries(table, name, strategy, source, ref, log)
+        log.flush()
+        return result
 
     def _tidy(self) -> None:
         """Keep the control tables compact, so a long-running pipeline does not slow down batch
@@ -177,188 +192,18 @@ class Runner:
         try:
             self.control.tidy()
         except Exception as exc:
-            self.console.message(f"could not compact the control tables: {_error_text(exc)}")
+            self.console.message(f"could not compact the control tables: {error_text(exc)}")
 
     def _apply_with_retries(
-        self, table: TableConfig, name: str, strategy: Strategy, source: Any, ref: BatchRef
+        self, table: TableConfig, name: str, strategy: Strategy, source: Any, ref: BatchRef, log: PublishLog
     ) -> BatchResult:
         for attempt_no in range(1, MAX_CONFLICT_RETRIES + 1):
             try:
-                return self._apply(table, name, strategy, source, ref)
+                return self.steps.apply(Attempt(table, name, strategy, ref), source, log)
             except TransientError as exc:
                 if attempt_no == MAX_CONFLICT_RETRIES:
-                    return BatchResult(name, ref.batch_id, "failed", ref.position, error=_error_text(exc))
+                    return BatchResult(name, ref.batch_id, "failed", ref.position, error=error_text(exc))
         raise AssertionError("unreachable")
-
-    # --- one batch ---------------------------------------------------------------------------
-
-    def _apply(
-        self, table: TableConfig, name: str, strategy: Strategy, source: Any, ref: BatchRef
-    ) -> BatchResult:
-        if ref.replay.get("backfill") == "overwrite":
-            strategy = Rebuild(strategy)  # the batch builds the table anew, then replaces it
-        attempt = uuid.uuid4().hex[:16]
-        started = datetime.now(UTC).replace(tzinfo=None)
-        times = PhaseTimes()
-        result = BatchResult(name, ref.batch_id, "failed", ref.position, seconds=times)
-        row: dict[str, Any] = {
-            "table_name": name,
-            "batch_id": ref.batch_id,
-            "attempt": attempt,
-            "source_kind": table.source.kind,
-            "strategy": table.strategy.kind,
-            "source_position": ref.position,
-            "replay": _json(ref.replay),
-            "started_at": started,
-        }
-        row["config_fingerprint"], row["config"] = fingerprint(table)
-        recorded = False
-        try:
-            clock = time.perf_counter()
-            exists = self.backend.exists(name)
-            target_schema = self.backend.schema(name) if exists else None
-            read = read_batch(self.config, self.backend, table, strategy, source, ref, target_schema)
-            good, result.quarantined, result.skeletons = read.good, read.quarantined, read.skeletons
-            result.rules = dict(read.rules)
-            times.read = time.perf_counter() - clock
-            checkpoint("after_read", ref.batch_id)
-
-            clock = time.perf_counter()
-            ctx = StageContext(self.backend, name, ref.batch_id, ref.batch_time, exists)
-            change = strategy.stage(ctx, good)
-            properties = {**self.config.defaults.table_properties, **table.properties}
-            shape_target(ctx, change, table.partition_by, properties)
-            result.counts = dict(change.counts)
-            result.record_count = change.record_count + result.quarantined
-            result.duplicates = change.duplicates
-            if change.range:
-                result.range_start, result.range_end = change.range
-            checkpoint("after_stage", ref.batch_id)
-
-            parent = self.backend.head(name)
-            parent_rows = self.backend.live_records(name, parent) if parent else 0
-            staged = self.backend.stage(name, ref.batch_id, lambda: strategy.write(ctx, change))
-            result.files_written = staged.files_written
-            result.bytes_written = staged.bytes_written
-            times.stage = time.perf_counter() - clock
-            checkpoint("after_write", ref.batch_id)
-
-            clock = time.perf_counter()
-            row.update(self._row_counts(result, staged))
-            self._audit(table, name, strategy, change, staged, parent_rows)
-            result.rules.update(check_batch_rules(self.backend, table, good, name, staged.snapshot_id))
-            row["rule_results"] = dict(result.rules) or None
-            times.audit = time.perf_counter() - clock
-            checkpoint("after_audit", ref.batch_id)
-
-            row.update(status="staged", **_times(times))
-            self.control.record_attempt(row)
-            recorded = True
-            if result.quarantined:
-                self.control.record_quarantine(name, ref.batch_id, attempt, read.quarantine_rows())
-            checkpoint("after_record_staged", ref.batch_id)
-
-            clock = time.perf_counter()
-            snapshot_id = self.backend.publish(staged)
-            result.snapshot_id = snapshot_id
-            checkpoint("after_publish", ref.batch_id)
-            effective = self.books.effective(name, strategy, change, ref.batch_id, snapshot_id)
-            result.effective_count = effective[0].count
-            times.publish = time.perf_counter() - clock
-            self.control.mark_published(name, ref.batch_id, attempt, snapshot_id, times.publish, effective)
-            checkpoint("after_record", ref.batch_id)
-            result.status = "published"
-            return result
-        except TransientError:
-            if recorded:  # it is staged again as a new attempt: this one never publishes
-                self.control.mark_abandoned(name, [AttemptRow(ref.batch_id, attempt, "staged", None)])
-            raise
-        except Exception as exc:
-            result.status = STATUS_OF.get(type(exc), "failed")
-            result.error = _error_text(exc)
-            if result.snapshot_id is not None:
-                # The batch is in the target: only its record is incomplete, and the next run's
-                # reconciliation with the lineage completes it. Nothing is rolled back.
-                result.error += (
-                    f" (the batch was published as snapshot {result.snapshot_id}; the next run "
-                    "completes its record)"
-                )
-            else:
-                self._record_failure(row, result, times, recorded)
-                self._restore_schema(name, exists, target_schema)
-            return result
-
-    def _audit(
-        self,
-        table: TableConfig,
-        name: str,
-        strategy: Strategy,
-        change: ChangeSet,
-        staged: StagedCommit,
-        parent_rows: int,
-    ) -> None:
-        audit = self.config.audit_for(table)
-        if audit.row_count:
-            expected = change.expected_rows
-            if expected is None and change.expected_delta is not None:
-                expected = parent_rows + change.expected_delta
-            if expected is not None and staged.live_records != expected:
-                raise AuditError(
-                    f"staged snapshot {staged.snapshot_id} holds {staged.live_records} rows, the "
-                    f"change set predicts {expected}; nothing was published"
-                )
-        keys = strategy.unique_keys()
-        if audit.unique_keys and keys:
-            from pyspark.sql import functions as F
-
-            df = self.backend.read(name, staged.snapshot_id)
-            dupes = df.groupBy(*keys).count().filter(F.col("count") > 1).limit(5).collect()
-            if dupes:
-                shown = [tuple(r[k] for k in keys) for r in dupes]
-                raise AuditError(f"staged snapshot has duplicate keys {shown}; nothing was published")
-
-    def _row_counts(self, result: BatchResult, staged: StagedCommit) -> dict[str, Any]:
-        return {
-            "staged_snapshot_id": staged.snapshot_id,
-            "record_count": result.record_count,
-            "quarantined_count": result.quarantined,
-            "duplicate_count": result.duplicates,
-            "status_counts": dict(result.counts),
-            "range_start": result.range_start,
-            "range_end": result.range_end,
-            "files_written": result.files_written,
-            "bytes_written": result.bytes_written,
-        }
-
-    def _restore_schema(self, name: str, existed: bool, before: Any) -> None:
-        """A batch that failed leaves the target's schema as it found it: the columns it added
-        are dropped again (metadata only), and a table it created, holding no batch, is dropped.
-        A widened type stays: a table format cannot narrow a column back (int -> bigint is kept)."""
-        try:
-            if not self.backend.exists(name):
-                return
-            if not existed:
-                if self.backend.head(name) is None:
-                    self.backend.drop(name)
-                return
-            known = {f.name.lower() for f in before.fields}
-            added = [f.name for f in self.backend.schema(name).fields if f.name.lower() not in known]
-            if added:
-                self.backend.drop_columns(name, added)
-        except Exception as exc:  # the batch's own error is the one to report
-            self.console.message(f"could not restore the schema of {name}: {_error_text(exc)}")
-
-    def _record_failure(
-        self, row: dict[str, Any], result: BatchResult, times: PhaseTimes, recorded: bool
-    ) -> None:
-        try:
-            if recorded:
-                self.control.mark_failed(row["table_name"], row["attempt"], result.status, result.error)
-            else:
-                row.update(status=result.status, error=result.error, **_times(times))
-                self.control.record_attempt(row)
-        except Exception as exc:  # the log is secondary to the error being reported
-            self.console.message(f"could not record the failure in the batches table: {exc}")
 
 
 def _pending(source: Source, applied: set[str]) -> list[BatchRef]:
@@ -371,21 +216,3 @@ def _pending(source: Source, applied: set[str]) -> list[BatchRef]:
         if not changed:
             return [ref for ref in listed if ref.batch_id not in applied]
     raise AssertionError("a source kept changing its batches")
-
-
-def _times(times: PhaseTimes) -> dict[str, float]:
-    return {
-        "read_seconds": round(times.read, 3),
-        "stage_seconds": round(times.stage, 3),
-        "audit_seconds": round(times.audit, 3),
-    }
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, default=str, sort_keys=True)
-
-
-def _error_text(exc: BaseException) -> str:
-    if isinstance(exc, LakefreshError):
-        return redact(str(exc))
-    return describe(exc)  # the root cause in one line; the JVM trace only with --debug

@@ -135,10 +135,11 @@ def test_faults_at_every_point_then_a_rerun_equal_applying_each_batch_once(ws, m
         for point in PRE_PUBLISH:
             run_with_fault(faulted, monkeypatch, f"{point}@b2.csv:{action}")
             assert contents(faulted, kind) == after["b1.csv"], (action, point)
+    # b3 and b4 are published in one run, whose record (one commit at the table's end) the crash
+    # at b4 prevents: both are left `staged`; the fault at the record itself comes after it
     for spec, applied in (
         ("after_publish@b2.csv:raise", "b2.csv"),
-        ("after_publish@b3.csv:crash", "b3.csv"),
-        ("after_record@b4.csv:raise", "b4.csv"),
+        ("after_publish@b4.csv:crash", "b4.csv"),
         ("after_record@b5.csv:crash", "b5.csv"),
     ):
         run_with_fault(faulted, monkeypatch, spec)

@@ -1,8 +1,9 @@
 """The control tables in the `lakefresh` namespace, with explicit, versioned schemas.
 
 - `batches`: one row per table, batch and attempt. An attempt is recorded as `staged` (with its
-  counts) before its target commit is published, and becomes `published` right after. A crash in
-  between leaves `staged`; the next run reads the target's lineage and completes the record
+  counts) before its target commit is published; marking it `published` waits until the table's
+  run ends and goes in one commit for the whole run (state/published.py). A crash in between
+  leaves `staged`; the next run reads the target's lineage and completes the record
   (`published`) or marks it `abandoned` before staging the batch again.
 - `quarantine`: rows that could not be loaded, with the reason, file, line and batch.
 
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
@@ -41,9 +42,9 @@ from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
-from lakefresh.ranges import Interval
 from lakefresh.secrets import redact
 from lakefresh.state.marks import OperatorMarks
+from lakefresh.state.published import RANGES_TYPE, PublishMarks
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 STATE_VERSION = 4
 VERSION_PROPERTY = "lakefresh.state-version"
 
-RANGES_TYPE = "array<struct<start: string, end: string, start_inclusive: boolean, end_inclusive: boolean>>"
 
 BATCHES_SCHEMA = f"""
 table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
@@ -98,34 +98,16 @@ LOADS_TABLE = "loads"
 
 
 @dataclass(frozen=True)
-class Effective:
-    """A published batch's effective metrics: its rows still in the target, the ranges it owns."""
-
-    batch_id: str
-    count: int | None
-    ranges: list[Interval] | None = None
-
-
-@dataclass(frozen=True)
-class PublishedBatch:
-    batch_id: str
-    effective_count: int | None
-    range_start: str | None
-    range_end: str | None
-    effective_ranges: list[Interval] | None
-
-
-@dataclass(frozen=True)
 class AttemptRow:
     batch_id: str
     attempt: str
     status: str
     staged_snapshot_id: int | None
     published_snapshot_id: int | None = None
-    published_millis: int | None = None  # when the log recorded the publish (epoch ms)
+    published_millis: int | None = None  # when it was published, as the log says (epoch ms)
 
 
-class ControlTables(OperatorMarks):
+class ControlTables(OperatorMarks, PublishMarks):
     """Reads and writes the control tables through the table backend."""
 
     def __init__(self, backend: TableBackend, namespace: str) -> None:
@@ -228,24 +210,6 @@ class ControlTables(OperatorMarks):
         ).first()
         return None if row is None else (row[0], row[1], row[2])
 
-    def published(self, table: str) -> dict[str, PublishedBatch]:
-        """The table's published batches, by batch id."""
-        rows = self.backend.spark.sql(
-            "SELECT batch_id, effective_count, range_start, range_end, effective_ranges FROM "
-            f"{self.backend.qualified(self.batches)} "
-            f"WHERE table_name = {sql_literal(table)} AND status = 'published'"
-        ).collect()
-        return {
-            r[0]: PublishedBatch(
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                None if r[4] is None else [Interval(**x.asDict()) for x in r[4]],
-            )
-            for r in rows
-        }
-
     def last_config(self, table: str) -> tuple[str, str, str] | None:
         """(batch id, config fingerprint, config) of the table's newest published batch that
         recorded them (batches of state version 2 did not)."""
@@ -300,77 +264,6 @@ class ControlTables(OperatorMarks):
         )
         retry_conflicts(lambda: self.backend.append(self.quarantine, out))
 
-    def mark_published(
-        self,
-        table: str,
-        batch_id: str,
-        attempt: str,
-        snapshot_id: int,
-        publish_seconds: float,
-        effective: list[Effective] | None = None,
-    ) -> None:
-        """Mark an attempt published and, in the same commit, store effective metrics: the
-        batch's own and those of earlier batches that this one superseded."""
-        published = (
-            f"status = 'published', published_snapshot_id = {int(snapshot_id)}, "
-            f"publish_seconds = {sql_literal(publish_seconds)}, published_at = current_timestamp()"
-        )
-        if not effective:
-            self._update(
-                table, f"batch_id = {sql_literal(batch_id)} AND attempt = {sql_literal(attempt)}", published
-            )
-            return
-        self._merge_effective(table, effective, attempt, batch_id, published)
-
-    def update_effective(self, table: str, effective: list[Effective]) -> None:
-        """Store recounted effective metrics of published batches (after a rollback)."""
-        if effective:
-            self._merge_effective(table, effective)
-
-    def _merge_effective(
-        self,
-        table: str,
-        effective: list[Effective],
-        attempt: str | None = None,
-        batch_id: str | None = None,
-        published: str | None = None,
-    ) -> None:
-        """One MERGE: the effective metrics of published batches and, with `attempt`, that
-        attempt of `batch_id` marked published (`published`: its assignments)."""
-        spark = self.backend.spark
-        source = literal_rows(
-            spark,
-            [
-                {
-                    "batch_id": e.batch_id,
-                    "attempt": attempt if e.batch_id == batch_id else None,
-                    "effective_count": e.count,
-                    "effective_ranges": None if e.ranges is None else [r.to_dict() for r in e.ranges],
-                }
-                for e in effective
-            ],
-            parse_schema(
-                f"batch_id string, attempt string, effective_count bigint, effective_ranges {RANGES_TYPE}"
-            ),
-        )
-        view = f"lakefresh_effective_{abs(hash((table, attempt)))}"
-        source.createOrReplaceTempView(view)
-        try:
-            sets = "t.effective_count = s.effective_count, t.effective_ranges = s.effective_ranges"
-            own = ""
-            if published:
-                own = f"WHEN MATCHED AND s.attempt IS NOT NULL THEN UPDATE SET {published}, {sets} "
-            merge = (
-                f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
-                f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id AND "
-                "((s.attempt IS NOT NULL AND t.attempt = s.attempt) "
-                " OR (s.attempt IS NULL AND t.status = 'published')) "
-                f"{own}WHEN MATCHED THEN UPDATE SET {sets}"
-            )
-            retry_conflicts(lambda: spark.sql(merge))
-        finally:
-            spark.catalog.dropTempView(view)
-
     def mark_failed(self, table: str, attempt: str, status: str, error: str | None) -> None:
         """A recorded attempt that failed before publishing: its quarantine rows are withdrawn
         (the batch's next attempt quarantines them again)."""
@@ -396,8 +289,9 @@ class ControlTables(OperatorMarks):
         self._update(table, f"attempt IN ({ids}) AND status = 'staged'", "status = 'abandoned'")
         self._drop_quarantine(table, [a.attempt for a in attempts])
 
-    def record_recovered(self, table: str, batch_id: str, snapshot_id: int) -> None:
-        """A batch found in the target's lineage with no staged record (its log write was lost)."""
+    def record_recovered(self, table: str, batch_id: str, snapshot_id: int, when: datetime) -> None:
+        """A batch found in the target's lineage with no staged record (its log write was lost),
+        published at `when` (its commit's time)."""
         self.record_attempt(
             {
                 "table_name": table,
@@ -405,7 +299,7 @@ class ControlTables(OperatorMarks):
                 "attempt": f"recovered-{snapshot_id}",
                 "status": "published",
                 "published_snapshot_id": snapshot_id,
-                "published_at": datetime.now(UTC).replace(tzinfo=None),
+                "published_at": when,
                 "error": "recovered from the target's lineage; counts were not recorded",
             }
         )

@@ -257,7 +257,7 @@ def _apply(
     checkpoint("after_publish", verb_id)
     backend.drop(name + SCRATCH)
 
-    control.mark_published(name, verb_id, attempt, snapshot_id, 0.0)  # 5.
+    control.mark_published(name, verb_id, attempt, snapshot_id, backend.committed_at(name, snapshot_id))  # 5.
     if verb == "unload":
         control.mark_unloaded(name, list(batches))
     for outcome, bad in outcomes:

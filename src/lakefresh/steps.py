@@ -1,0 +1,300 @@
+"""One batch, in named steps over one :class:`Attempt`:
+
+1. **read**: the batch from its source, transformed, checked row by row, split into rows to load
+   and rows to quarantine (reading.py);
+2. **stage**: the strategy turns it into a change set, with its status counts;
+3. **write**: the change set is written as a staged commit, invisible to readers;
+4. **audit**: the staged commit is checked (row count, unique keys, batch rules);
+5. **record**: the attempt's `batches` row is appended, `staged`, with every count, and its
+   quarantine rows with it: from here a crash loses nothing the next run cannot complete;
+6. **publish**: the staged commit becomes the table's current snapshot, and the effective
+   metrics it changes go to the table's :class:`PublishLog`, which marks the batch published
+   in the log with the run's other batches, in one commit (state/published.py).
+
+A failure before the publish leaves the target as it was (its schema too) and records the
+attempt's status and error; after the publish nothing is undone: the next run's reconciliation
+completes the record from the target's lineage.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
+from lakefresh.config.fingerprint import fingerprint
+from lakefresh.errors import AuditError, LakefreshError, TransientError
+from lakefresh.faults import checkpoint
+from lakefresh.lakehouse.failures import describe
+from lakefresh.reading import ReadRows, read_batch
+from lakefresh.results import BatchResult, PhaseTimes
+from lakefresh.rules import check_batch_rules
+from lakefresh.secrets import redact
+from lakefresh.state.control import AttemptRow
+from lakefresh.state.published import Published, PublishLog
+from lakefresh.strategies import Rebuild, StageContext
+from lakefresh.strategies.base import shape_target
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.lakehouse.backend import StagedCommit, TableBackend
+    from lakefresh.sources import BatchRef
+    from lakefresh.state.control import ControlTables
+    from lakefresh.strategies import ChangeSet, Strategy
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass
+class Attempt:
+    """One try of one batch: what each step found, and the batch's `batches` row built from it."""
+
+    table: TableConfig
+    name: str  # namespace.table
+    strategy: Strategy
+    ref: BatchRef
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    started: datetime = field(default_factory=_now)
+    times: PhaseTimes = field(default_factory=PhaseTimes)
+    exists: bool = False  # whether the target existed before this attempt
+    target_schema: StructType | None = None  # its schema then
+    rows: ReadRows | None = None
+    ctx: StageContext | None = None
+    change: ChangeSet | None = None
+    staged: StagedCommit | None = None
+    parent_rows: int = 0  # rows in the target's current snapshot, under the staged commit
+    recorded: bool = False  # whether its `staged` row is in the log
+    result: BatchResult = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.ref.replay.get("backfill") == "overwrite":
+            self.strategy = Rebuild(self.strategy)  # the batch builds the table anew, then replaces it
+        ref = self.ref
+        self.result = BatchResult(self.name, ref.batch_id, "failed", ref.position, seconds=self.times)
+
+    def row(self, status: str, **more: Any) -> dict[str, Any]:
+        """The attempt's row of the `batches` log."""
+        r, staged = self.result, self.staged
+        row: dict[str, Any] = {
+            "table_name": self.name,
+            "batch_id": self.ref.batch_id,
+            "attempt": self.id,
+            "status": status,
+            "source_kind": self.table.source.kind,
+            "strategy": self.table.strategy.kind,
+            "source_position": self.ref.position,
+            "replay": _json(self.ref.replay),
+            "started_at": self.started,
+            "read_seconds": round(self.times.read, 3),
+            "stage_seconds": round(self.times.stage, 3),
+            "audit_seconds": round(self.times.audit, 3),
+            **more,
+        }
+        row["config_fingerprint"], row["config"] = fingerprint(self.table)
+        if staged is not None:
+            row.update(
+                staged_snapshot_id=staged.snapshot_id,
+                record_count=r.record_count,
+                quarantined_count=r.quarantined,
+                duplicate_count=r.duplicates,
+                status_counts=dict(r.counts),
+                range_start=r.range_start,
+                range_end=r.range_end,
+                files_written=r.files_written,
+                bytes_written=r.bytes_written,
+                rule_results=dict(r.rules) or None,
+            )
+        return row
+
+
+class BatchSteps:
+    """The steps of one batch, over the pipeline's backend and control tables."""
+
+    def __init__(
+        self,
+        config: PipelineConfig,
+        backend: TableBackend,
+        control: ControlTables,
+        books: Bookkeeping,
+        say: Callable[[str], None],
+    ) -> None:
+        self.config = config
+        self.backend = backend
+        self.control = control
+        self.books = books
+        self.say = say  # a message for the operator (the console's)
+
+    def apply(self, a: Attempt, source: Any, log: PublishLog) -> BatchResult:
+        """Every step in order; the result says how far the batch got. A TransientError (the
+        target moved under the staged commit) propagates: the batch is staged again."""
+        try:
+            self.read(a, source)
+            self.stage(a)
+            self.write(a)
+            self.audit(a)
+            self.record(a)
+            self.publish(a, log)
+            return a.result
+        except TransientError:
+            if a.recorded:  # it is staged again as a new attempt: this one never publishes
+                self.control.mark_abandoned(a.name, [AttemptRow(a.ref.batch_id, a.id, "staged", None)])
+            raise
+        except Exception as exc:
+            self.failed(a, exc)
+            return a.result
+
+    # --- the steps ---------------------------------------------------------------------------
+
+    def read(self, a: Attempt, source: Any) -> None:
+        clock = time.perf_counter()
+        a.exists = self.backend.exists(a.name)
+        a.target_schema = self.backend.schema(a.name) if a.exists else None
+        a.rows = read_batch(self.config, self.backend, a.table, a.strategy, source, a.ref, a.target_schema)
+        a.result.quarantined, a.result.skeletons = a.rows.quarantined, a.rows.skeletons
+        a.result.rules = dict(a.rows.rules)
+        a.times.read = time.perf_counter() - clock
+        checkpoint("after_read", a.ref.batch_id)
+
+    def stage(self, a: Attempt) -> None:
+        assert a.rows is not None
+        clock = time.perf_counter()
+        a.ctx = StageContext(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
+        a.change = change = a.strategy.stage(a.ctx, a.rows.good)
+        properties = {**self.config.defaults.table_properties, **a.table.properties}
+        shape_target(a.ctx, change, a.table.partition_by, properties)
+        a.result.counts = dict(change.counts)
+        a.result.record_count = change.record_count + a.result.quarantined
+        a.result.duplicates = change.duplicates
+        if change.range:
+            a.result.range_start, a.result.range_end = change.range
+        a.times.stage = time.perf_counter() - clock
+        checkpoint("after_stage", a.ref.batch_id)
+
+    def write(self, a: Attempt) -> None:
+        ctx, change = a.ctx, a.change
+        assert ctx is not None and change is not None
+        clock = time.perf_counter()
+        parent = self.backend.head(a.name)
+        a.parent_rows = self.backend.live_records(a.name, parent) if parent else 0
+        a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change))
+        a.result.files_written = a.staged.files_written
+        a.result.bytes_written = a.staged.bytes_written
+        a.times.stage += time.perf_counter() - clock
+        checkpoint("after_write", a.ref.batch_id)
+
+    def audit(self, a: Attempt) -> None:
+        change, staged, rows = a.change, a.staged, a.rows
+        assert change is not None and staged is not None and rows is not None
+        clock = time.perf_counter()
+        audit = self.config.audit_for(a.table)
+        if audit.row_count:
+            expected = change.expected_rows
+            if expected is None and change.expected_delta is not None:
+                expected = a.parent_rows + change.expected_delta
+            if expected is not None and staged.live_records != expected:
+                raise AuditError(
+                    f"staged snapshot {staged.snapshot_id} holds {staged.live_records} rows, the "
+                    f"change set predicts {expected}; nothing was published"
+                )
+        keys = a.strategy.unique_keys()
+        if audit.unique_keys and keys:
+            from pyspark.sql import functions as F
+
+            df = self.backend.read(a.name, staged.snapshot_id)
+            dupes = df.groupBy(*keys).count().filter(F.col("count") > 1).limit(5).collect()
+            if dupes:
+                shown = [tuple(r[k] for k in keys) for r in dupes]
+                raise AuditError(f"staged snapshot has duplicate keys {shown}; nothing was published")
+        a.result.rules.update(check_batch_rules(self.backend, a.table, rows.good, a.name, staged.snapshot_id))
+        a.times.audit = time.perf_counter() - clock
+        checkpoint("after_audit", a.ref.batch_id)
+
+    def record(self, a: Attempt) -> None:
+        assert a.rows is not None
+        self.control.record_attempt(a.row("staged"))
+        a.recorded = True
+        if a.result.quarantined:
+            self.control.record_quarantine(a.name, a.ref.batch_id, a.id, a.rows.quarantine_rows())
+        checkpoint("after_record_staged", a.ref.batch_id)
+
+    def publish(self, a: Attempt, log: PublishLog) -> None:
+        assert a.staged is not None and a.change is not None
+        clock = time.perf_counter()
+        snapshot_id = self.backend.publish(a.staged)
+        a.result.snapshot_id = snapshot_id
+        published_at = _now()
+        checkpoint("after_publish", a.ref.batch_id)
+        effective = self.books.effective(a.name, a.strategy, a.change, a.ref.batch_id, snapshot_id, log)
+        a.result.effective_count = effective[0].count
+        a.times.publish = time.perf_counter() - clock
+        mark = Published(a.ref.batch_id, a.id, snapshot_id, published_at, a.times.publish)
+        log.add(mark, a.change.range, effective)
+        a.result.status = "published"
+
+    # --- a failure ---------------------------------------------------------------------------
+
+    def failed(self, a: Attempt, exc: Exception) -> None:
+        result = a.result
+        result.status = STATUS_OF.get(type(exc), "failed")
+        result.error = error_text(exc)
+        if result.snapshot_id is not None:
+            # The batch is in the target: only its record is incomplete, and the next run's
+            # reconciliation with the lineage completes it. Nothing is rolled back.
+            result.error += (
+                f" (the batch was published as snapshot {result.snapshot_id}; the next run "
+                "completes its record)"
+            )
+            return
+        self._record_failure(a)
+        self._restore_schema(a)
+
+    def _restore_schema(self, a: Attempt) -> None:
+        """A batch that failed leaves the target's schema as it found it: the columns it added
+        are dropped again (metadata only), and a table it created, holding no batch, is dropped.
+        A widened type stays: a table format cannot narrow a column back (int -> bigint is kept)."""
+        name = a.name
+        try:
+            if not self.backend.exists(name):
+                return
+            if not a.exists:
+                if self.backend.head(name) is None:
+                    self.backend.drop(name)
+                return
+            assert a.target_schema is not None
+            known = {f.name.lower() for f in a.target_schema.fields}
+            added = [f.name for f in self.backend.schema(name).fields if f.name.lower() not in known]
+            if added:
+                self.backend.drop_columns(name, added)
+        except Exception as exc:  # the batch's own error is the one to report
+            self.say(f"could not restore the schema of {name}: {error_text(exc)}")
+
+    def _record_failure(self, a: Attempt) -> None:
+        result = a.result
+        try:
+            if a.recorded:
+                self.control.mark_failed(a.name, a.id, result.status, result.error)
+            else:
+                self.control.record_attempt(a.row(result.status, error=result.error))
+        except Exception as exc:  # the log is secondary to the error being reported
+            self.say(f"could not record the failure in the batches table: {exc}")
+
+
+def error_text(exc: BaseException) -> str:
+    """An error in one line: lakefresh's own as written (secrets redacted), any other as its root
+    cause (the JVM trace only with --debug)."""
+    if isinstance(exc, LakefreshError):
+        return redact(str(exc))
+    return describe(exc)
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
