@@ -30,8 +30,9 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 CATALOG = "bench"
-# The target tables' properties for every path (set by --write-mode).
+# The target tables' properties for every path (set by --write-mode), and lakefresh's write mode.
 TABLE_PROPERTIES: dict[str, str] = {}
+WRITE_MODE = ["copy-on-write"]
 MERGE_ON_READ = {f"write.{op}.mode": "merge-on-read" for op in ("merge", "update", "delete")}
 
 
@@ -215,7 +216,7 @@ tables:
   - name: target
     source: {{kind: files, path: {folder / "round_in"}, format: parquet}}
     strategy: {strategy}
-    properties: {json.dumps(TABLE_PROPERTIES)}
+    write_mode: {WRITE_MODE[0]}
 """
     pipeline = Pipeline(validate(parse(text, "bench"), "bench"), folder, spark=spark)
     batch_dir = folder / "round_in"
@@ -270,6 +271,7 @@ def arguments(doc: str | None) -> argparse.Namespace:
         help="the row-level write mode of every path's target (Iceberg's default: copy-on-write)",
     )
     args = parser.parse_args()
+    WRITE_MODE[0] = args.write_mode
     if args.write_mode == "merge-on-read":
         TABLE_PROPERTIES.update(MERGE_ON_READ)
     return args

@@ -115,16 +115,22 @@ class Pipeline:
             check_table_names(self.config.tables, tables)  # before Spark starts
         runner = self._runner(self.config)
         result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change)
-        due = [  # upkeep after the run, for tables whose policy says so and that took batches
+        took = [  # upkeep after the run, for tables that took batches
             self._table(t.table)
             for t in result.tables
-            if t.ok
-            and any(b.status == "published" for b in t.batches)
-            and self.config.maintenance_for(self._table(t.table)).after_runs
+            if t.ok and any(b.status == "published" for b in t.batches)
         ]
+        due = [t for t in took if self.config.maintenance_for(t).after_runs]
         if due:
             maintain(self.config, self.backend, self.control, str(self.base_dir), due)
+        compact = [t for t in took if t not in due and self._many_deletes(t)]
+        if compact:  # merge-on-read's delete files applied before readers pay much for them
+            maintain(self.config, self.backend, self.control, str(self.base_dir), compact, only_compact=True)
         return result
+
+    def _many_deletes(self, table: TableConfig) -> bool:
+        limit = self.config.maintenance_for(table).compact_at_delete_files
+        return limit is not None and self.backend.delete_files(self.config.qualified(table)) >= limit
 
     def maintain(self, tables: list[str] | None = None) -> MaintainResult:
         """Compact, expire snapshots and remove orphan files of every target (or of `tables`),

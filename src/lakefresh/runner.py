@@ -17,6 +17,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import Bookkeeping
+from lakefresh.config import write_mode
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
 from lakefresh.errors import ConfigError, TransientError
 from lakefresh.lakehouse.backend import TableBackend
@@ -115,6 +116,7 @@ class Runner:
             strategy = make_strategy(table.strategy)
             hint = self.resume_hint.format(table=table.name)
             applied = self.books.reconcile(name, outcome, strategy, hint, self.rolled_back)
+            self._write_mode(table, name)
             pending = _pending(source, applied)
             if self.skip:  # the operator's decision: these batches are never taken
                 skipped = self.books.skip(name, table, pending, self.skip)
@@ -153,6 +155,17 @@ class Runner:
             outcome.resume_command = self.resume_hint.format(table=table.name)
         self.console.table_done(outcome)
         return outcome
+
+    def _write_mode(self, table: TableConfig, name: str) -> None:
+        """An existing target whose write mode must change gets it before its next batch: one a
+        change feed of the pipeline now reads goes back to copy-on-write (config/write_mode.py)."""
+        mode = write_mode.chosen(self.config, table, exists=True)
+        if mode is None or not self.backend.exists(name):
+            return
+        wanted = write_mode.properties(mode)
+        found = self.backend.properties(name)
+        if any(found.get(k) != v for k, v in wanted.items()):
+            self.backend.set_properties(name, wanted)
 
     def _record(self, log: PublishLog, outcome: TableResult) -> None:
         """The record step of the run's published batches: one commit marks them all published

@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
+from lakefresh.config import write_mode
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, LakefreshError, TransientError
 from lakefresh.faults import checkpoint
@@ -169,7 +170,11 @@ class BatchSteps:
         clock = time.perf_counter()
         a.ctx = StageContext(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
         a.change = change = a.strategy.stage(a.ctx, a.rows.good)
-        properties = {**self.config.defaults.table_properties, **a.table.properties}
+        properties = {
+            **write_mode.properties(write_mode.chosen(self.config, a.table, exists=False)),
+            **self.config.defaults.table_properties,
+            **a.table.properties,
+        }
         shape_target(a.ctx, change, a.table.partition_by, properties)
         a.result.counts = dict(change.counts)
         a.result.record_count = change.record_count + a.result.quarantined

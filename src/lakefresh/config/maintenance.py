@@ -25,6 +25,12 @@ class MaintenanceConfig(Model):
         "in progress is younger); null: never.",
     )
     after_runs: bool = Field(False, description="Maintain the table after each run that published to it.")
+    compact_at_delete_files: int | None = Field(
+        20,
+        ge=1,
+        description="Compact a target after a run that left it holding at least this many delete "
+        "files (merge-on-read writes them; readers pay for each until a compaction); null: never.",
+    )
 
     @field_validator("expire_after", "remove_orphans_after", mode="before")
     @classmethod

@@ -19,6 +19,7 @@ from lakefresh.config.maintenance import MaintenanceConfig
 from lakefresh.config.rules import RuleConfig
 from lakefresh.config.sources import SourceConfig
 from lakefresh.config.strategies import StrategyConfig
+from lakefresh.config.write_mode import WriteMode
 from lakefresh.secrets import register_config
 
 # Rows of these sources that delete their key, for `key` and `scd2` targets without a rule.
@@ -112,6 +113,12 @@ class Defaults(Model):
     )
     audit: AuditConfig = Field(default_factory=AuditConfig)  # type: ignore[arg-type]
     maintenance: MaintenanceConfig = Field(default_factory=MaintenanceConfig)  # type: ignore[arg-type]
+    write_mode: WriteMode = Field(
+        "auto",
+        description="How MERGE/UPDATE/DELETE write targets: `auto` (merge-on-read unless a "
+        "`table_changes` source of the pipeline reads the table), `copy-on-write`, `merge-on-read` "
+        "(config/write_mode.py).",
+    )
 
 
 class TransformConfig(Model):
@@ -180,6 +187,7 @@ class TableConfig(Model):
         description="Iceberg partition transforms for a new target: col, days(ts), bucket(16, id)...",
     )
     properties: dict[str, str] = Field(default_factory=dict, description="Table properties.")
+    write_mode: WriteMode | None = Field(None, description="Overrides defaults.write_mode.")
     audit: AuditConfig | None = Field(None, description="Overrides defaults.audit.")
     depends_on: list[str] = Field(
         default_factory=list, description="Tables that must be refreshed before this one."

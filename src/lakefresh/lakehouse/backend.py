@@ -192,6 +192,9 @@ class TableBackend(Protocol):
     def file_count(self, table: str) -> int:
         """Data and delete files in the table's current snapshot."""
 
+    def delete_files(self, table: str) -> int:
+        """Delete files in the table's current snapshot (merge-on-read writes them)."""
+
     def maintain(
         self,
         table: str,

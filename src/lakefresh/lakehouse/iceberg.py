@@ -338,6 +338,11 @@ class IcebergBackend:
         summary = current.summary()
         return sum(int(summary.get(k) or 0) for k in ("total-data-files", "total-delete-files"))
 
+    def delete_files(self, table: str) -> int:
+        """Delete files in the table's current snapshot, from its summary (no job)."""
+        current = self._iceberg_table(table).currentSnapshot()
+        return 0 if current is None else int(current.summary().get("total-delete-files") or 0)
+
     def maintain(
         self,
         table: str,

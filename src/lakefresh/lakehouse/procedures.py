@@ -21,7 +21,8 @@ def maintain(
     keep_snapshots: int,
     orphans_before: datetime | None,
 ) -> dict[str, int]:
-    """`rewrite_data_files` (small files bin-packed, dangling delete files removed) and
+    """`rewrite_data_files` (small files bin-packed, every data file with deletes rewritten with
+    them applied, dangling delete files removed) and
     `rewrite_position_delete_files`, `expire_snapshots` (older than `expire_before`, keeping the
     newest `keep_snapshots`), `remove_orphan_files` (older than `orphans_before`)."""
     call = f"CALL {quote(catalog)}.system"
@@ -29,7 +30,8 @@ def maintain(
     done: dict[str, int] = {}
     if compact and _snapshots(spark, catalog, table):
         row = spark.sql(
-            f"{call}.rewrite_data_files(table => {name}, options => map('remove-dangling-deletes', 'true'))"
+            f"{call}.rewrite_data_files(table => {name}, options => map('remove-dangling-deletes', "
+            "'true', 'delete-file-threshold', '1'))"
         ).first()
         done["rewritten_data_files"] = int(row[0]) if row else 0
         done["added_data_files"] = int(row[1]) if row else 0

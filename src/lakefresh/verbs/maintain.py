@@ -27,6 +27,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import VERB_PREFIX
+from lakefresh.config.write_mode import change_feed_readers
 from lakefresh.sources import SourceContext, TableChangesSource, make_source
 
 if TYPE_CHECKING:
@@ -57,7 +58,10 @@ def maintain(
     control: ControlTables,
     base_dir: str,
     tables: list[TableConfig],
+    only_compact: bool = False,
 ) -> MaintainResult:
+    """Each table's upkeep by its policy; `only_compact`: compaction alone (after a run that left
+    a merge-on-read target holding many delete files)."""
     control.ensure()
     result = MaintainResult()
     now = datetime.now(UTC).replace(tzinfo=None)
@@ -68,7 +72,7 @@ def maintain(
         policy = config.maintenance_for(table)
         upkeep = TableUpkeep(table.name)
         cutoff: datetime | None = now - timedelta(seconds=policy.expire_after)
-        for reader in _readers(config, table):
+        for reader in [] if only_compact else change_feed_readers(config, table):
             source = make_source(reader.source, SourceContext.of(config, backend, base_dir, reader))
             assert isinstance(source, TableChangesSource)
             start = source.needed_from()
@@ -82,7 +86,11 @@ def maintain(
             if policy.remove_orphans_after is None
             else now - timedelta(seconds=policy.remove_orphans_after)
         )
-        upkeep.done = backend.maintain(name, policy.compact, cutoff, policy.keep_snapshots, orphans)
+        if only_compact:
+            cutoff = orphans = None
+        upkeep.done = backend.maintain(
+            name, policy.compact or only_compact, cutoff, policy.keep_snapshots, orphans
+        )
         upkeep.expired_before = None if cutoff is None else cutoff.isoformat()
         control.record_attempt(
             {
@@ -99,13 +107,3 @@ def maintain(
         )
         result.tables.append(upkeep)
     return result
-
-
-def _readers(config: PipelineConfig, table: TableConfig) -> list[TableConfig]:
-    """The pipeline's tables that read `table`'s changes."""
-    names = {table.name, config.qualified(table)}
-    return [
-        t
-        for t in config.tables
-        if t.source.kind == "table_changes" and getattr(t.source, "table", None) in names
-    ]

@@ -1,0 +1,133 @@
+"""Benchmark: every Spark job a `key` and an `scd2` batch runs, by the runner's step.
+
+One pipeline per strategy takes the initial load, then the 1 % batch of bench_key's data. During
+that batch each step of the runner (steps.py: read, stage, write, audit, record, publish; the
+reconciliation before and the log's record after the table's run) runs under a Spark job group
+of its name, so Spark's status tracker says how many jobs each step ran and which stages they
+were (the call site Spark names a stage after: `collect`, `count`, `save`...). Results go to
+stdout and bench/results/jobs.json.
+
+Usage: python bench/bench_jobs.py [--rows N] [--write-mode copy-on-write|merge-on-read]
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from bench_key import CATALOG, arguments, generate, save_report, workspace
+
+STRATEGIES = {
+    "key": "{kind: key, keys: [id], date_column: updated_at}",
+    "scd2": "{kind: scd2, keys: [id], sequence_by: updated_at}",
+}
+
+
+def traced(spark: Any) -> dict[str, float]:
+    """Run each runner step under a job group named after it; return seconds per step."""
+    from lakefresh import runner, steps
+    from lakefresh.bookkeeping import Bookkeeping
+
+    seconds: Counter[str] = Counter()
+
+    def wrap(cls: Any, method: str, group: str) -> None:
+        original = getattr(cls, method)
+
+        @functools.wraps(original)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            spark.sparkContext.setJobGroup(group, group)
+            start = time.perf_counter()
+            try:
+                return original(*args, **kwargs)
+            finally:
+                seconds[group] += time.perf_counter() - start
+                spark.sparkContext.setJobGroup("other", "other")
+
+        setattr(cls, method, run)
+
+    for step in ("read", "stage", "write", "audit", "record", "publish"):
+        wrap(steps.BatchSteps, step, step)
+    wrap(Bookkeeping, "reconcile", "reconcile")
+    wrap(runner.Runner, "_record", "record the run")
+    return seconds
+
+
+def jobs_by_group(spark: Any, groups: list[str]) -> dict[str, list[str]]:
+    tracker = spark.sparkContext.statusTracker()
+    out: dict[str, list[str]] = {}
+    for group in groups:
+        names = []
+        for job_id in sorted(tracker.getJobIdsForGroup(group)):
+            job = tracker.getJobInfo(job_id)
+            stages = [tracker.getStageInfo(s) for s in (job.stageIds if job else [])]
+            names.append(" / ".join(sorted({s.name.split(" at ")[0] for s in stages if s})) or "?")
+        out[group] = names
+    return out
+
+
+def one_strategy(spark: Any, work: Path, files: dict[str, Path], kind: str, mode: str) -> dict[str, Any]:
+    from lakefresh.api import Pipeline
+    from lakefresh.config.loader import parse, validate
+
+    folder = work / f"in_{kind}"
+    folder.mkdir()
+    text = f"""
+catalog: {{name: {CATALOG}, control_namespace: jobs_{kind}_ctl}}
+defaults: {{namespace: jobs_{kind}}}
+tables:
+  - name: target
+    source: {{kind: files, path: {folder}, format: parquet}}
+    strategy: {STRATEGIES[kind]}
+    write_mode: {mode}
+"""
+    pipeline = Pipeline(validate(parse(text, "bench"), "bench"), work, spark=spark)
+    shutil.copy(files["b000_initial"], folder)
+    assert pipeline.run().ok
+    shutil.copy(files["b001_1pct"], folder)
+    seconds = traced(spark)
+    groups = ["read", "stage", "write", "audit", "record", "publish", "reconcile", "record the run", "other"]
+    spark.sparkContext.setJobGroup("other", "other")
+    start = time.perf_counter()
+    result = pipeline.run()
+    total = time.perf_counter() - start
+    assert result.ok, result.to_dict()
+    jobs = jobs_by_group(spark, groups)
+    report = {
+        "batch_seconds": round(total, 3),
+        "jobs": sum(len(v) for v in jobs.values()),
+        "steps": {
+            g: {
+                "seconds": round(seconds.get(g, 0.0), 3),
+                "jobs": len(jobs[g]),
+                "what": dict(Counter(jobs[g])),
+            }
+            for g in groups
+            if jobs[g] or seconds.get(g)
+        },
+    }
+    print(f"{kind}: {report['jobs']} jobs, {total:.2f} s")
+    for g, s in report["steps"].items():
+        print(f"  {g:15s} {s['seconds']:6.2f} s  {s['jobs']:2d} jobs  {s['what']}")
+    return report
+
+
+def main() -> int:
+    args = arguments(__doc__)
+    with workspace("lakefresh-jobs-") as (work, spark):
+        files = generate(spark, work, args.rows, args.keys)
+        report = {
+            "rows": args.rows,
+            "write_mode": args.write_mode,
+            "strategies": {k: one_strategy(spark, work, files, k, args.write_mode) for k in STRATEGIES},
+        }
+        save_report("jobs", report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
