@@ -25,7 +25,7 @@ from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, TableResult
 from lakefresh.state.control import AttemptRow, ControlTables
-from lakefresh.state.published import Effective, Published, PublishedBatch, PublishLog
+from lakefresh.state.published import RECORD_PROPERTY, Effective, Published, PublishedBatch, PublishLog
 from lakefresh.strategies import ChangeSet, Strategy
 
 if TYPE_CHECKING:
@@ -76,19 +76,22 @@ class Bookkeeping:
         undone = self.undone(name, lineage)
         self.control.mark_unloaded(name, sorted(undone & logged))  # a crash lost that record
         logged -= undone
-        marks = []
+        marks, carried = [], []
         for batch_id, snapshot_id in lineage.items():
             if batch_id in logged or batch_id in undone:
                 continue
             staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
             match = [a for a in staged if a.staged_snapshot_id == snapshot_id] or staged[-1:]
             when = self.backend.committed_at(name, snapshot_id)
+            record = None if match else self.backend.commit_properties(name, snapshot_id).get(RECORD_PROPERTY)
             if match:
                 marks.append(Published(batch_id, match[0].attempt, snapshot_id, when))
+            elif record is not None:  # its record travelled in its commit
+                carried.append(_carried_row(name, batch_id, snapshot_id, when, record))
             else:
                 self.control.record_recovered(name, batch_id, snapshot_id, when)
             outcome.recovered.append(batch_id)
-        self.control.record_published(name, marks)  # one commit, however many a crash left
+        self.control.record_published(name, marks, None, carried)  # one commit for all a crash left
         stale = [a for a in attempts if a.status == "staged" and a.batch_id not in lineage]
         self.control.mark_abandoned(name, stale)
         if outcome.recovered:  # their effects on the effective counts were never recorded
@@ -290,6 +293,22 @@ class Bookkeeping:
             )
             out.append(BatchResult(name, batch_id, "skipped", ref.position))
         return out
+
+
+def _carried_row(name: str, batch_id: str, snapshot_id: int, when: datetime, record: str) -> dict[str, Any]:
+    """The `batches` row of a published batch whose record travelled in its commit (steps.py)."""
+    row: dict[str, Any] = json.loads(record)
+    if row.get("started_at"):
+        row["started_at"] = datetime.fromisoformat(row["started_at"])
+    return {
+        **row,
+        "table_name": name,
+        "batch_id": batch_id,
+        "status": "published",
+        "staged_snapshot_id": snapshot_id,
+        "published_snapshot_id": snapshot_id,
+        "published_at": when,
+    }
 
 
 def _decremented(

@@ -37,7 +37,7 @@ from lakefresh.results import BatchResult, PhaseTimes
 from lakefresh.rules import check_batch_rules
 from lakefresh.secrets import redact
 from lakefresh.state.control import AttemptRow
-from lakefresh.state.published import Published, PublishLog
+from lakefresh.state.published import RECORD_PROPERTY, Published, PublishLog
 from lakefresh.strategies import Rebuild, StageContext
 from lakefresh.strategies.base import shape_target
 
@@ -81,6 +81,26 @@ class Attempt:
             self.strategy = Rebuild(self.strategy)  # the batch builds the table anew, then replaces it
         ref = self.ref
         self.result = BatchResult(self.name, ref.batch_id, "failed", ref.position, seconds=self.times)
+
+    def carried(self) -> dict[str, Any]:
+        """What of its row travels in the staged commit (the rest is known only after it or
+        read from the commit itself), for a crash between the publish and the log's record."""
+        keep = (
+            "attempt", "source_kind", "strategy", "source_position", "replay", "started_at",
+            "read_seconds", "stage_seconds", "config_fingerprint", "record_count",
+            "quarantined_count", "duplicate_count", "status_counts", "range_start", "range_end",
+        )  # fmt: skip
+        r = self.result
+        row = self.row(
+            "published",
+            record_count=r.record_count,
+            quarantined_count=r.quarantined,
+            duplicate_count=r.duplicates,
+            status_counts=dict(r.counts),
+            range_start=r.range_start,
+            range_end=r.range_end,
+        )
+        return {k: row[k] for k in keep}
 
     def row(self, status: str, **more: Any) -> dict[str, Any]:
         """The attempt's row of the `batches` log."""
@@ -190,7 +210,8 @@ class BatchSteps:
         clock = time.perf_counter()
         parent = self.backend.head(a.name)
         a.parent_rows = self.backend.live_records(a.name, parent) if parent else 0
-        a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change))
+        record = {RECORD_PROPERTY: _json(a.carried())}
+        a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change), record)
         a.result.files_written = a.staged.files_written
         a.result.bytes_written = a.staged.bytes_written
         a.times.stage += time.perf_counter() - clock
@@ -224,9 +245,14 @@ class BatchSteps:
         checkpoint("after_audit", a.ref.batch_id)
 
     def record(self, a: Attempt) -> None:
-        assert a.rows is not None
-        self.control.record_attempt(a.row("staged"))
-        a.recorded = True
+        """The attempt's row goes to the log now, `staged`, unless its record travels in the
+        staged commit (Iceberg 1.12 on) and it has no quarantine rows to link: then the row is
+        written with the run's others after the publish, and a crash before that loses nothing
+        (the next run's reconciliation reads the record from the published commit)."""
+        assert a.rows is not None and a.staged is not None
+        if a.result.quarantined or RECORD_PROPERTY not in a.staged.properties:
+            self.control.record_attempt(a.row("staged"))
+            a.recorded = True
         if a.result.quarantined:
             self.control.record_quarantine(a.name, a.ref.batch_id, a.id, a.rows.quarantine_rows())
         checkpoint("after_record_staged", a.ref.batch_id)
@@ -242,7 +268,10 @@ class BatchSteps:
         a.result.effective_count = effective[0].count
         a.times.publish = time.perf_counter() - clock
         mark = Published(a.ref.batch_id, a.id, snapshot_id, published_at, a.times.publish)
-        log.add(mark, a.change.range, effective)
+        row = None
+        if not a.recorded:  # its row is written with the run's others, published
+            row = a.row("published", **mark.columns())
+        log.add(mark, a.change.range, effective, row)
         a.result.status = "published"
 
     # --- a failure ---------------------------------------------------------------------------

@@ -169,3 +169,57 @@ def test_the_batches_log_is_compacted_as_batches_go_and_keeps_every_record(ws, m
     assert target(p) == [(0, "v4", "b4.csv"), (1, "v5", "b5.csv")]
     again = p.run()
     assert again.ok and again.batches == []
+
+
+def test_a_run_writes_the_log_once_and_a_crash_before_that_loses_no_count(ws, monkeypatch):
+    """The lean commit path (issue 18, item 1): the batches of a run are recorded in the log in
+    one commit after the last publish (each batch's record travels in its own target commit), and
+    a crash before that commit leaves a log the next run completes from those commits, counts
+    and all."""
+    from lakefresh.faults import SimulatedCrash
+
+    ws.write("in/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n2,b,2025-01-01 00:00:00\n")
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    log = f"{ws.control_namespace}.batches"
+    before = ws.snapshot_counts([log])[log]
+    for n in (2, 3, 4):
+        ws.write(f"in/b{n}.csv", f"id,v,ts\n1,v{n},2025-01-0{n} 00:00:00\n{n + 1},n,2025-01-0{n} 00:00:00\n")
+    result = p.run()
+    assert result.ok and [b.status for b in result.batches] == ["published"] * 3
+    assert ws.snapshot_counts([log])[log] == before + 1
+
+    expected = sorted(
+        (r["batch_id"], r["attempt"], dict(r["status_counts"]), r["effective_count"], r["source_position"])
+        for r in p.history("t")
+    )
+    assert [(e[0], e[2], e[3]) for e in expected] == [
+        ("b1.csv", {"N": 2}, 1),
+        ("b2.csv", {"C": 1, "N": 1}, 1),
+        ("b3.csv", {"C": 1, "N": 1}, 1),
+        ("b4.csv", {"C": 1, "N": 1}, 2),
+    ]
+
+    # the same batches again into a second table, crashing after the last publish
+    q = ws.pipeline(TABLE.replace("name: t", "name: u"), name="u.yml")
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_publish@b4.csv:crash")
+    with pytest.raises(SimulatedCrash):
+        q.run()
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    assert [r["batch_id"] for r in q.history("u")] == []  # nothing logged yet
+    again = q.run()
+    assert (
+        again.ok
+        and again.batches == []
+        and sorted(again.tables[0].recovered)
+        == [
+            "b1.csv",
+            "b2.csv",
+            "b3.csv",
+            "b4.csv",
+        ]
+    )
+    recovered = sorted(
+        (r["batch_id"], dict(r["status_counts"]), r["effective_count"], r["status"]) for r in q.history("u")
+    )
+    assert recovered == [(e[0], e[2], e[3], "published") for e in expected]

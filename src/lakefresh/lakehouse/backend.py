@@ -8,7 +8,7 @@ instead of Iceberg's write-audit-publish; nothing above this layer would change.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ class StagedCommit:
     live_records: int = 0  # rows a reader of the staged snapshot sees
     files_written: int = 0  # data files the write added
     bytes_written: int = 0  # their size
+    properties: dict[str, str] = field(default_factory=dict)  # its `lakefresh.*` commit properties
 
 
 @dataclass(frozen=True)
@@ -179,8 +180,19 @@ class TableBackend(Protocol):
 
     # --- staged commits ----------------------------------------------------------------------
 
-    def stage(self, table: str, batch_id: str, write: Callable[[], None]) -> StagedCommit:
-        """Run `write` so that its commit is staged (invisible) and tagged with the batch id."""
+    def stage(
+        self,
+        table: str,
+        batch_id: str,
+        write: Callable[[], None],
+        properties: dict[str, str] | None = None,
+    ) -> StagedCommit:
+        """Run `write` so that its commit is staged (invisible) and tagged with the batch id, and
+        with `properties` in its commit metadata where the format can (the staged commit's
+        `properties` say which it holds)."""
+
+    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
+        """The `lakefresh.*` properties a commit was made with (see `stage`)."""
 
     def publish(self, staged: StagedCommit) -> int:
         """Make a staged commit current, atomically; return the published snapshot id. A batch

@@ -79,6 +79,7 @@ WIDENINGS = Widenings("Iceberg", frozenset({("int", "bigint"), ("float", "double
 BROADCAST_ROWS_SETTING = "spark.lakefresh.merge.broadcastMaxRows"
 DEFAULT_BROADCAST_ROWS = 1_000_000
 
+SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
 _WAP_LOCK = threading.Lock()  # spark.wap.id is session-wide: one staged write at a time
 
 
@@ -282,14 +283,28 @@ class IcebergBackend:
         )
         return _without_carry_overs(changes, keys) if keys else changes
 
-    def stage(self, table: str, batch_id: str, write: Callable[[], None]) -> StagedCommit:
+    def stage(
+        self,
+        table: str,
+        batch_id: str,
+        write: Callable[[], None],
+        properties: dict[str, str] | None = None,
+    ) -> StagedCommit:
         parent = self.head(table)
+        # Iceberg 1.12 on adds `spark.sql.iceberg.snapshot-property.<key>` session settings to
+        # the summary of every commit; earlier versions ignore them (the commit then holds none).
+        settings = {
+            "spark.wap.id": batch_id,
+            **{SNAPSHOT_PROPERTY + k: v for k, v in (properties or {}).items()},
+        }
         with _WAP_LOCK:
-            self.spark.conf.set("spark.wap.id", batch_id)
+            for key, value in settings.items():
+                self.spark.conf.set(key, value)
             try:
                 write()
             finally:
-                self.spark.conf.unset("spark.wap.id")
+                for key in settings:
+                    self.spark.conf.unset(key)
         # The table metadata lists snapshots in commit order: search from the newest, so the cost
         # does not grow with the table's history (this write's snapshot is normally the last).
         snapshots = self._iceberg_table(table).operations().current().snapshots()
@@ -307,6 +322,10 @@ class IcebergBackend:
                 "write.wap.enabled=true on the table?"
             )
         return _commit(table, staged)
+
+    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
+        summary = self._snapshot(table, snapshot_id).summary()
+        return {str(k): str(v) for k, v in dict(summary).items() if str(k).startswith("lakefresh.")}
 
     def publish(self, staged: StagedCommit) -> int:
         # The batch was not applied when it was staged on `parent_id`: if it is published now,
@@ -426,6 +445,7 @@ def _commit(table: str, snapshot: Any) -> StagedCommit:
         live_records=total,
         files_written=int(summary.get("added-data-files", "0")),
         bytes_written=int(summary.get("added-files-size", "0")),
+        properties={k: v for k, v in summary.items() if k.startswith("lakefresh.")},
     )
 
 

@@ -216,7 +216,8 @@ class ControlTables(OperatorMarks, PublishMarks):
         row = self.backend.spark.sql(
             f"SELECT batch_id, config_fingerprint, config FROM {self.backend.qualified(self.batches)} "
             f"WHERE table_name = {sql_literal(table)} AND status = 'published' "
-            "AND config_fingerprint IS NOT NULL ORDER BY published_at DESC, started_at DESC LIMIT 1"
+            "AND config_fingerprint IS NOT NULL AND config IS NOT NULL "
+            "ORDER BY published_at DESC, started_at DESC LIMIT 1"
         ).first()
         return None if row is None else (row[0], row[1], row[2])
 
@@ -236,15 +237,21 @@ class ControlTables(OperatorMarks, PublishMarks):
 
     # --- writes ------------------------------------------------------------------------------
 
+    def batches_schema(self) -> StructType:
+        if self._batches_schema is None:
+            self._batches_schema = self.backend.schema(self.batches)
+        return self._batches_schema
+
+    def full_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        """A `batches` row with every column (None where `row` has none), this lakefresh's version."""
+        full = {f.name: row.get(f.name) for f in self.batches_schema().fields}
+        full["lakefresh_version"] = _version()
+        return full
+
     def record_attempt(self, row: dict[str, Any]) -> None:
         """Append one attempt row (status staged, failed or audit_failed)."""
         spark = self.backend.spark
-        if self._batches_schema is None:
-            self._batches_schema = self.backend.schema(self.batches)
-        schema = self._batches_schema
-        full = {f.name: row.get(f.name) for f in schema.fields}
-        full["lakefresh_version"] = _version()
-        rows = literal_rows(spark, [full], schema)
+        rows = literal_rows(spark, [self.full_row(row)], self.batches_schema())
         retry_conflicts(lambda: self.backend.append(self.batches, rows))
 
     def record_quarantine(self, table: str, batch_id: str, attempt: str, rows: DataFrame) -> None:

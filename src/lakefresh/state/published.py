@@ -17,29 +17,32 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
-from lakefresh.lakehouse.sql import sql_literal
+from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.ranges import Interval
 
 if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
     from lakefresh.lakehouse.backend import TableBackend
 
 RANGES_TYPE = "array<struct<start: string, end: string, start_inclusive: boolean, end_inclusive: boolean>>"
+
+# The commit property that carries a batch's record in its target commit (lakehouse `stage`).
+RECORD_PROPERTY = "lakefresh.record"
 
 # A long catch-up writes its marks at least this often, so `lakefresh status` run beside it does
 # not show its published batches as staged for long.
 FLUSH_SECONDS = 60.0
 
-_MARKS_SCHEMA = (
-    "batch_id string, attempt string, published_snapshot_id bigint, publish_seconds double, "
-    f"published_at timestamp, has_metrics boolean, effective_count bigint, "
-    f"effective_ranges {RANGES_TYPE}"
-)
+# The MERGE's source: `batches` rows plus what each is for (`new`: insert it; `publish`: mark
+# that attempt published; `metrics`: store a published batch's effective metrics).
+_MARK_COLUMNS = "_mark string, _has_metrics boolean"
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,13 @@ class Published:
     published_at: datetime
     publish_seconds: float = 0.0
 
+    def columns(self) -> dict[str, Any]:
+        return {
+            "published_snapshot_id": self.snapshot_id,
+            "published_at": self.published_at,
+            "publish_seconds": round(self.publish_seconds, 3),
+        }
+
 
 class PublishMarks:
     """The one write that marks attempts published and stores effective metrics. A mixin of
@@ -77,6 +87,12 @@ class PublishMarks:
 
     backend: TableBackend
     batches: str
+
+    def batches_schema(self) -> StructType:
+        raise NotImplementedError
+
+    def full_row(self, row: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
 
     def published(self, table: str) -> dict[str, PublishedBatch]:
         """The table's published batches, by batch id."""
@@ -93,22 +109,35 @@ class PublishMarks:
         }
 
     def record_published(
-        self, table: str, marks: list[Published], effective: list[Effective] | None = None
+        self,
+        table: str,
+        marks: list[Published],
+        effective: list[Effective] | None = None,
+        new: list[dict[str, Any]] | None = None,
     ) -> None:
         """One MERGE: these attempts marked published, each with its effective metrics when
-        `effective` holds them, and the effective metrics of other published batches."""
-        if not marks and not effective:
+        `effective` holds them; the effective metrics of other published batches; and `new`
+        rows (published attempts whose record travelled in their target commit) inserted."""
+        if not marks and not effective and not new:
             return
         metrics = {e.batch_id: e for e in effective or []}
-        rows = []
+        rows = [
+            {**self.full_row(r), **_metrics(metrics.pop(r["batch_id"], None)), "_mark": "new"}
+            for r in new or []
+        ]
         for mark in marks:
-            e = metrics.pop(mark.batch_id, None)
-            rows.append(_row(mark.batch_id, e, mark))
-        rows += [_row(b, e, None) for b, e in metrics.items()]
+            rows.append(_mark_row(mark, metrics.pop(mark.batch_id, None)))
+        rows += [
+            {"batch_id": b, **_metrics(e), "_mark": "metrics", "_has_metrics": True}
+            for b, e in metrics.items()
+        ]
         spark = self.backend.spark
-        source = literal_rows(spark, rows, parse_schema(_MARKS_SCHEMA))
+        schema = self.batches_schema()
+        source = literal_rows(spark, rows, _source_schema(schema))
         view = f"lakefresh_published_{abs(hash((table, id(rows))))}"
         source.createOrReplaceTempView(view)
+        columns = ", ".join(quote(f.name) for f in schema.fields)
+        values = ", ".join(f"s.{quote(f.name)}" for f in schema.fields)
         metric_sets = "t.effective_count = s.effective_count, t.effective_ranges = s.effective_ranges"
         publish_sets = (
             "t.status = 'published', t.published_snapshot_id = s.published_snapshot_id, "
@@ -117,12 +146,13 @@ class PublishMarks:
         merge = (
             f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
             f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id AND "
-            "((s.attempt IS NOT NULL AND t.attempt = s.attempt) "
-            " OR (s.attempt IS NULL AND t.status = 'published')) "
-            "WHEN MATCHED AND s.attempt IS NOT NULL AND s.has_metrics "
+            "((s._mark = 'publish' AND t.attempt = s.attempt) "
+            " OR (s._mark = 'metrics' AND t.status = 'published')) "
+            "WHEN MATCHED AND s._mark = 'publish' AND s._has_metrics "
             f"THEN UPDATE SET {publish_sets}, {metric_sets} "
-            f"WHEN MATCHED AND s.attempt IS NOT NULL THEN UPDATE SET {publish_sets} "
-            f"WHEN MATCHED THEN UPDATE SET {metric_sets}"
+            f"WHEN MATCHED AND s._mark = 'publish' THEN UPDATE SET {publish_sets} "
+            f"WHEN MATCHED THEN UPDATE SET {metric_sets} "
+            f"WHEN NOT MATCHED AND s._mark = 'new' THEN INSERT ({columns}) VALUES ({values})"
         )
         try:
             retry_conflicts(lambda: spark.sql(merge))
@@ -146,16 +176,31 @@ class PublishMarks:
         self.record_published(table, [], effective)
 
 
-def _row(batch_id: str, e: Effective | None, mark: Published | None) -> dict[str, object]:
+def _source_schema(batches: StructType) -> StructType:
+    """The `batches` columns, all nullable (a mark has no table name, a metrics row no attempt),
+    then the mark's own."""
+    from pyspark.sql.types import StructField, StructType
+
+    fields = [StructField(f.name, f.dataType, True) for f in batches.fields]
+    return StructType(fields + parse_schema(_MARK_COLUMNS).fields)
+
+
+def _metrics(e: Effective | None) -> dict[str, Any]:
+    if e is None:
+        return {"_has_metrics": False}
+    ranges = None if e.ranges is None else [r.to_dict() for r in e.ranges]
+    return {"effective_count": e.count, "effective_ranges": ranges, "_has_metrics": True}
+
+
+def _mark_row(mark: Published, e: Effective | None) -> dict[str, Any]:
     return {
-        "batch_id": batch_id,
-        "attempt": mark.attempt if mark else None,
-        "published_snapshot_id": mark.snapshot_id if mark else None,
-        "publish_seconds": round(mark.publish_seconds, 3) if mark else None,
-        "published_at": mark.published_at if mark else None,
-        "has_metrics": e is not None,
-        "effective_count": e.count if e else None,
-        "effective_ranges": None if e is None or e.ranges is None else [r.to_dict() for r in e.ranges],
+        "batch_id": mark.batch_id,
+        "attempt": mark.attempt,
+        "published_snapshot_id": mark.snapshot_id,
+        "publish_seconds": round(mark.publish_seconds, 3),
+        "published_at": mark.published_at,
+        "_mark": "publish",
+        **_metrics(e),
     }
 
 
@@ -172,6 +217,7 @@ class PublishLog:
         self.table = table
         self._published: dict[str, PublishedBatch] | None = None
         self._marks: list[Published] = []
+        self._new: list[dict[str, Any]] = []
         self._changed: dict[str, Effective] = {}
         self._since: float | None = None
 
@@ -180,7 +226,15 @@ class PublishLog:
             self._published = self.control.published(self.table)
         return self._published
 
-    def add(self, mark: Published, span: tuple[str, str] | None, effective: list[Effective]) -> None:
+    def add(
+        self,
+        mark: Published,
+        span: tuple[str, str] | None,
+        effective: list[Effective],
+        row: dict[str, Any] | None = None,
+    ) -> None:
+        """A batch just published, with the effective metrics its publish changed; `row`: its
+        whole `batches` row when none is in the log yet (it is inserted, not marked)."""
         known = self.published()
         start, end = span or (None, None)
         known[mark.batch_id] = PublishedBatch(mark.batch_id, None, start, end, None)
@@ -190,23 +244,26 @@ class PublishLog:
                     known[e.batch_id], effective_count=e.count, effective_ranges=e.ranges
                 )
             self._changed[e.batch_id] = e
-        self._marks.append(mark)
+        if row is None:
+            self._marks.append(mark)
+        else:
+            self._new.append(row)
         if self._since is None:
             self._since = time.monotonic()
 
     @property
     def waiting(self) -> list[str]:
         """The batches published in this run whose mark is not written yet."""
-        return [m.batch_id for m in self._marks]
+        return [m.batch_id for m in self._marks] + [r["batch_id"] for r in self._new]
 
     def due(self) -> bool:
         return self._since is not None and time.monotonic() - self._since >= FLUSH_SECONDS
 
     def flush(self) -> None:
-        if not self._marks and not self._changed:
+        if not self._marks and not self._changed and not self._new:
             return
-        marks, changed = self._marks, list(self._changed.values())
-        self.control.record_published(self.table, marks, changed)
-        self._marks, self._changed, self._since = [], {}, None
-        for mark in marks:
-            checkpoint("after_record", mark.batch_id)
+        done = self.waiting
+        self.control.record_published(self.table, self._marks, list(self._changed.values()), self._new)
+        self._marks, self._new, self._changed, self._since = [], [], {}, None
+        for batch_id in done:
+            checkpoint("after_record", batch_id)
