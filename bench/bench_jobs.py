@@ -28,8 +28,9 @@ STRATEGIES = {
 }
 
 
-def traced(spark: Any) -> dict[str, float]:
-    """Run each runner step under a job group named after it; return seconds per step."""
+def traced(spark: Any, prefix: str) -> dict[str, float]:
+    """Run each runner step under a job group named after it (after `prefix`); return seconds
+    per step."""
     from lakefresh import runner, steps
     from lakefresh.bookkeeping import Bookkeeping
 
@@ -40,16 +41,18 @@ def traced(spark: Any) -> dict[str, float]:
 
         @functools.wraps(original)
         def run(*args: Any, **kwargs: Any) -> Any:
-            spark.sparkContext.setJobGroup(group, group)
+            spark.sparkContext.setJobGroup(prefix + group, group)
             start = time.perf_counter()
             try:
                 return original(*args, **kwargs)
             finally:
                 seconds[group] += time.perf_counter() - start
-                spark.sparkContext.setJobGroup("other", "other")
+                spark.sparkContext.setJobGroup(prefix + "other", "other")
 
         setattr(cls, method, run)
+        undo.append((cls, method, original))
 
+    undo.clear()
     for step in ("read", "stage", "write", "audit", "record", "publish"):
         wrap(steps.BatchSteps, step, step)
     wrap(Bookkeeping, "reconcile", "reconcile")
@@ -57,17 +60,23 @@ def traced(spark: Any) -> dict[str, float]:
     return seconds
 
 
-def jobs_by_group(spark: Any, groups: list[str]) -> dict[str, list[str]]:
+def jobs_by_group(spark: Any, prefix: str, groups: list[str]) -> dict[str, list[str]]:
+    """Each group's jobs, named by the SQL statement or call that ran them."""
     tracker = spark.sparkContext.statusTracker()
+    store = spark.sparkContext._jsc.sc().statusStore()
     out: dict[str, list[str]] = {}
     for group in groups:
         names = []
-        for job_id in sorted(tracker.getJobIdsForGroup(group)):
-            job = tracker.getJobInfo(job_id)
-            stages = [tracker.getStageInfo(s) for s in (job.stageIds if job else [])]
-            names.append(" / ".join(sorted({s.name.split(" at ")[0] for s in stages if s})) or "?")
+        for job_id in sorted(tracker.getJobIdsForGroup(prefix + group)):
+            job = store.job(job_id)
+            description = job.description()
+            text = str(description.get()) if description.isDefined() else str(job.name())
+            names.append(" ".join(text.split())[:60])
         out[group] = names
     return out
+
+
+undo: list[tuple[Any, str, Any]] = []
 
 
 def one_strategy(spark: Any, work: Path, files: dict[str, Path], kind: str, mode: str) -> dict[str, Any]:
@@ -89,14 +98,16 @@ tables:
     shutil.copy(files["b000_initial"], folder)
     assert pipeline.run().ok
     shutil.copy(files["b001_1pct"], folder)
-    seconds = traced(spark)
+    seconds = traced(spark, kind + ":")
     groups = ["read", "stage", "write", "audit", "record", "publish", "reconcile", "record the run", "other"]
-    spark.sparkContext.setJobGroup("other", "other")
+    spark.sparkContext.setJobGroup(kind + ":other", "other")
     start = time.perf_counter()
     result = pipeline.run()
     total = time.perf_counter() - start
     assert result.ok, result.to_dict()
-    jobs = jobs_by_group(spark, groups)
+    for cls, method, original in undo:
+        setattr(cls, method, original)
+    jobs = jobs_by_group(spark, kind + ":", groups)
     report = {
         "batch_seconds": round(total, 3),
         "jobs": sum(len(v) for v in jobs.values()),

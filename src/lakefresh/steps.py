@@ -5,11 +5,13 @@
 2. **stage**: the strategy turns it into a change set, with its status counts;
 3. **write**: the change set is written as a staged commit, invisible to readers;
 4. **audit**: the staged commit is checked (row count, unique keys, batch rules);
-5. **record**: the attempt's `batches` row is appended, `staged`, with every count, and its
-   quarantine rows with it: from here a crash loses nothing the next run cannot complete;
-6. **publish**: the staged commit becomes the table's current snapshot, and the effective
-   metrics it changes go to the table's :class:`PublishLog`, which marks the batch published
-   in the log with the run's other batches, in one commit (state/published.py).
+5. **record**: the batch's record travels in the staged commit (written there by `write`); only
+   a batch with quarantine rows, or one whose commit could not carry it (Iceberg before 1.12),
+   appends its `batches` row now, `staged`, with its quarantine rows: from here a crash loses
+   nothing the next run cannot complete;
+6. **publish**: the staged commit becomes the table's current snapshot, and the batch's row and
+   the effective metrics its publish changes go to the table's :class:`PublishLog`, which writes
+   them with the run's other batches in one commit (state/published.py).
 
 A failure before the publish leaves the target as it was (its schema too) and records the
 attempt's status and error; after the publish nothing is undone: the next run's reconciliation

@@ -1,10 +1,12 @@
 """The control tables in the `lakefresh` namespace, with explicit, versioned schemas.
 
-- `batches`: one row per table, batch and attempt. An attempt is recorded as `staged` (with its
-  counts) before its target commit is published; marking it `published` waits until the table's
-  run ends and goes in one commit for the whole run (state/published.py). A crash in between
-  leaves `staged`; the next run reads the target's lineage and completes the record
-  (`published`) or marks it `abandoned` before staging the batch again.
+- `batches`: one row per table, batch and attempt. A published batch's row is written when the
+  table's run ends, in one commit for the whole run, from the record its target commit carries
+  (state/published.py); a batch with quarantine rows (or on an Iceberg before 1.12) is recorded as
+  `staged` (with its counts) before its target commit is published, and marked `published` by that
+  commit. After a crash the next run reads the target's lineage and completes the log (rows
+  written from the commits' records, `staged` marked `published`) or marks staged attempts that
+  never published `abandoned` before staging the batch again.
 - `quarantine`: rows that could not be loaded, with the reason, file, line and batch.
 
 The target's lineage is the authority on what was applied; these tables are the log of it.

@@ -1,15 +1,18 @@
 """Publishing in the `batches` log, in bulk: one commit for a whole run of a table.
 
-A batch's attempt row is appended once, `staged`, before its target commit is published (with its
-counts, so a crash loses none of them). Marking it `published`, and correcting the effective
-metrics of the earlier batches it superseded, waits in a :class:`PublishLog` until the table's
-run ends (or the log has waited FLUSH_SECONDS), then goes in one MERGE. The hot path of a batch
-therefore makes one control commit, not two, and reads nothing from the log: the effective
-metrics it updates are kept in memory from one read at the run's start.
+A batch's record (attempt, position, replay, counts, configuration fingerprint) travels in its
+staged target commit as the summary property `lakefresh.record` (RECORD_PROPERTY). Its row in the
+log, and the corrected effective metrics of the earlier batches it superseded, wait in a
+:class:`PublishLog` until the table's run ends (or the log has waited FLUSH_SECONDS), then go in
+one MERGE. A batch therefore makes no control commit of its own and reads nothing from the log:
+the effective metrics it updates are kept in memory from one read at the run's start. A batch
+whose row must exist before its publish (its quarantine rows name its attempt; or an Iceberg
+before 1.12 dropped the property) appends it `staged` first, and the MERGE marks it `published`.
 
-A crash before the flush leaves published batches `staged` in the log. That is the state a crash
-between publish and record always left, and the next run's reconciliation completes it from the
-target's lineage (the authority on what was applied) and recounts the effective metrics.
+A crash before the MERGE leaves published batches missing from the log, or `staged` in it. The
+next run's reconciliation completes both from the target's lineage, the authority on what was
+applied: rows from the records the commits carry, marks for the staged rows, in one commit; then
+it recounts the effective metrics.
 """
 
 from __future__ import annotations

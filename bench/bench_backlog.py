@@ -1,0 +1,109 @@
+"""Benchmark: the fixed cost of a batch in a backlog, and where it goes.
+
+A `key` table takes one 1-row batch, then BATCHES tiny CSV batches (5 rows each) wait in its
+folder and one `pipeline.run()` takes them all, as after downtime. Each runner step (steps.py),
+the reconciliation and the log's record at the table's end are timed, and so are the calls to
+the control tables and the table backend; the script prints seconds per batch for each.
+Results go to stdout and bench/results/backlog.json.
+
+Usage: python bench/bench_backlog.py [--batches N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import sys
+import time
+from typing import Any
+
+from bench_key import CATALOG, save_report, workspace
+
+spent: collections.Counter[str] = collections.Counter()
+calls: collections.Counter[str] = collections.Counter()
+
+
+def timed(cls: Any, name: str) -> None:
+    original = getattr(cls, name)
+
+    @functools.wraps(original)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spent[f"{cls.__name__}.{name}"] += time.perf_counter() - start
+            calls[f"{cls.__name__}.{name}"] += 1
+
+    setattr(cls, name, run)
+
+
+def instrument() -> None:
+    from lakefresh.bookkeeping import Bookkeeping
+    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from lakefresh.runner import Runner
+    from lakefresh.state.control import ControlTables
+    from lakefresh.steps import BatchSteps
+
+    for name in ("record_attempt", "record_published", "published", "attempts", "tidy"):
+        timed(ControlTables, name)
+    for name in ("reconcile", "effective", "check_config"):
+        timed(Bookkeeping, name)
+    for name in ("stage", "publish", "head", "live_records", "published_batches"):
+        timed(IcebergBackend, name)
+    for name in ("read", "stage", "write", "audit", "record", "publish"):
+        timed(BatchSteps, name)
+    timed(Runner, "_record")
+
+
+def main() -> int:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
+    parser.add_argument("--batches", type=int, default=15)
+    args = parser.parse_args()
+    n_batches = args.batches
+
+    from lakefresh.api import Pipeline
+    from lakefresh.config.loader import parse, validate
+
+    instrument()
+    with workspace("lakefresh-backlog-") as (work, spark):
+        folder = work / "in"
+        folder.mkdir()
+        text = f"""
+catalog: {{name: {CATALOG}, control_namespace: backlog_ctl}}
+defaults: {{namespace: backlog}}
+tables:
+  - name: target
+    source: {{kind: files, path: {folder}, format: csv, schema: {{id: int, v: int}}}}
+    strategy: {{kind: key, keys: [id]}}
+"""
+        pipeline = Pipeline(validate(parse(text, "bench"), "bench"), work, spark=spark)
+        (folder / "b000.csv").write_text("id,v\n1,1\n", encoding="utf-8")
+        assert pipeline.run().ok
+        for n in range(1, n_batches + 1):
+            rows = "".join(f"{(n * 7 + j) % 50},{n}\n" for j in range(5))
+            (folder / f"b{n:03d}.csv").write_text("id,v\n" + rows, encoding="utf-8")
+        spent.clear()
+        calls.clear()
+        start = time.perf_counter()
+        result = pipeline.run()
+        total = time.perf_counter() - start
+        assert result.ok, result.to_dict()
+        print(f"{n_batches} batches in one run: {total:.2f} s, {total / n_batches:.3f} s per batch")
+        for name, seconds in spent.most_common():
+            print(f"  {name:34s} {seconds / n_batches:7.3f} s per batch  ({calls[name]} calls)")
+        report = {
+            "batches": n_batches,
+            "seconds": round(total, 3),
+            "seconds_per_batch": round(total / n_batches, 3),
+            "per_batch": {k: round(v / n_batches, 3) for k, v in spent.most_common()},
+            "calls": dict(calls),
+        }
+        save_report("backlog", report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
