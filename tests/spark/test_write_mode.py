@@ -71,26 +71,26 @@ def test_a_merge_on_read_target_is_compacted_once_it_holds_enough_delete_files(w
 - name: t
   source: {kind: files, path: in, format: csv, schema: {id: int, v: int}}
   strategy: {kind: key, keys: [id]}
-  maintenance: {compact_at_delete_files: 2}
+  maintenance: {compact_at_delete_files: 1}
 """
     ws.write("in/b0.csv", "id,v\n1,0\n2,0\n3,0\n")
     p = ws.pipeline(table)
     assert p.run().ok
     name = f"{ws.namespace}.t"
+    assert p.backend.delete_files(name) == 0  # inserts only: nothing to compact
+    assert [r for r in p.history("t") if r["status"] == "maintained"] == []
+
     ws.write("in/b1.csv", "id,v\n1,1\n")
-    assert p.run().ok
-    assert p.backend.delete_files(name) == 1  # the update left a position delete
-    ws.write("in/b2.csv", "id,v\n2,2\n")
-    assert p.run().ok
-    # the second reached the limit: the data files with deletes were rewritten with them applied
-    # (Iceberg drops the delete files it then finds dangling, not always all in one go)
-    assert p.backend.delete_files(name) < 2
-    assert rows(p.table("t")) == [(1, 1), (2, 2), (3, 0)]
+    assert p.run().ok  # the update left a position delete, which reached the limit
     [upkeep] = [r for r in p.history("t") if r["status"] == "maintained"]
     done = json.loads(upkeep["replay"])["done"]
     assert done["rewritten_data_files"] >= 1 and "expired_snapshots" not in done
+    assert rows(p.table("t")) == [(1, 1), (2, 0), (3, 0)]
+    # the data files with deletes were rewritten with them applied (Iceberg drops the delete files
+    # it then finds dangling, not always in the same commit)
+    assert p.backend.delete_files(name) <= 1
 
-    ws.write("in/b3.csv", "id,v\n3,3\n")
+    ws.write("in/b2.csv", "id,v\n3,3\n")
     result = p.run()  # the compaction is no rollback, and the next batch goes on top of it
     assert result.ok, result.to_dict()
-    assert rows(p.table("t")) == [(1, 1), (2, 2), (3, 3)]
+    assert rows(p.table("t")) == [(1, 1), (2, 0), (3, 3)]
