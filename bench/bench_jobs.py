@@ -61,17 +61,15 @@ def traced(spark: Any, prefix: str) -> dict[str, float]:
 
 
 def jobs_by_group(spark: Any, prefix: str, groups: list[str]) -> dict[str, list[str]]:
-    """Each group's jobs, named by the SQL statement or call that ran them."""
+    """Each group's jobs, named by the call that ran them."""
     tracker = spark.sparkContext.statusTracker()
     store = spark.sparkContext._jsc.sc().statusStore()
     out: dict[str, list[str]] = {}
     for group in groups:
         names = []
         for job_id in sorted(tracker.getJobIdsForGroup(prefix + group)):
-            job = store.job(job_id)
-            description = job.description()
-            text = str(description.get()) if description.isDefined() else str(job.name())
-            names.append(" ".join(text.split())[:60])
+            text = str(store.job(job_id).name())  # the call site, e.g. `collect at <file>:<line>`
+            names.append(" ".join(text.split())[:70])
         out[group] = names
     return out
 
