@@ -53,6 +53,10 @@ if TYPE_CHECKING:
     from lakefresh.strategies import ChangeSet, Strategy
 
 
+# The longest record a commit carries (characters of JSON); a longer one is written as a row.
+MAX_CARRIED = 4096
+
+
 def _now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
@@ -212,7 +216,10 @@ class BatchSteps:
         clock = time.perf_counter()
         parent = self.backend.head(a.name)
         a.parent_rows = self.backend.live_records(a.name, parent) if parent else 0
-        record = {RECORD_PROPERTY: _json(a.carried())}
+        carried = _json(a.carried())
+        # every snapshot's summary is rewritten with the table's metadata at each commit: a long
+        # record (a batch of many files) takes the staged row instead
+        record = {RECORD_PROPERTY: carried} if len(carried) <= MAX_CARRIED else {}
         a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change), record)
         a.result.files_written = a.staged.files_written
         a.result.bytes_written = a.staged.bytes_written

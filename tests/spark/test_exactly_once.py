@@ -223,3 +223,28 @@ def test_a_run_writes_the_log_once_and_a_crash_before_that_loses_no_count(ws, mo
         (r["batch_id"], dict(r["status_counts"]), r["effective_count"], r["status"]) for r in q.history("u")
     )
     assert recovered == [(e[0], e[2], e[3], "published") for e in expected]
+
+
+def test_a_record_too_long_to_carry_is_written_as_a_staged_row_first(ws, monkeypatch):
+    """The fallback of the lean path, as on an Iceberg before 1.12 (which drops the commit
+    property) or for a batch of many files: the batch's row goes to the log `staged` before its
+    publish, and the run's one MERGE marks it published."""
+    import lakefresh.steps
+
+    monkeypatch.setattr(lakefresh.steps, "MAX_CARRIED", 0)
+    ws.write("in/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n2,b,2025-01-01 00:00:00\n")
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    log = f"{ws.control_namespace}.batches"
+    before = ws.snapshot_counts([log])[log]
+    ws.write("in/b2.csv", "id,v,ts\n1,A,2025-01-02 00:00:00\n3,c,2025-01-02 00:00:00\n")
+    ws.write("in/b3.csv", "id,v,ts\n3,C,2025-01-03 00:00:00\n")
+    assert p.run().ok
+    assert ws.snapshot_counts([log])[log] == before + 3  # two staged rows, one MERGE
+    assert sorted(
+        (r["batch_id"], r["status"], dict(r["status_counts"]), r["effective_count"]) for r in p.history("t")
+    ) == [
+        ("b1.csv", "published", {"N": 2}, 1),
+        ("b2.csv", "published", {"C": 1, "N": 1}, 1),
+        ("b3.csv", "published", {"C": 1}, 1),
+    ]
