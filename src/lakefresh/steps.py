@@ -96,17 +96,20 @@ class Attempt:
             "read_seconds", "stage_seconds", "config_fingerprint", "record_count",
             "quarantined_count", "duplicate_count", "status_counts", "range_start", "range_end",
         )  # fmt: skip
-        r = self.result
-        row = self.row(
-            "published",
-            record_count=r.record_count,
-            quarantined_count=r.quarantined,
-            duplicate_count=r.duplicates,
-            status_counts=dict(r.counts),
-            range_start=r.range_start,
-            range_end=r.range_end,
-        )
+        row = self.row("published", **self.counts())
         return {k: row[k] for k in keep}
+
+    def counts(self) -> dict[str, Any]:
+        """The batch's counts and range, known once it is staged (before its write)."""
+        r = self.result
+        return {
+            "record_count": r.record_count,
+            "quarantined_count": r.quarantined,
+            "duplicate_count": r.duplicates,
+            "status_counts": dict(r.counts),
+            "range_start": r.range_start,
+            "range_end": r.range_end,
+        }
 
     def row(self, status: str, **more: Any) -> dict[str, Any]:
         """The attempt's row of the `batches` log."""
@@ -129,13 +132,8 @@ class Attempt:
         row["config_fingerprint"], row["config"] = fingerprint(self.table)
         if staged is not None:
             row.update(
+                **self.counts(),
                 staged_snapshot_id=staged.snapshot_id,
-                record_count=r.record_count,
-                quarantined_count=r.quarantined,
-                duplicate_count=r.duplicates,
-                status_counts=dict(r.counts),
-                range_start=r.range_start,
-                range_end=r.range_end,
                 files_written=r.files_written,
                 bytes_written=r.bytes_written,
                 rule_results=dict(r.rules) or None,
