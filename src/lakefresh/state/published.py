@@ -222,11 +222,12 @@ class PublishLog:
         self._marks: list[Published] = []
         self._new: list[dict[str, Any]] = []
         self._changed: dict[str, Effective] = {}
+        self._unread: dict[str, PublishedBatch] = {}  # this run's unwritten batches, log not read
         self._since: float | None = None
 
     def published(self) -> dict[str, PublishedBatch]:
-        if self._published is None:
-            self._published = self.control.published(self.table)
+        if self._published is None:  # read only when a batch's effective metrics need it
+            self._published = {**self.control.published(self.table), **self._unread}
         return self._published
 
     def add(
@@ -238,7 +239,7 @@ class PublishLog:
     ) -> None:
         """A batch just published, with the effective metrics its publish changed; `row`: its
         whole `batches` row when none is in the log yet (it is inserted, not marked)."""
-        known = self.published()
+        known = self._published if self._published is not None else self._unread
         start, end = span or (None, None)
         known[mark.batch_id] = PublishedBatch(mark.batch_id, None, start, end, None)
         for e in effective:
@@ -268,5 +269,6 @@ class PublishLog:
         done = self.waiting
         self.control.record_published(self.table, self._marks, list(self._changed.values()), self._new)
         self._marks, self._new, self._changed, self._since = [], [], {}, None
+        self._unread = {}  # the log holds them now
         for batch_id in done:
             checkpoint("after_record", batch_id)
