@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from lakefresh.config.models import TableConfig
     from lakefresh.sources.base import BatchRef
+    from lakefresh.strategies.group import GroupChange
 
 # The status a failed attempt is recorded with, by the error that ended it (else `failed`).
 STATUS_OF: dict[type[Exception], str] = {AuditError: "audit_failed", BatchRefused: "refused"}
@@ -237,6 +238,28 @@ class Bookkeeping:
             ranges = owned.get(other) if owned is not None else row.effective_ranges
             if count != row.effective_count or ranges != row.effective_ranges:
                 out.append(Effective(other, count, ranges))
+        return out
+
+    def effective_group(
+        self, name: str, change: GroupChange, snapshot_id: int, log: PublishLog
+    ) -> list[Effective]:
+        """A backlog group's effective metrics (backlog.py): each of its batches keeps what it
+        wrote less what the group's later batches superseded; then the earlier batches that
+        lost rows. As `effective`, recounted from the target when an earlier count is unknown."""
+        inside = {b: n - change.superseded.get(b, 0) for b, n in change.written.items()}
+        outside = {b: n for b, n in change.superseded.items() if b not in inside}
+        if not outside:
+            return [Effective(b, n) for b, n in inside.items()]
+        earlier = log.published()
+        counts = _decremented({b: row for b, row in earlier.items() if b not in inside}, outside)
+        if counts is None:
+            target = self.backend.read(name, snapshot_id)
+            counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
+            inside = {b: counts.get(b) or 0 for b in inside}
+        out = [Effective(b, n) for b, n in inside.items()]
+        for other, row in earlier.items():
+            if other not in inside and counts.get(other, 0) != row.effective_count:
+                out.append(Effective(other, counts.get(other, 0), row.effective_ranges))
         return out
 
     def check_config(self, name: str, table: TableConfig) -> None:

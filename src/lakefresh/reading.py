@@ -14,6 +14,7 @@ from lakefresh.errors import BatchRefused
 from lakefresh.lookups import with_lookups
 from lakefresh.rules import apply_row_rules
 from lakefresh.strategies.base import materialize
+from lakefresh.strategies.group import SEQ_COLUMN
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
@@ -59,11 +60,37 @@ def read_batch(
 ) -> ReadRows:
     """Read the batch once (and transform it); BatchRefused when it has bad rows and its table
     refuses such batches (`bad_rows: refuse`)."""
-    from pyspark.sql import functions as F
-
     rows = source.read(ref, target_schema if table.transform is None else None).rows
     if table.transform is not None:
         rows = transformed(config, backend, table, rows)
+    out = checked(table, strategy, rows)
+    if out.quarantined and table.bad_rows == "refuse":
+        raise BatchRefused(refusal(ref.batch_id, table.name, out.bad, out.quarantined))
+    if table.lookups:
+        out.good, out.skeletons = with_lookups(config, backend, table, out.good, ref.batch_time)
+    return out
+
+
+def read_group(
+    source: Any, table: TableConfig, strategy: Strategy, refs: list[BatchRef], target_schema: Any
+) -> ReadRows | None:
+    """Several batches of a backlog read as one (backlog.py), each row with its batch's index in
+    the group (SEQ_COLUMN); None when they cannot be one: their columns differ."""
+    from pyspark.sql import functions as F
+
+    reads = [source.read(ref, target_schema).rows for ref in refs]
+    if any(r.schema != reads[0].schema for r in reads[1:]):
+        return None
+    rows = reads[0].withColumn(SEQ_COLUMN, F.lit(0))
+    for n, more in enumerate(reads[1:], start=1):
+        rows = rows.unionByName(more.withColumn(SEQ_COLUMN, F.lit(n)))
+    return checked(table, strategy, rows)
+
+
+def checked(table: TableConfig, strategy: Strategy, rows: DataFrame) -> ReadRows:
+    """Rows read, checked: split into the rows to load and those to quarantine (with reasons)."""
+    from pyspark.sql import functions as F
+
     problems = [F.when(c, F.lit(reason)) for c, reason in strategy.row_problems(rows)]
     if problems:
         # a row the source rejected is reported for that root cause alone (a value that did
@@ -74,9 +101,4 @@ def read_batch(
     rows, rules = apply_row_rules(table, materialize(rows))
     bad = rows.filter(rows[REASON_COLUMN].isNotNull())
     good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
-    out = ReadRows(good, bad, bad.count(), rules=rules)
-    if out.quarantined and table.bad_rows == "refuse":
-        raise BatchRefused(refusal(ref.batch_id, table.name, bad, out.quarantined))
-    if table.lookups:
-        out.good, out.skeletons = with_lookups(config, backend, table, good, ref.batch_time)
-    return out
+    return ReadRows(good, bad, bad.count(), rules=rules)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
+from lakefresh import backlog
 from lakefresh.bookkeeping import Bookkeeping
 from lakefresh.config import write_mode
 from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
@@ -57,6 +58,7 @@ class Runner:
         self.accept_config_change = False  # the operator's decision: new config for new batches
         self.books = Bookkeeping(backend, control)
         self.steps = BatchSteps(config, backend, control, self.books, console.message)
+        self.grouping = backlog.GroupSteps(self.steps)  # backlogs in one commit per group
 
     def run(
         self,
@@ -126,23 +128,32 @@ class Runner:
             if pending and not self.accept_config_change:
                 self.books.check_config(name, table)  # batches under two configurations would mix
             self.console.table_started(table.name, len(pending))
+            grouped = backlog.why_not(self.config, table, strategy) is None
             while pending and not outcome.error:
                 more = False
-                for ref in pending:
+                size = self.grouping.group_size(table) if grouped else 1
+                for refs in backlog.groups(pending, size, first_alone=not self.backend.exists(name)):
                     if self.stop.is_set():  # asked to stop: after the commit in progress
                         more = False
                         break
-                    batch = self._apply_with_retries(table, name, strategy, source, ref, log)
-                    outcome.batches.append(batch)
-                    self.console.batch_done(batch)
-                    if batch.status != "published":
-                        outcome.error = f"batch {ref.batch_id}: {batch.error}"
-                        break
-                    applied.add(ref.batch_id)
-                    try:
-                        more = source.published(ref) or more
-                    except Exception as exc:  # the batch is in: the next run records its load
-                        outcome.error = f"batch {ref.batch_id} was published; {error_text(exc)}"
+                    grouped_results = self.grouping.apply(table, name, strategy, source, refs, log)
+                    results: list[BatchResult | None] = [None] * len(refs)
+                    if grouped_results:
+                        results = [*grouped_results]
+                    for ref, batch in zip(refs, results, strict=True):
+                        batch = batch or self._apply_with_retries(table, name, strategy, source, ref, log)
+                        outcome.batches.append(batch)
+                        self.console.batch_done(batch)
+                        if batch.status != "published":
+                            outcome.error = f"batch {ref.batch_id}: {batch.error}"
+                            break
+                        applied.add(ref.batch_id)
+                        try:
+                            more = source.published(ref) or more
+                        except Exception as exc:  # the batch is in: the next run records its load
+                            outcome.error = f"batch {ref.batch_id} was published; {error_text(exc)}"
+                            break
+                    if outcome.error:
                         break
                     if log.due():
                         log.flush()

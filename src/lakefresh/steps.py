@@ -57,7 +57,7 @@ if TYPE_CHECKING:
 MAX_CARRIED = 4096
 
 
-def _now() -> datetime:
+def utc_now() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
@@ -70,7 +70,7 @@ class Attempt:
     strategy: Strategy
     ref: BatchRef
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
-    started: datetime = field(default_factory=_now)
+    started: datetime = field(default_factory=utc_now)
     times: PhaseTimes = field(default_factory=PhaseTimes)
     exists: bool = False  # whether the target existed before this attempt
     target_schema: StructType | None = None  # its schema then
@@ -269,7 +269,7 @@ class BatchSteps:
         clock = time.perf_counter()
         snapshot_id = self.backend.publish(a.staged)
         a.result.snapshot_id = snapshot_id
-        published_at = _now()
+        published_at = utc_now()
         checkpoint("after_publish", a.ref.batch_id)
         effective = self.books.effective(a.name, a.strategy, a.change, a.ref.batch_id, snapshot_id, log)
         a.result.effective_count = effective[0].count
@@ -296,9 +296,9 @@ class BatchSteps:
             )
             return
         self._record_failure(a)
-        self._restore_schema(a)
+        self.restore_schema(a)
 
-    def _restore_schema(self, a: Attempt) -> None:
+    def restore_schema(self, a: Attempt) -> None:
         """A batch that failed leaves the target's schema as it found it: the columns it added
         are dropped again (metadata only), and a table it created, holding no batch, is dropped.
         A widened type stays: a table format cannot narrow a column back (int -> bigint is kept)."""

@@ -22,6 +22,7 @@ TABLE = """
     schema: {id: int, v: string, ts: timestamp}
   strategy: {kind: key, keys: [id], date_column: ts}
 """
+ONE_BY_ONE = "backlog: {max_batches: 1}\n"  # the path of a lone batch (backlogs: test_backlog.py)
 AFTER_B1 = [(1, "a", "b1.csv"), (2, "b", "b1.csv")]
 AFTER_B2 = [(1, "A", "b2.csv"), (2, "b", "b1.csv"), (3, "c", "b2.csv")]
 
@@ -179,7 +180,7 @@ def test_a_run_writes_the_log_once_and_a_crash_before_that_loses_no_count(ws, mo
     from lakefresh.faults import SimulatedCrash
 
     ws.write("in/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n2,b,2025-01-01 00:00:00\n")
-    p = ws.pipeline(TABLE)
+    p = ws.pipeline(TABLE, defaults=ONE_BY_ONE)
     assert p.run().ok
     log = f"{ws.control_namespace}.batches"
     before = ws.snapshot_counts([log])[log]
@@ -201,7 +202,7 @@ def test_a_run_writes_the_log_once_and_a_crash_before_that_loses_no_count(ws, mo
     ]
 
     # the same batches again into a second table, crashing after the last publish
-    q = ws.pipeline(TABLE.replace("name: t", "name: u"), name="u.yml")
+    q = ws.pipeline(TABLE.replace("name: t", "name: u"), defaults=ONE_BY_ONE, name="u.yml")
     monkeypatch.setenv("LAKEFRESH_FAULTS", "after_publish@b4.csv:crash")
     with pytest.raises(SimulatedCrash):
         q.run()
@@ -233,7 +234,7 @@ def test_a_record_too_long_to_carry_is_written_as_a_staged_row_first(ws, monkeyp
 
     monkeypatch.setattr(lakefresh.steps, "MAX_CARRIED", 0)
     ws.write("in/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n2,b,2025-01-01 00:00:00\n")
-    p = ws.pipeline(TABLE)
+    p = ws.pipeline(TABLE, defaults=ONE_BY_ONE)
     assert p.run().ok
     log = f"{ws.control_namespace}.batches"
     before = ws.snapshot_counts([log])[log]

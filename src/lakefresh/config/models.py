@@ -104,6 +104,17 @@ class AuditConfig(Model):
     )
 
 
+class BacklogConfig(Model):
+    """How pending batches of one table are grouped into one commit (backlog.py)."""
+
+    max_batches: int = Field(
+        50, ge=1, description="Most pending batches applied in one commit; 1 applies each alone."
+    )
+    max_rows: int = Field(
+        1_000_000, ge=1, description="Groups shrink so that one reads about this many rows."
+    )
+
+
 class Defaults(Model):
     """Values every table inherits unless it sets its own."""
 
@@ -113,6 +124,7 @@ class Defaults(Model):
     )
     audit: AuditConfig = Field(default_factory=AuditConfig)  # type: ignore[arg-type]
     maintenance: MaintenanceConfig = Field(default_factory=MaintenanceConfig)  # type: ignore[arg-type]
+    backlog: BacklogConfig = Field(default_factory=BacklogConfig)  # type: ignore[arg-type]
     write_mode: WriteMode = Field(
         "auto",
         description="How MERGE/UPDATE/DELETE write targets: `auto` (merge-on-read unless a "
@@ -197,6 +209,7 @@ class TableConfig(Model):
         default_factory=list, description="Surrogate key lookups into dimensions of this pipeline."
     )
     maintenance: MaintenanceConfig | None = Field(None, description="Overrides defaults.maintenance.")
+    backlog: BacklogConfig | None = Field(None, description="Overrides defaults.backlog.")
     rules: list[RuleConfig] = Field(
         default_factory=list, description="Data-quality rules on each batch (config/rules.py)."
     )
@@ -345,6 +358,9 @@ class PipelineConfig(Model):
 
     def maintenance_for(self, table: TableConfig) -> MaintenanceConfig:
         return table.maintenance or self.defaults.maintenance
+
+    def backlog_for(self, table: TableConfig) -> BacklogConfig:
+        return table.backlog or self.defaults.backlog
 
 
 def dependency_order(tables: list[TableConfig]) -> list[TableConfig]:

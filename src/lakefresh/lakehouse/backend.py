@@ -36,15 +36,22 @@ class StagedCommit:
     properties: dict[str, str] = field(default_factory=dict)  # its `lakefresh.*` commit properties
 
 
+# The earlier batches of a backlog group (backlog.py), a JSON list in the group's commit summary
+# (its wap.id is the last batch): all of them are applied when the commit is in the lineage.
+GROUP_PROPERTY = "lakefresh.group"
+
+
 @dataclass(frozen=True)
 class Commit:
     """One commit of a table's lineage: its snapshot, the batch it carries (None for a commit
     lakefresh did not make as a batch) and its operation (append, overwrite, delete, replace:
-    a compaction, which changes no row)."""
+    a compaction, which changes no row). A backlog's group commit carries several batches:
+    `batch_id` is the last of them, `batches` all of them, oldest first."""
 
     snapshot_id: int
     batch_id: str | None
     operation: str
+    batches: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -236,6 +243,9 @@ class TableBackend(Protocol):
         one commit are an UPDATE_BEFORE / UPDATE_AFTER pair), CHANGE_ORDINAL_COLUMN (the
         commit's order in the range) and CHANGE_SNAPSHOT_COLUMN (the snapshot it made). Rows a
         commit rewrote unchanged are left out."""
+
+    def carries_commit_properties(self) -> bool:
+        """Whether a staged commit keeps the properties `stage` gives it (its summary)."""
 
     def broadcast_rows(self) -> int:
         """Row sets up to this size are broadcast into joins with a target."""

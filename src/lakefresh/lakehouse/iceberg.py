@@ -18,6 +18,7 @@ append and overwrite, which always go through Iceberg's Spark writer and are sta
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHA
 from lakefresh.errors import CommitConflictError, StateError
 from lakefresh.lakehouse import procedures
 from lakefresh.lakehouse.backend import (
+    GROUP_PROPERTY,
     Commit,
     Lineage,
     MergeClauses,
@@ -80,6 +82,7 @@ BROADCAST_ROWS_SETTING = "spark.lakefresh.merge.broadcastMaxRows"
 DEFAULT_BROADCAST_ROWS = 1_000_000
 
 SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
+
 _WAP_LOCK = threading.Lock()  # spark.wap.id is session-wide: one staged write at a time
 
 
@@ -89,6 +92,7 @@ class IcebergBackend:
     def __init__(self, spark: SparkSession, catalog: str) -> None:
         self.spark = spark
         self.catalog = catalog
+        self._carries: bool | None = None
 
     # --- names and DDL -----------------------------------------------------------------------
 
@@ -196,10 +200,8 @@ class IcebergBackend:
             snapshot = ancestors.next()
             if since is not None and int(snapshot.snapshotId()) == since:
                 break
-            summary = snapshot.summary()
-            batch_id = summary.get("published-wap-id") or summary.get("wap.id")
-            if batch_id is not None:
-                out.setdefault(str(batch_id), int(snapshot.snapshotId()))
+            for batch_id in reversed(batch_ids(snapshot.summary())):
+                out.setdefault(batch_id, int(snapshot.snapshotId()))
         return out
 
     def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
@@ -212,11 +214,10 @@ class IcebergBackend:
             snapshot = walk.next()
             if int(snapshot.snapshotId()) == snapshot_id:
                 return out
-            summary = snapshot.summary()
-            batch_id = summary.get("published-wap-id") or summary.get("wap.id")
+            batches = batch_ids(snapshot.summary())
             operation = str(snapshot.operation())
             out.append(
-                Commit(int(snapshot.snapshotId()), None if batch_id is None else str(batch_id), operation)
+                Commit(int(snapshot.snapshotId()), batches[-1] if batches else None, operation, batches)
             )
         if snapshot_id is None:
             return out
@@ -396,6 +397,15 @@ class IcebergBackend:
 
         df.writeTo(self.qualified(table)).overwrite(F.lit(True))
 
+    def carries_commit_properties(self) -> bool:
+        """Whether a staged commit keeps the properties `stage` gives it: Iceberg 1.12 on."""
+        if self._carries is None:
+            jvm = self.spark.sparkContext._jvm
+            version = str(jvm.org.apache.iceberg.IcebergBuild.version())  # type: ignore[union-attr]
+            numbers = tuple(int(p) for p in version.split("-")[0].split(".")[:2] if p.isdigit())
+            self._carries = numbers >= (1, 12)
+        return self._carries
+
     def broadcast_rows(self) -> int:
         """Row sets up to this size are broadcast into joins with a target."""
         return int(self.spark.conf.get(BROADCAST_ROWS_SETTING, None) or DEFAULT_BROADCAST_ROWS)
@@ -424,6 +434,18 @@ class IcebergBackend:
             self.append(table, rows)
             return
         delete_and_insert(self.spark, table, self.qualified(table), rows, delete_when, matches, equi_join)
+
+
+def batch_ids(summary: Any) -> tuple[str, ...]:
+    """The batches a snapshot carries, oldest first: the one it was staged with (`wap.id`, or
+    `published-wap-id` once cherry-picked onto a moved table), after the earlier batches of its
+    backlog group when it is a group commit (GROUP_PROPERTY, a JSON list)."""
+    batch_id = summary.get("published-wap-id") or summary.get("wap.id")
+    if batch_id is None:
+        return ()
+    group = summary.get(GROUP_PROPERTY)
+    earlier = [str(b) for b in json.loads(str(group))] if group else []
+    return (*earlier, str(batch_id))
 
 
 def _utc(millis: int) -> datetime:

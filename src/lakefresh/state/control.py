@@ -252,9 +252,13 @@ class ControlTables(OperatorMarks, PublishMarks):
 
     def record_attempt(self, row: dict[str, Any]) -> None:
         """Append one attempt row (status staged, failed or audit_failed)."""
+        self.record_attempts([row])
+
+    def record_attempts(self, rows: list[dict[str, Any]]) -> None:
+        """Append attempt rows in one commit (a backlog group's staged rows)."""
         spark = self.backend.spark
-        rows = literal_rows(spark, [self.full_row(row)], self.batches_schema())
-        retry_conflicts(lambda: self.backend.append(self.batches, rows))
+        df = literal_rows(spark, [self.full_row(row) for row in rows], self.batches_schema())
+        retry_conflicts(lambda: self.backend.append(self.batches, df))
 
     def record_quarantine(self, table: str, batch_id: str, attempt: str, rows: DataFrame) -> None:
         from pyspark.sql import functions as F

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.strategies import AppendStrategyConfig
 from lakefresh.strategies.base import ChangeSet, StageContext, stamped
+from lakefresh.strategies.group import GroupChange, Member, stage_append_group
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -34,6 +35,10 @@ class AppendStrategy:
             written=count,
             superseded={},
         )
+
+    def stage_group(self, ctx: StageContext, batch: DataFrame, members: list[Member]) -> GroupChange:
+        """Several pending batches in one change set (strategies/group.py)."""
+        return stage_append_group(ctx, batch, members)
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         ctx.backend.append(ctx.table, change.rows)

@@ -55,6 +55,7 @@ from lakefresh.strategies.base import (
     raise_stored_duplicates,
     require_columns,
 )
+from lakefresh.strategies.group import SEQ_COLUMN, GroupChange, Member, stage_key_group
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
 if TYPE_CHECKING:
@@ -82,34 +83,8 @@ class KeyStrategy:
         from pyspark.sql import functions as F
 
         cfg = self.config
-        require_columns(batch, cfg.keys, "key column(s)")
-        if cfg.date_column:
-            require_columns(batch, [cfg.date_column], "date_column")
         sk = cfg.surrogate_key
-        own = {sk.column, sk.inferred_column} if sk else set()
-        columns = [c for c in data_columns(batch) if c not in own]
-        hashed = [
-            c
-            for c in columns
-            if c not in cfg.keys
-            and c not in cfg.exclude_from_cdc
-            and c != cfg.date_column
-            and c != (cfg.delete.column if cfg.delete else None)
-        ]
-        record_date = (
-            try_to_timestamp(F.col(quote(cfg.date_column)))
-            if cfg.date_column
-            else F.lit(ctx.batch_time).cast("timestamp")
-        )
-        rows = batch.select(
-            *[F.col(quote(c)) for c in columns],
-            hashdiff(hashed).alias(HASH_COLUMN),
-            record_date.alias(UPDATED_AT_COLUMN),
-            F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-            delete_flag(cfg.delete).alias(DELETE_FLAG),
-            F.col(FILE_COLUMN),
-            F.col(RECORD_COLUMN),
-        )
+        columns, rows = self.prepared(batch, F.lit(ctx.batch_time), F.lit(ctx.batch_id))
         latest_first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(
             *last_row_first(F.col(UPDATED_AT_COLUMN).desc())
         )
@@ -203,6 +178,50 @@ class KeyStrategy:
             written=counts.get("N", 0) + counts.get("C", 0),
             superseded=superseded,
         )
+
+    def prepared(self, batch: DataFrame, batch_time: Column, batch_id: Column) -> tuple[list[str], DataFrame]:
+        """The batch's columns, and its rows with the hash, the record's date (`date_column`, or
+        `batch_time`), `batch_id`, the delete flag and the provenance that orders duplicates."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        require_columns(batch, cfg.keys, "key column(s)")
+        if cfg.date_column:
+            require_columns(batch, [cfg.date_column], "date_column")
+        sk = cfg.surrogate_key
+        own = {sk.column, sk.inferred_column} if sk else set()
+        columns = [c for c in data_columns(batch) if c not in own]
+        hashed = [
+            c
+            for c in columns
+            if c not in cfg.keys
+            and c not in cfg.exclude_from_cdc
+            and c != cfg.date_column
+            and c != (cfg.delete.column if cfg.delete else None)
+        ]
+        record_date = (
+            try_to_timestamp(F.col(quote(cfg.date_column)))
+            if cfg.date_column
+            else batch_time.cast("timestamp")
+        )
+        rows = batch.select(
+            *[F.col(quote(c)) for c in columns],
+            hashdiff(hashed).alias(HASH_COLUMN),
+            record_date.alias(UPDATED_AT_COLUMN),
+            batch_id.alias(BATCH_ID_COLUMN),
+            delete_flag(cfg.delete).alias(DELETE_FLAG),
+            F.col(FILE_COLUMN),
+            F.col(RECORD_COLUMN),
+            *([F.col(SEQ_COLUMN)] if SEQ_COLUMN in batch.columns else []),
+        )
+        return columns, rows
+
+    def stage_group(self, ctx: StageContext, batch: DataFrame, members: list[Member]) -> GroupChange:
+        """Several pending batches in one change set (strategies/group.py): each key's rows are
+        folded over the batches in order from its stored row, so every row gets the status it
+        would get one batch at a time, and the commit writes each key's final state. Not with
+        surrogate keys (their numbering follows the commits)."""
+        return stage_key_group(self, ctx, batch, members)
 
     def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
         """Target-shaped skeleton rows for natural keys the table lacks: `missing` holds the key

@@ -76,6 +76,14 @@ def roll_back(
                 f"batches: {newest}); roll back to a published batch"
             )
         snapshot = published[to_batch]
+        together = [b for b, s in published.items() if s == snapshot]  # a backlog group's commit
+        if together[0] != to_batch:
+            later_ones = ", ".join(reversed(together[: together.index(to_batch)]))
+            raise ConfigError(
+                f"batch {to_batch!r} of {each.name!r} was published in one commit with the later "
+                f"batch(es) {later_ones} (a backlog group): roll back to {together[0]!r} or to the "
+                f"batch before the group, or unload {later_ones}"
+            )
         later = backend.commits_after(name, snapshot)  # 2.
         foreign = [c for c in later if c.batch_id is None and c.operation != "replace"]
         if foreign:
@@ -84,7 +92,7 @@ def roll_back(
                 f"cannot roll {each.name!r} back to batch {to_batch!r}: commits after it that "
                 f"are not lakefresh batches would be undone too ({shown}); nothing was changed"
             )
-        plans.append((name, each, strategy, snapshot, [c.batch_id for c in later if c.batch_id]))
+        plans.append((name, each, strategy, snapshot, [b for c in later for b in reversed(c.batches)]))
     for name, each, strategy, snapshot, undone in plans:  # 3.
         if undone:
             backend.roll_back_to(name, snapshot)

@@ -1,0 +1,222 @@
+"""Backlogs in one commit: when several batches of one table wait (a catch-up after downtime, a
+folder of small files, a Synapse backlog), the runner applies them in groups, each group in one
+staged commit, where the strategy can prove the result the same as one batch at a time
+(strategies/group.py): every batch keeps its exact counts and its id is recorded as applied.
+
+A group goes through the same steps as one batch (steps.py), once:
+
+1. **read**: the group's batches are read as one, each row tagged with its batch's place;
+2. **stage**: the strategy's `stage_group` computes the one change set and each batch's counts;
+3. **write**: one staged commit, whose wap.id is the group's last batch and whose summary lists
+   the earlier ones (`lakefresh.group`): the lineage names every batch of the group;
+4. **audit**: the staged commit's row count against the group's prediction;
+5. **record**: the batches' `staged` rows, in one append;
+6. **publish**: one cherry-pick; each batch's mark and effective count go to the PublishLog.
+
+A group that cannot be one (its batches' columns differ, a row must be quarantined, the Iceberg
+runtime drops commit properties, any error before the publish) is not published: the runner
+applies its batches one by one instead, which gives each its own outcome. So grouping never
+changes what a run does, only how many commits it takes.
+
+Not grouped: the first batch of a new table, strategies without `stage_group`, `key` with
+surrogate keys or history, tables with a transform, lookups or rules, tables another table's
+`table_changes` source reads (its change feed must show every batch), and backfills.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.config import write_mode
+from lakefresh.errors import AuditError, StateError
+from lakefresh.faults import checkpoint
+from lakefresh.lakehouse.backend import GROUP_PROPERTY
+from lakefresh.reading import read_group
+from lakefresh.results import BatchResult
+from lakefresh.state.control import AttemptRow
+from lakefresh.state.published import Published
+from lakefresh.steps import Attempt, BatchSteps, error_text, utc_now
+from lakefresh.strategies import StageContext
+from lakefresh.strategies.base import shape_target
+from lakefresh.strategies.group import GroupChange, Member
+
+if TYPE_CHECKING:
+    from lakefresh.bookkeeping import Bookkeeping
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.sources import BatchRef
+    from lakefresh.state.control import ControlTables
+    from lakefresh.state.published import PublishLog
+    from lakefresh.strategies import Strategy
+
+
+def why_not(config: PipelineConfig, table: TableConfig, strategy: Strategy) -> str | None:
+    """Why this table's backlog is applied one batch at a time; None when it can be grouped."""
+    if config.backlog_for(table).max_batches < 2:
+        return "backlog.max_batches is 1"
+    if not hasattr(strategy, "stage_group"):
+        return f"strategy {table.strategy.kind} has no group staging"
+    cfg = table.strategy
+    if getattr(cfg, "surrogate_key", None) or getattr(cfg, "history", False):
+        return "surrogate keys and history follow the commits"
+    if table.transform is not None or table.lookups or table.rules:
+        return "a transform, lookups or rules see one batch at a time"
+    if write_mode.change_feed_readers(config, table):
+        return "a change feed reads the table: it must show every batch"
+    return None
+
+
+def groups(refs: list[BatchRef], size: int, first_alone: bool = False) -> list[list[BatchRef]]:
+    """The pending batches in order, in runs of at most `size`; a backfill stands alone, and so
+    does the first batch when it creates the table (`first_alone`)."""
+    out: list[list[BatchRef]] = []
+    joinable = False  # whether the last group takes more
+    for n, ref in enumerate(refs):
+        alone = bool(ref.replay.get("backfill")) or (first_alone and n == 0)
+        if joinable and not alone and len(out[-1]) < size:
+            out[-1].append(ref)
+        else:
+            out.append([ref])
+        joinable = not alone
+    return out
+
+
+class GroupSteps:
+    """The steps of a group of batches of one table, over the pipeline's backend and control."""
+
+    def __init__(self, steps: BatchSteps) -> None:
+        self.steps = steps
+        self.config = steps.config
+        self.backend: TableBackend = steps.backend
+        self.control: ControlTables = steps.control
+        self.books: Bookkeeping = steps.books
+        self.size: dict[str, int] = {}  # table -> batches per group now (shrinks for large rows)
+
+    def group_size(self, table: TableConfig) -> int:
+        return self.size.get(table.name, self.config.backlog_for(table).max_batches)
+
+    def apply(
+        self,
+        table: TableConfig,
+        name: str,
+        strategy: Strategy,
+        source: Any,
+        refs: list[BatchRef],
+        log: PublishLog,
+    ) -> list[BatchResult] | None:
+        """Apply the batches in one commit; None when they must be applied one by one (nothing
+        of theirs was published then)."""
+        if len(refs) < 2 or not self.backend.carries_commit_properties() or not self.backend.exists(name):
+            return None
+        attempts = [Attempt(table, name, strategy, ref) for ref in refs]
+        published = None
+        try:
+            change, staged, clock = self._stage(table, name, strategy, source, attempts)
+            if change is None or staged is None:
+                return None
+            self._record(attempts)
+            published = self.backend.publish(staged)
+            _passed("after_publish", attempts)
+            self._publish(name, attempts, change, published, clock, log)
+        except Exception as exc:
+            if published is None:  # nothing of the group is in the target: one by one
+                self._abandon(attempts)
+                return None
+            for a in attempts:  # in the target: the next run's reconciliation completes it
+                a.result.status = "failed"
+                a.result.error = (
+                    f"{error_text(exc)} (the batch was published as snapshot {published}; the next "
+                    "run completes its record)"
+                )
+        return [a.result for a in attempts]
+
+    def _stage(
+        self, table: TableConfig, name: str, strategy: Any, source: Any, attempts: list[Attempt]
+    ) -> tuple[GroupChange | None, Any, float]:
+        """Read, stage, write and audit the group; (None, None) when it cannot be one."""
+        clock = time.perf_counter()
+        schema = self.backend.schema(name)
+        for a in attempts:
+            a.exists, a.target_schema = True, schema
+        rows = read_group(source, table, strategy, [a.ref for a in attempts], schema)
+        if rows is None or rows.quarantined:
+            return None, None, clock
+        _passed("after_read", attempts)
+        members = [Member(a.ref.batch_id, a.ref.batch_time) for a in attempts]
+        last = attempts[-1].ref
+        ctx = StageContext(self.backend, name, last.batch_id, last.batch_time, True)
+        change = strategy.stage_group(ctx, rows.good, members)
+        shape_target(ctx, change.change, table.partition_by)
+        _passed("after_stage", attempts)
+        self._resize(table, sum(change.records.values()), len(attempts))
+        parent = self.backend.head(name)
+        parent_rows = self.backend.live_records(name, parent) if parent else 0
+        earlier = json.dumps([m.batch_id for m in members[:-1]])
+        staged = self.backend.stage(
+            name, last.batch_id, lambda: strategy.write(ctx, change.change), {GROUP_PROPERTY: earlier}
+        )
+        if GROUP_PROPERTY not in staged.properties:  # the lineage could not name its batches
+            raise StateError(f"the group commit of {name} lost its {GROUP_PROPERTY} property")
+        _passed("after_write", attempts)
+        expected = parent_rows + (change.change.expected_delta or 0)
+        if self.config.audit_for(table).row_count and staged.live_records != expected:
+            raise AuditError(f"staged group holds {staged.live_records} rows, predicted {expected}")
+        share = (time.perf_counter() - clock) / len(attempts)
+        for a in attempts:
+            b, r = a.ref.batch_id, a.result
+            r.counts, r.record_count, r.duplicates = change.counts[b], change.records[b], change.duplicates[b]
+            r.files_written = staged.files_written if a is attempts[-1] else 0
+            r.bytes_written = staged.bytes_written if a is attempts[-1] else 0
+            a.staged, a.times.stage = staged, share
+        _passed("after_audit", attempts)
+        return change, staged, clock
+
+    def _resize(self, table: TableConfig, rows: int, batches: int) -> None:
+        """The next groups of a table whose batches are large take fewer of them."""
+        cfg = self.config.backlog_for(table)
+        if rows > cfg.max_rows:
+            self.size[table.name] = max(1, cfg.max_rows * batches // rows)
+
+    def _record(self, attempts: list[Attempt]) -> None:
+        self.control.record_attempts([a.row("staged") for a in attempts])
+        for a in attempts:
+            a.recorded = True
+        _passed("after_record_staged", attempts)
+
+    def _publish(
+        self,
+        name: str,
+        attempts: list[Attempt],
+        change: GroupChange,
+        snapshot_id: int,
+        clock: float,
+        log: PublishLog,
+    ) -> None:
+        effective = self.books.effective_group(name, change, snapshot_id, log)
+        when = utc_now()
+        seconds = (time.perf_counter() - clock) / len(attempts)
+        for a in attempts:
+            b = a.ref.batch_id
+            mine = [e for e in effective if e.batch_id == b]
+            others = [e for e in effective if e.batch_id not in change.counts] if a is attempts[-1] else []
+            a.result.effective_count = mine[0].count if mine else 0
+            a.result.snapshot_id = snapshot_id
+            a.times.publish = seconds
+            log.add(Published(b, a.id, snapshot_id, when, seconds), None, [*mine, *others])
+            a.result.status = "published"
+
+    def _abandon(self, attempts: list[Attempt]) -> None:
+        """A group not published: its staged rows are abandoned, the columns it added dropped."""
+        staged = [AttemptRow(a.ref.batch_id, a.id, "staged", None) for a in attempts if a.recorded]
+        if staged:
+            self.control.mark_abandoned(attempts[0].name, staged)
+        if attempts[0].target_schema is not None:
+            self.steps.restore_schema(attempts[0])
+
+
+def _passed(point: str, attempts: list[Attempt]) -> None:
+    """Every batch of the group passes the fault point (faults.py), in order."""
+    for a in attempts:
+        checkpoint(point, a.ref.batch_id)

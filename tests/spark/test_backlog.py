@@ -1,0 +1,212 @@
+"""Backlogs in one commit (issue 18, item 3; src/lakefresh/backlog.py): the batches waiting for a
+table are applied in groups, one staged commit per group, with each batch's counts exact and its
+id in the lineage; the result is the one applying them one by one gives.
+
+The property test checks the `key` strategy's group fold against a small reference model of
+key.py's rules (status per row, then the table), over random backlogs with duplicates, deletes,
+older rows and re-sent rows; the other tests compare grouped runs with one-by-one runs of the
+same files, through faults, and the verbs that meet a group commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections import Counter
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lakefresh.errors import ConfigError
+from lakefresh.faults import SimulatedCrash
+from tests.conftest import Workspace, rows
+
+KEY = "{kind: key, keys: [id], date_column: ts, delete: {column: op, value: D}}"
+KEY_BY_BATCH_TIME = "{kind: key, keys: [id], delete: {column: op, value: D}}"
+SCHEMA = "{id: int, v: string, ts: timestamp, op: string}"
+
+
+def table_yaml(strategy: str, max_batches: int = 50) -> str:
+    return (
+        "- name: t\n"
+        f"  source: {{kind: files, path: in, format: csv, schema: {SCHEMA}}}\n"
+        f"  strategy: {strategy}\n"
+        f"  backlog: {{max_batches: {max_batches}}}\n"
+    )
+
+
+def csv(events) -> str:
+    return "id,v,ts,op\n" + "".join(f"{k},{v},2025-01-0{d} 00:00:00,{op}\n" for k, v, d, op in events)
+
+
+def write_backlog(ws, batches) -> list[str]:
+    names = []
+    for n, events in enumerate(batches):
+        name = f"b{n:02d}.csv"
+        ws.write(f"in/{name}", csv(events), mtime=1_736_000_000 + 3600 * n)  # batch time: its order
+        names.append(name)
+    return names
+
+
+def reference(batches, by_batch_time: bool):
+    """key.py's rules, one batch at a time: per batch its status counts and duplicates; then the
+    table (id -> value, batch) and each batch's effective count."""
+    state: dict[int, tuple[str, int, str]] = {}  # id -> (value, date, batch)
+    per_batch = []
+    for b, events in enumerate(batches):
+        name = f"b{b:02d}.csv"
+        winners: dict[int, tuple] = {}
+        for r, (key, value, day, op) in enumerate(events):
+            day = b if by_batch_time else day
+            if key not in winners or (day, r) >= (winners[key][1], winners[key][3]):
+                winners[key] = (value, day, op, r)
+        counts: Counter[str] = Counter()
+        for key, (value, day, op, _) in winners.items():
+            stored = state.get(key)
+            if stored is None:
+                status = "U" if op == "D" else "N"
+            elif day < stored[1]:
+                status = "O"
+            elif op == "D":
+                status = "D"
+            elif value != stored[0]:
+                status = "C"
+            else:
+                status = "S" if day > stored[1] else "U"
+            counts[status] += 1
+            if status in ("N", "C"):
+                state[key] = (value, day, name)
+            elif status == "D":
+                del state[key]
+        per_batch.append((name, dict(counts), len(events) - len(winners)))
+    table = sorted((key, value, batch) for key, (value, _, batch) in state.items())
+    owned = Counter(batch for _, _, batch in state.values())
+    return table, [(name, counts, dups, owned[name]) for name, counts, dups in per_batch]
+
+
+def logged(p) -> list[tuple]:
+    return sorted(
+        (r["batch_id"], dict(r["status_counts"]), r["duplicate_count"], r["effective_count"])
+        for r in p.history("t")
+        if r["status"] == "published"
+    )
+
+
+event = st.tuples(st.integers(1, 4), st.sampled_from("ab"), st.integers(1, 3), st.sampled_from(["", "", "D"]))
+backlogs = st.lists(st.lists(event, max_size=5), min_size=2, max_size=6)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batches=backlogs, size=st.sampled_from([2, 50]), by_batch_time=st.booleans())
+def test_a_grouped_backlog_equals_the_reference_model(
+    spark, warehouse, tmp_path_factory, batches, size, by_batch_time
+):
+    """Every row's status, each batch's duplicates and effective count, and the table, as key.py's
+    rules give them one batch at a time; the backlog after the first batch (which creates the
+    table) in groups of `size`."""
+    ws = Workspace(tmp_path_factory.mktemp("backlog"), spark, warehouse)
+    write_backlog(ws, batches)
+    p = ws.pipeline(table_yaml(KEY_BY_BATCH_TIME if by_batch_time else KEY, size))
+    result = p.run()
+    assert result.ok, result.to_dict()
+
+    table, per_batch = reference(batches, by_batch_time)
+    assert rows(p.table("t"), ["id", "v", "_lf_batch_id"]) == table
+    assert logged(p) == sorted(per_batch)
+    commits = {r["published_snapshot_id"] for r in p.history("t") if r["status"] == "published"}
+    rest = len(batches) - 1
+    assert len(commits) == 1 + (rest + size - 1) // size
+
+
+BACKLOG = [
+    [(1, "a", 1, ""), (2, "b", 1, "")],
+    [(1, "A", 2, ""), (3, "c", 2, ""), (3, "c2", 2, "")],
+    [(2, "b", 3, "D"), (4, "d", 1, "")],
+    [],
+    [(1, "A", 1, ""), (2, "b", 4, ""), (4, "d", 4, "")],
+    [(3, "C", 5, ""), (5, "e", 5, "D")],
+]
+STRATEGIES = {"key": KEY, "append": "{kind: append}"}
+
+
+@pytest.mark.parametrize("kind", list(STRATEGIES))
+def test_a_backlog_in_one_commit_equals_one_by_one(ws, kind):
+    """The same files, grouped and one by one: the same table (system columns included), the
+    same log; the grouped run makes one commit for the five waiting batches, and its lineage
+    names every one of them."""
+    names = write_backlog(ws, BACKLOG)
+    alone = ws.pipeline(
+        table_yaml(STRATEGIES[kind], max_batches=1).replace("name: t", "name: t1"), name="one.yml"
+    )
+    grouped = ws.pipeline(table_yaml(STRATEGIES[kind]), name="grouped.yml")
+    assert alone.run().ok
+    result = grouped.run()
+    assert result.ok and [b.batch_id for b in result.batches] == names
+
+    def everything(p, table):
+        df = p.table(table)
+        return rows(df, sorted(c for c in df.columns if c != "_lf_updated_at" or kind == "key"))
+
+    assert everything(grouped, "t") == everything(alone, "t1")
+    assert logged_table(grouped, "t") == logged_table(alone, "t1")
+    lineage = grouped.backend.published_batches(f"{ws.namespace}.t")
+    assert sorted(lineage) == names and len(set(lineage.values())) == 2
+    assert ws.snapshot_counts([f"{ws.namespace}.t"])[f"{ws.namespace}.t"] == 2
+    again = grouped.run()
+    assert again.ok and again.batches == []
+
+
+def logged_table(p, table: str) -> list[tuple]:
+    return sorted(
+        (
+            r["batch_id"],
+            dict(r["status_counts"]),
+            r["record_count"],
+            r["duplicate_count"],
+            r["effective_count"],
+        )
+        for r in p.history(table)
+        if r["status"] == "published"
+    )
+
+
+def test_a_fault_in_a_group_leaves_the_target_at_a_published_batch_and_the_next_run_finishes(ws, monkeypatch):
+    """A raise or a crash at the fault points of a group's middle batch (the contract suite,
+    tests/spark/test_contract_strategies.py, passes every point with lone batches): before the
+    publish the target keeps what it had (a raise falls back to one by one, which stops at that
+    batch); after it, the group is in; either way the next run ends with the reference's table
+    and log."""
+    names = write_backlog(ws, BACKLOG)
+    ref = ws.pipeline(table_yaml(KEY, max_batches=1).replace("name: t", "name: ref"), name="ref.yml")
+    assert ref.run().ok
+    expected_table, expected_log = (
+        rows(ref.table("ref"), ["id", "v", "_lf_batch_id"]),
+        logged_table(ref, "ref"),
+    )
+    middle = names[3]
+    faults = [("after_read", "raise"), ("after_write", "crash"), ("after_record_staged", "crash")]
+    faults += [("after_publish", "raise"), ("after_publish", "crash"), ("after_record", "crash")]
+    for n, (point, action) in enumerate(faults):
+        name = f"t{n}"
+        p = ws.pipeline(table_yaml(KEY).replace("name: t", f"name: {name}"), name=f"{name}.yml")
+        monkeypatch.setenv("LAKEFRESH_FAULTS", f"{point}@{middle}:{action}")
+        with contextlib.suppress(SimulatedCrash):
+            p.run()
+        monkeypatch.delenv("LAKEFRESH_FAULTS")
+        final = p.run()
+        assert final.ok, (point, action, final.to_dict())
+        assert rows(p.table(name), ["id", "v", "_lf_batch_id"]) == expected_table, (point, action)
+        assert logged_table(p, name) == expected_log, (point, action)
+
+
+def test_rolling_back_into_a_group_is_refused_and_to_its_last_batch_is_not(ws):
+    """A group's batches share one commit: a rollback can only stop before or after the group."""
+    names = write_backlog(ws, BACKLOG)
+    p = ws.pipeline(table_yaml(KEY))
+    assert p.run().ok
+    with pytest.raises(ConfigError, match="one commit with the later batch"):
+        p.rollback("t", to_batch=names[2])
+    assert rows(p.table("t"), ["id"]) != []
+    done = p.rollback("t", to_batch=names[0])
+    assert done.unloaded["t"] == list(reversed(names[1:]))
+    assert rows(p.table("t"), ["id", "v"]) == [(1, "a"), (2, "b")]
