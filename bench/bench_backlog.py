@@ -6,7 +6,14 @@ the reconciliation and the log's record at the table's end are timed, and so are
 the control tables and the table backend; the script prints seconds per batch for each.
 Results go to stdout and bench/results/backlog.json.
 
+With --files N (issue 18's backlog target: "a backlog of 100 ten-row files <= 10x the time of
+one such file"), each round makes a fresh table with a 1-row batch, then times a run that takes
+one ten-row file, then a run that takes N such files waiting together (grouped, backlog.py), and,
+with --alone, the same N files one commit each (`backlog.max_batches: 1`). Results go to
+bench/results/backlog_files.json.
+
 Usage: python bench/bench_backlog.py [--batches N]
+       python bench/bench_backlog.py --files 100 [--rows 10] [--rounds 3] [--alone]
 """
 
 from __future__ import annotations
@@ -61,7 +68,13 @@ def main() -> int:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=raw)
     parser.add_argument("--batches", type=int, default=15)
+    parser.add_argument("--files", type=int, default=0)
+    parser.add_argument("--rows", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--alone", action="store_true")
     args = parser.parse_args()
+    if args.files:
+        return backlog_of_files(args.files, args.rows, args.rounds, args.alone)
     n_batches = args.batches
 
     from lakefresh.api import Pipeline
@@ -102,6 +115,73 @@ tables:
             "calls": dict(calls),
         }
         save_report("backlog", report)
+    return 0
+
+
+def backlog_of_files(files: int, rows: int, rounds: int, alone: bool) -> int:
+    import statistics
+
+    from lakefresh.api import Pipeline
+    from lakefresh.config.loader import parse, validate
+
+    def write(folder: Any, name: str, n: int) -> None:
+        body = "".join(f"{(n * 13 + j) % 5000},{n}\n" for j in range(rows))
+        (folder / name).write_text("id,v\n" + body, encoding="utf-8")
+
+    timings: dict[str, list[float]] = {"one file": [], f"{files} files": []}
+    if alone:
+        timings[f"{files} files, one commit each"] = []
+    with workspace("lakefresh-backlog-files-") as (work, spark):
+
+        def pipeline(name: str, max_batches: int) -> Any:
+            folder = work / name
+            folder.mkdir()
+            text = f"""
+catalog: {{name: {CATALOG}, control_namespace: {name}_ctl}}
+defaults: {{namespace: {name}, backlog: {{max_batches: {max_batches}}}}}
+tables:
+  - name: target
+    source: {{kind: files, path: {folder}, format: csv, schema: {{id: int, v: int}}}}
+    strategy: {{kind: key, keys: [id]}}
+"""
+            p = Pipeline(validate(parse(text, "bench"), "bench"), work, spark=spark)
+            (folder / "b0000.csv").write_text("id,v\n1,1\n", encoding="utf-8")
+            assert p.run().ok
+            return p, folder
+
+        def timed_run(p: Any, expected: int) -> float:
+            start = time.perf_counter()
+            result = p.run()
+            seconds = time.perf_counter() - start
+            assert result.ok and len(result.batches) == expected, result.to_dict()
+            return seconds
+
+        for r in range(rounds):
+            p, folder = pipeline(f"bf{r}", 50)
+            write(folder, "b0001.csv", 1)
+            timings["one file"].append(timed_run(p, 1))
+            for n in range(2, files + 2):
+                write(folder, f"b{n:04d}.csv", n)
+            timings[f"{files} files"].append(timed_run(p, files))
+            if alone:
+                q, other = pipeline(f"bfa{r}", 1)
+                for n in range(2, files + 2):
+                    write(other, f"b{n:04d}.csv", n)
+                timings[f"{files} files, one commit each"].append(timed_run(q, files))
+            print({k: [round(x, 2) for x in v] for k, v in timings.items()}, flush=True)
+    medians = {k: statistics.median(v) for k, v in timings.items()}
+    ratio = medians[f"{files} files"] / medians["one file"]
+    for k, v in timings.items():
+        print(f"  {k:32s} rounds {', '.join(f'{x:.2f}' for x in v)} s, median {medians[k]:.2f} s")
+    print(f"  ratio {files} files / one file: {ratio:.2f} (target <= 10)")
+    report = {
+        "files": files,
+        "rows_per_file": rows,
+        "rounds": {k: [round(x, 3) for x in v] for k, v in timings.items()},
+        "medians": {k: round(v, 3) for k, v in medians.items()},
+        "ratio": round(ratio, 2),
+    }
+    save_report("backlog_files", report)
     return 0
 
 

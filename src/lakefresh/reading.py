@@ -9,12 +9,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import refusal
-from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
+from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN, SEQ_COLUMN
 from lakefresh.errors import BatchRefused
 from lakefresh.lookups import with_lookups
 from lakefresh.rules import apply_row_rules
 from lakefresh.strategies.base import materialize
-from lakefresh.strategies.group import SEQ_COLUMN
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
@@ -78,12 +77,15 @@ def read_group(
     the group (SEQ_COLUMN); None when they cannot be one: their columns differ."""
     from pyspark.sql import functions as F
 
-    reads = [source.read(ref, target_schema).rows for ref in refs]
-    if any(r.schema != reads[0].schema for r in reads[1:]):
-        return None
-    rows = reads[0].withColumn(SEQ_COLUMN, F.lit(0))
-    for n, more in enumerate(reads[1:], start=1):
-        rows = rows.unionByName(more.withColumn(SEQ_COLUMN, F.lit(n)))
+    many = getattr(source, "read_many", None)  # a source that reads batches as one (files)
+    rows = many(refs, target_schema) if many is not None else None
+    if rows is None:
+        reads = [source.read(ref, target_schema).rows for ref in refs]
+        if any(r.schema != reads[0].schema for r in reads[1:]):
+            return None
+        rows = reads[0].withColumn(SEQ_COLUMN, F.lit(0))
+        for n, more in enumerate(reads[1:], start=1):
+            rows = rows.unionByName(more.withColumn(SEQ_COLUMN, F.lit(n)))
     return checked(table, strategy, rows)
 
 

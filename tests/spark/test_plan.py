@@ -41,6 +41,8 @@ def test_a_plan_lists_what_a_run_would_take_and_why_not_the_rest_and_writes_noth
         ("b3.csv", "b3.csv", 1, b3.stat().st_size),
     ]
     assert customers.new_columns == ["email"]
+    assert customers.commits == 2  # b2 adds a column b3 lacks: they are not one group
+    assert customers.maintenance == []
     assert (customers.stops, customers.config_changes, customers.error) == (None, [], None)
     assert orders.take == []
     assert orders.waiting == [
@@ -66,8 +68,31 @@ def test_a_plan_names_a_configuration_change_as_the_reason_a_run_would_stop(ws):
 
     text = cli_in_process("plan", str(path), "--table", "customers", cwd=ws.root).stdout
     assert text.splitlines()[:3] == [
-        f"customers: 1 batch(es) to take, {(ws.root / 'in' / 'b2.csv').stat().st_size} bytes",
+        f"customers: 1 batch(es) to take in 1 commit(s), {(ws.root / 'in' / 'b2.csv').stat().st_size} bytes",
         "  stops before taking a batch: the configuration changed since batch b1.csv in ways that "
         "change results: run with --accept-config-change, or rebuild with lakefresh reset",
         "  config change: strategy.keys: ['id'] -> ['id', 'name']",
+    ]
+
+
+def test_a_plan_counts_the_commits_of_a_backlog_and_names_the_upkeep_due(ws):
+    """Three waiting batches of one shape take one commit (backlog.py); a merge-on-read target
+    holding as many delete files as its policy allows is due a compaction."""
+    table = """
+- name: t
+  source: {kind: files, path: in, format: csv, schema: {id: int, v: string}}
+  strategy: {kind: key, keys: [id]}
+  write_mode: merge-on-read
+  maintenance: {compact_at_delete_files: LIMIT}
+"""
+    ws.write("in/b1.csv", "id,v\n1,a\n2,b\n")
+    ws.write("in/b2.csv", "id,v\n1,A\n")  # an update: a position delete file
+    assert ws.pipeline(table.replace("LIMIT", "100")).run().ok
+    for n in (3, 4, 5):
+        ws.write(f"in/b{n}.csv", f"id,v\n{n},x\n")
+    (t,) = ws.pipeline(table.replace("LIMIT", "1")).plan().tables
+    assert ([b.batch_id for b in t.take], t.commits) == (["b3.csv", "b4.csv", "b5.csv"], 1)
+    assert t.maintenance == [
+        "compaction: 1 delete files (compact_at_delete_files 1): after the next run that takes a "
+        "batch, or lakefresh maintain"
     ]

@@ -37,7 +37,8 @@ def _plan_lines(t: Any, shown: int = 20) -> str:
     head = f"{t.table}: " + (
         f"cannot list its source: {t.error}"
         if t.error
-        else f"{len(t.take)} batch(es) to take, {t.rows_bytes} bytes" + ("" if t.exists else " (creates it)")
+        else f"{len(t.take)} batch(es) to take in {t.commits} commit(s), {t.rows_bytes} bytes"
+        + ("" if t.exists else " (creates it)")
     )
     lines = [head]
     if t.stops:
@@ -53,6 +54,7 @@ def _plan_lines(t: Any, shown: int = 20) -> str:
     lines += [f"  not yet: {w['name']}: {w['reason']}" for w in t.waiting]
     if t.new_columns:
         lines.append(f"  adds column(s): {', '.join(t.new_columns)}")
+    lines += [f"  maintenance due: {m}" for m in t.maintenance]
     return "\n".join(lines)
 
 

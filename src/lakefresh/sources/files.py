@@ -26,7 +26,7 @@ import difflib
 import fnmatch
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN
+from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN, SEQ_COLUMN
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.session import parse_schema
@@ -140,6 +140,33 @@ class FilesSource:
             rows = self._read_parquet(ref, target_schema)
         return ReadBatch(ref, rows)
 
+    def read_many(self, refs: list[BatchRef], target_schema: StructType | None) -> DataFrame | None:
+        """Several CSV batches of one header read as one (a backlog group, backlog.py), each row
+        with its batch's index in `refs` (SEQ_COLUMN): one reader over all their files, not a
+        union of one per batch. None when they cannot be: another format, headers that differ,
+        column types left to inference (it could differ batch by batch), an unmatched file."""
+        from pyspark.sql import functions as F
+
+        files = [f for ref in refs for f in ref.files]
+        if self.config.format != "csv" or not files or any(not ref.files for ref in refs):
+            return None
+        scans = {path: self._scan(path) for path in files}
+        headers = {self._header(path, scans[path]) for path in files}
+        known = set(self.config.schema_ or {}) | {f.name.lower() for f in (target_schema or [])}
+        if len(headers) > 1 or any(c not in known and c.lower() not in known for c in next(iter(headers))):
+            return None
+        last = refs[-1]
+        combined = BatchRef(last.batch_id, last.position, last.order_key, last.batch_time, tuple(files))
+        rows = self._read_csv(combined, target_schema, scans)
+        owner = {_location(f): n for n, ref in enumerate(refs) for f in ref.files}
+        found = [r[0] for r in rows.select(FILE_COLUMN).distinct().collect()]
+        if any(_location(f) not in owner for f in found):
+            return None
+        seq = F.lit(None).cast("int")
+        for f in found:
+            seq = F.when(F.col(FILE_COLUMN) == F.lit(f), F.lit(owner[_location(f)])).otherwise(seq)
+        return rows.withColumn(SEQ_COLUMN, seq)
+
     def _empty(self, target_schema: StructType | None) -> DataFrame:
         from pyspark.sql.types import StructType
 
@@ -151,12 +178,14 @@ class FilesSource:
         df = self.spark.createDataFrame([], schema)
         return with_provenance(df)
 
-    def _read_csv(self, ref: BatchRef, target_schema: StructType | None) -> DataFrame:
+    def _read_csv(
+        self, ref: BatchRef, target_schema: StructType | None, scans: dict[str, Scan] | None = None
+    ) -> DataFrame:
         from pyspark.sql import functions as F
         from pyspark.sql.types import StringType, StructField, StructType
 
         opts = self.config.csv
-        scans = {path: self._scan(path) for path in ref.files}
+        scans = scans or {path: self._scan(path) for path in ref.files}
         groups: dict[tuple[str, ...], list[str]] = {}
         for path in ref.files:
             groups.setdefault(self._header(path, scans[path]), []).append(path)
@@ -348,6 +377,15 @@ class FilesSource:
         else:
             schema = self.spark.read.json(list(ref.files)).schema
         return {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
+
+
+def _location(uri: str) -> tuple[str, str]:
+    """A file's URI as Spark's `input_file_name()` or a listing writes it, compared by place:
+    `file:/a` and `file:///a` are one file, and so are escaped and plain characters."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    return parsed.netloc, unquote(parsed.path)
 
 
 def number_records(raw: DataFrame, columns: list[str], header_lines: int) -> DataFrame:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
+from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, SEQ_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from pyspark.sql import Column, DataFrame
-
-# the member's index in its group (0 = oldest), on every row of a group's read
-SEQ_COLUMN = "_lf_group_seq"
 
 
 @dataclass(frozen=True)

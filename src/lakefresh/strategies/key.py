@@ -34,6 +34,7 @@ from lakefresh.columns import (
     FILE_COLUMN,
     HASH_COLUMN,
     RECORD_COLUMN,
+    SEQ_COLUMN,
     STATUS_COLUMN,
     UPDATED_AT_COLUMN,
 )
@@ -55,7 +56,7 @@ from lakefresh.strategies.base import (
     raise_stored_duplicates,
     require_columns,
 )
-from lakefresh.strategies.group import SEQ_COLUMN, GroupChange, Member, stage_key_group
+from lakefresh.strategies.group import GroupChange, Member, stage_key_group
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
 if TYPE_CHECKING:

@@ -9,7 +9,9 @@ Per table, in the order a run takes them:
 2. the batches the run would take, in order, with their positions, batch times, files and bytes;
 3. what the source holds but would not list yet, with the reason (a folder without its
    completion marker, a Synapse Link folder still being written);
-4. the columns those batches would add to the target (schema evolution).
+4. the columns those batches would add to the target (schema evolution);
+5. the commits they take (a backlog is applied in groups, backlog.py), and the upkeep due
+   (compaction of a merge-on-read target holding many delete files, `after_runs`).
 
 Nothing is written: no control table is created, no load is opened (a `table_changes` table's
 next load is listed, not read), the log is not reconciled.
@@ -22,6 +24,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from lakefresh import backlog
 from lakefresh.bookkeeping import NEVER_AGAIN
 from lakefresh.columns import SYSTEM_PREFIX
 from lakefresh.config.fingerprint import changes, fingerprint
@@ -31,6 +34,7 @@ from lakefresh.lakehouse.failures import describe
 from lakefresh.secrets import redact
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import LOADS_TABLE
+from lakefresh.strategies import make_strategy
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
@@ -58,6 +62,8 @@ class TablePlan:
     take: list[PlannedBatch] = field(default_factory=list)
     waiting: list[dict[str, str]] = field(default_factory=list)  # {"name": ..., "reason": ...}
     new_columns: list[str] = field(default_factory=list)
+    commits: int = 0  # target commits the batches take (a backlog's groups: backlog.py)
+    maintenance: list[str] = field(default_factory=list)  # upkeep due, and when it happens
     config_changes: list[str] = field(default_factory=list)
     stops: str | None = None  # why a run would stop this table before taking a batch
     error: str | None = None  # the source could not be listed
@@ -151,11 +157,13 @@ def _plan_table(
     waiting = getattr(source, "waiting", None)  # 3.
     if waiting is not None:
         out.waiting = [{"name": n, "reason": r} for n, r in waiting()]
+    schemas: dict[str, Any] = {}
     if out.exists and pending and not feed:  # 4.
         known = {f.name.lower() for f in backend.schema(name).fields}
         seen: list[str] = []
         for ref in pending:
             rows = source.read(ref, None).rows
+            schemas[ref.batch_id] = rows.schema
             if table.transform is not None:
                 rows = transformed(config, backend, table, rows)
             for column in rows.columns:
@@ -166,6 +174,39 @@ def _plan_table(
                 ):
                     seen.append(column)
         out.new_columns = seen
+    out.commits = _commits(config, table, pending, out.exists, schemas)  # 5.
+    out.maintenance = _maintenance_due(config, backend, table, out.exists, bool(pending))
+
+
+def _commits(
+    config: PipelineConfig, table: TableConfig, pending: list[BatchRef], exists: bool, schemas: dict[str, Any]
+) -> int:
+    """The commits the run would make: one per group of the backlog, one per batch of a group
+    whose batches' columns differ (it falls back to one by one)."""
+    grouped = backlog.why_not(config, table, make_strategy(table.strategy)) is None
+    size = config.backlog_for(table).max_batches if grouped else 1
+    out = 0
+    for group in backlog.groups(pending, size, first_alone=not exists):
+        kinds = {str(schemas.get(ref.batch_id)) for ref in group}
+        out += 1 if len(kinds) == 1 else len(group)
+    return out
+
+
+def _maintenance_due(
+    config: PipelineConfig, backend: TableBackend, table: TableConfig, exists: bool, takes: bool
+) -> list[str]:
+    """The upkeep the table is due, and what does it (verbs/maintain.py)."""
+    policy, out = config.maintenance_for(table), []
+    limit = policy.compact_at_delete_files
+    deletes = backend.delete_files(config.qualified(table)) if exists else 0
+    if limit is not None and deletes >= limit:
+        out.append(
+            f"compaction: {deletes} delete files (compact_at_delete_files {limit}): after the next "
+            "run that takes a batch, or lakefresh maintain"
+        )
+    if policy.after_runs and takes:
+        out.append("upkeep after the run (maintenance.after_runs): compaction, snapshot expiry, orphan files")
+    return out
 
 
 def _planned(backend: TableBackend, ref: BatchRef) -> PlannedBatch:

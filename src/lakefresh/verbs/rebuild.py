@@ -42,15 +42,17 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
+from lakefresh import backlog
 from lakefresh.bookkeeping import VERB_PREFIX, Bookkeeping, is_verb
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
-from lakefresh.reading import read_batch
+from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.strategies import StageContext, make_strategy
 from lakefresh.strategies.base import shape_target
+from lakefresh.strategies.group import Member
 from lakefresh.verbs.common import table_and_history
 from lakefresh.verbs.replay import replayed_refs, with_replays
 
@@ -285,10 +287,53 @@ def _build_aside(
     scratch = plan.name + SCRATCH
     backend.drop(scratch)
     table, strategy = plan.config, plan.strategy
-    outcomes = []
+    outcomes: list[tuple[BatchResult, DataFrame | None]] = []
     counts: dict[str, dict[str, int]] = {}
     exists = False
-    for ref in plan.live:
+    grouped = backlog.why_not(plan.pipeline, table, strategy) is None
+    size = plan.pipeline.backlog_for(table).max_batches if grouped else 1
+    for refs in backlog.groups(plan.live, size, first_alone=True):
+        if len(refs) > 1 and not {r.batch_id for r in refs} & {r.batch_id for r in reloads}:
+            group = _group_aside(backend, plan, refs, scratch)
+            if group is not None:
+                counts.update(group)
+                continue
+        exists = _each_aside(backend, plan, refs, reloads, exists, outcomes, counts)
+    if not exists:  # nothing is live: the table keeps its columns and loses every row
+        return backend.read(plan.name).limit(0), outcomes, counts
+    return backend.read(scratch), outcomes, counts
+
+
+def _group_aside(
+    backend: TableBackend, plan: _Plan, refs: list[BatchRef], scratch: str
+) -> dict[str, dict[str, int]] | None:
+    """Batches applied to the scratch table in one write (backlog.py); their status counts, or
+    None when they cannot be one group. Their bad rows stay as their first load quarantined them."""
+    strategy: Any = plan.strategy
+    rows = read_group(plan.source, plan.config, strategy, refs, backend.schema(scratch))
+    if rows is None:
+        return None
+    last = refs[-1]
+    ctx = StageContext(backend, scratch, last.batch_id, last.batch_time, True)
+    group = strategy.stage_group(ctx, rows.good, [Member(r.batch_id, r.batch_time) for r in refs])
+    shape_target(ctx, group.change, staged_commits=False)
+    strategy.write(ctx, group.change)
+    out: dict[str, dict[str, int]] = group.counts
+    return out
+
+
+def _each_aside(
+    backend: TableBackend,
+    plan: _Plan,
+    refs: list[BatchRef],
+    reloads: list[BatchRef],
+    exists: bool,
+    outcomes: list[tuple[BatchResult, DataFrame | None]],
+    counts: dict[str, dict[str, int]],
+) -> bool:
+    """Batches applied to the scratch table one by one; whether it exists now."""
+    scratch, table, strategy = plan.name + SCRATCH, plan.config, plan.strategy
+    for ref in refs:
         target_schema = backend.schema(scratch) if exists else None
         read = read_batch(plan.pipeline, backend, table, strategy, plan.source, ref, target_schema)
         ctx = StageContext(backend, scratch, ref.batch_id, ref.batch_time, exists)
@@ -305,9 +350,7 @@ def _build_aside(
             if change.range:
                 outcome.range_start, outcome.range_end = change.range
             outcomes.append((outcome, read.quarantine_rows() if read.quarantined else None))
-    if not exists:  # nothing is live: the table keeps its columns and loses every row
-        return backend.read(plan.name).limit(0), outcomes, counts
-    return backend.read(scratch), outcomes, counts
+    return exists
 
 
 def _reload_row(
