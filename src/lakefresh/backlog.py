@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.config import write_mode
@@ -68,19 +69,27 @@ def why_not(config: PipelineConfig, table: TableConfig, strategy: Strategy) -> s
     return None
 
 
-def groups(refs: list[BatchRef], size: int, first_alone: bool = False) -> list[list[BatchRef]]:
+def groups(
+    refs: list[BatchRef], size: int | Callable[[], int], first_alone: bool = False
+) -> Iterator[list[BatchRef]]:
     """The pending batches in order, in runs of at most `size`; a backfill stands alone, and so
-    does the first batch when it creates the table (`first_alone`)."""
-    out: list[list[BatchRef]] = []
-    joinable = False  # whether the last group takes more
+    does the first batch when it creates the table (`first_alone`). A callable `size` is asked
+    as each group starts, so a group applied before can shrink the next ones."""
+    group: list[BatchRef] = []
+    limit = 1
     for n, ref in enumerate(refs):
         alone = bool(ref.replay.get("backfill")) or (first_alone and n == 0)
-        if joinable and not alone and len(out[-1]) < size:
-            out[-1].append(ref)
-        else:
-            out.append([ref])
-        joinable = not alone
-    return out
+        if group and (alone or len(group) >= limit):
+            yield group
+            group = []
+        if not group:
+            limit = size() if callable(size) else size
+        group.append(ref)
+        if alone:
+            yield group
+            group = []
+    if group:
+        yield group
 
 
 class GroupSteps:

@@ -131,7 +131,7 @@ class Runner:
             grouped = backlog.why_not(self.config, table, strategy) is None
             while pending and not outcome.error:
                 more = False
-                size = self.grouping.group_size(table) if grouped else 1
+                size = (lambda: self.grouping.group_size(table)) if grouped else 1
                 for refs in backlog.groups(pending, size, first_alone=not self.backend.exists(name)):
                     if self.stop.is_set():  # asked to stop: after the commit in progress
                         more = False

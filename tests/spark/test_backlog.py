@@ -210,3 +210,17 @@ def test_rolling_back_into_a_group_is_refused_and_to_its_last_batch_is_not(ws):
     done = p.rollback("t", to_batch=names[0])
     assert done.unloaded["t"] == list(reversed(names[1:]))
     assert rows(p.table("t"), ["id", "v"]) == [(1, "a"), (2, "b")]
+
+
+def test_groups_shrink_when_their_batches_hold_more_rows_than_max_rows(ws):
+    """`backlog.max_rows`: a group that read more rows than that makes the next groups smaller."""
+    names = write_backlog(ws, [[(n, "a", 1, "")] + [(n + 10, "b", 1, "")] * 2 for n in range(1, 8)])
+    p = ws.pipeline(table_yaml(KEY).replace("{max_batches: 50}", "{max_batches: 3, max_rows: 4}"))
+    assert p.run().ok
+    commits: dict[int, list[str]] = {}
+    for r in p.history("t"):
+        commits.setdefault(r["published_snapshot_id"], []).append(r["batch_id"])
+    # b00 creates the table; b01-b03 read 9 rows (> 4): the next groups take 4 * 3 // 9 = 1 batch
+    assert sorted(sorted(c) for c in commits.values()) == [[n] for n in names[:1]] + [names[1:4]] + [
+        [n] for n in names[4:]
+    ]
