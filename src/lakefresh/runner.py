@@ -118,7 +118,7 @@ class Runner:
             strategy = make_strategy(table.strategy)
             hint = self.resume_hint.format(table=table.name)
             applied = self.books.reconcile(name, outcome, strategy, hint, self.rolled_back)
-            self._write_mode(table, name)
+            self._layout(table, name)
             pending = _pending(source, applied)
             if self.skip:  # the operator's decision: these batches are never taken
                 skipped = self.books.skip(name, table, pending, self.skip)
@@ -167,11 +167,16 @@ class Runner:
         self.console.table_done(outcome)
         return outcome
 
-    def _write_mode(self, table: TableConfig, name: str) -> None:
-        """An existing target whose write mode must change gets it before its next batch: one a
-        change feed of the pipeline now reads goes back to copy-on-write (config/write_mode.py)."""
+    def _layout(self, table: TableConfig, name: str) -> None:
+        """An existing target whose write mode or sort order must change gets it before its next
+        batch: one a change feed of the pipeline now reads goes back to copy-on-write
+        (config/write_mode.py); a `sort_by` added to its configuration orders its next writes."""
         mode = write_mode.chosen(self.config, table, exists=True)
-        if mode is None or not self.backend.exists(name):
+        if (mode is None and not table.sort_by) or not self.backend.exists(name):
+            return
+        if table.sort_by:
+            self.backend.order(name, table.sort_by)
+        if mode is None:
             return
         wanted = write_mode.properties(mode)
         found = self.backend.properties(name)

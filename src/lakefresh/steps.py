@@ -199,7 +199,7 @@ class BatchSteps:
             **self.config.defaults.table_properties,
             **a.table.properties,
         }
-        shape_target(a.ctx, change, a.table.partition_by, properties)
+        shape_target(a.ctx, change, a.table.partition_by, properties, sort_by=a.table.sort_by)
         a.result.counts = dict(change.counts)
         a.result.record_count = change.record_count + a.result.quarantined
         a.result.duplicates = change.duplicates

@@ -177,6 +177,30 @@ def test_partition_transforms_iceberg_takes_are_valid(tmp_path):
     valid(tmp_path, tables(dimension + f"    partition_by: {transforms}\n".replace("'", '"')))
 
 
+def test_sort_terms_are_written_as_iceberg_describes_them(tmp_path):
+    text = tables(
+        CUSTOMERS + "    sort_by: [customer_id, updated_at desc, bucket(16, name) asc nulls last]\n"
+    )
+    assert validate_pipeline(write(tmp_path, text)).tables[0].sort_by == [
+        "customer_id ASC NULLS FIRST",
+        "updated_at DESC NULLS LAST",
+        "bucket(16, name) ASC NULLS LAST",
+    ]
+
+
+def test_a_bad_sort_term_or_sort_column_is_named(tmp_path):
+    text = tables(CUSTOMERS + '    sort_by: ["day(updated_at)", "updated desc", "name upward"]\n')
+    assert errors(tmp_path, text) == [
+        f"tables[0] (customers).sort_by[0]: unknown sort term 'day'; did you mean 'days'? {TRANSFORM_FORMS}",
+        f"tables[0] (customers).sort_by[2]: 'name upward' is not a sort term; {TRANSFORM_FORMS}",
+    ]
+    text = tables(CUSTOMERS + '    sort_by: ["updated desc"]\n')
+    assert errors(tmp_path, text) == [
+        "tables[0] (customers).sort_by[0]: sort column 'updated' is not in the source's schema; "
+        "did you mean 'updated_at'? schema columns: customer_id, name, updated_at"
+    ]
+
+
 # --- SQL syntax ---------------------------------------------------------------------------------
 
 ORDERS = """

@@ -125,6 +125,29 @@ def partition_column(text: str) -> str:
     raise ValueError(f"{name}() takes a number and a column, e.g. {lower}(16, id); got {text!r}")
 
 
+_SORT_TERM = re.compile(
+    r"(?P<expr>.+?)(?:\s+(?P<direction>asc|desc))?(?:\s+nulls\s+(?P<nulls>first|last))?\s*", re.I | re.S
+)
+
+
+def sort_term(text: str) -> str:
+    """A `sort_by` item (`col`, `col DESC`, `days(ts) ASC NULLS LAST`...) as Iceberg describes a
+    sort field: `expr ASC NULLS FIRST`. Nulls go first in ascending and last in descending order
+    unless said otherwise, as in Iceberg and Spark. ValueError in plain words."""
+    match = _SORT_TERM.fullmatch(text.strip())
+    if match is None or not match.group("expr").strip():
+        raise ValueError(f"{text!r} is not a sort term; e.g. id, updated_at DESC, days(ts) ASC NULLS LAST")
+    expr = match.group("expr").strip()
+    try:
+        partition_column(expr)
+    except ValueError as exc:
+        raise ValueError(str(exc).replace("partition transform", "sort term")) from None
+    direction = (match.group("direction") or "asc").upper()
+    nulls = (match.group("nulls") or ("first" if direction == "ASC" else "last")).upper()
+    expr = re.sub(r"\s*,\s*", ", ", expr)
+    return f"{expr} {direction} NULLS {nulls}"
+
+
 def _top(column: str) -> str:
     first = re.match(_NAME, column)
     assert first is not None
@@ -192,6 +215,11 @@ def column_problems(table: TableConfig) -> Problems:
         if column.lower() not in target and not column.startswith(SYSTEM_PREFIX):
             message = f"partition column {column!r} is not in the source's schema"
             problems.append((("partition_by", i), hinted(message, column, declared, listing)))
+    for i, term in enumerate(table.sort_by):
+        column = partition_column(term.rsplit(" ", 3)[0])
+        if column.lower() not in target and not column.startswith(SYSTEM_PREFIX):
+            message = f"sort column {column!r} is not in the source's schema"
+            problems.append((("sort_by", i), hinted(message, column, declared, listing)))
     return problems
 
 

@@ -13,6 +13,7 @@ from lakefresh.config.checks import (
     column_problems,
     partition_column,
     reference_problems,
+    sort_term,
 )
 from lakefresh.config.expressions import check_query
 from lakefresh.config.maintenance import MaintenanceConfig
@@ -198,6 +199,14 @@ class TableConfig(Model):
         default_factory=list,
         description="Iceberg partition transforms for a new target: col, days(ts), bucket(16, id)...",
     )
+    sort_by: list[str] = Field(
+        default_factory=list,
+        description="The order the target's data files are written in (Iceberg's WRITE ORDERED "
+        "BY): `col`, `col DESC`, `col ASC NULLS LAST`, a transform such as `days(ts)`. Keys that "
+        "arrive in order (growing ids, recent dates) then sit in few files, and a MERGE rewrites "
+        "only those (bench/README, bench_pruning.py). Set on a new target, and on an existing "
+        "one before its next batch; compaction keeps the order.",
+    )
     properties: dict[str, str] = Field(default_factory=dict, description="Table properties.")
     write_mode: WriteMode | None = Field(None, description="Overrides defaults.write_mode.")
     audit: AuditConfig | None = Field(None, description="Overrides defaults.audit.")
@@ -239,7 +248,7 @@ class TableConfig(Model):
             )
         return value
 
-    @field_validator("partition_by", mode="before")
+    @field_validator("partition_by", "sort_by", mode="before")
     @classmethod
     def _rejoin(cls, value: Any) -> Any:
         """`[bucket(16, id)]` in YAML's flow style is two items, `bucket(16` and `id)`: join
@@ -266,6 +275,20 @@ class TableConfig(Model):
         if problems:
             raise ConfigProblems(problems)
         return value
+
+    @field_validator("sort_by")
+    @classmethod
+    def _sort_terms(cls, value: list[str]) -> list[str]:
+        problems: list[tuple[FieldPath, str]] = []
+        terms = []
+        for i, term in enumerate(value):
+            try:
+                terms.append(sort_term(term))
+            except ValueError as exc:
+                problems.append(((i,), str(exc)))
+        if problems:
+            raise ConfigProblems(problems)
+        return terms
 
     @model_validator(mode="before")
     @classmethod

@@ -124,10 +124,15 @@ class TableBackend(Protocol):
         partition_by: list[str],
         properties: dict[str, str],
         staged_commits: bool = True,
+        sort_by: list[str] | None = None,
     ) -> None:
         """Create the table (and its namespace) unless it exists. With `staged_commits` its writes
         can be staged (see `stage`); lakefresh's own tables (control tables, scratch tables)
-        commit directly."""
+        commit directly. `sort_by`: its write order (see `order`)."""
+
+    def order(self, table: str, sort_by: list[str]) -> bool:
+        """Make `sort_by` (terms as `config.checks.sort_term` writes them) the order the table's
+        data files are written and compacted in, unless it is already; whether it changed."""
 
     def log_table_properties(self) -> dict[str, str]:
         """Properties that suit lakefresh's control tables: small tables updated a row at a time

@@ -120,6 +120,7 @@ class IcebergBackend:
         partition_by: list[str],
         properties: dict[str, str],
         staged_commits: bool = True,
+        sort_by: list[str] | None = None,
     ) -> None:
         """Create the table; with `staged_commits`, write-audit-publish is enabled on it."""
         self._ensure_namespace(table.split(".")[0])
@@ -129,6 +130,17 @@ class IcebergBackend:
         if partition_by:
             ddl += f" PARTITIONED BY ({', '.join(partition_by)})"
         self.spark.sql(f"{ddl} TBLPROPERTIES ({properties_sql(props)})")
+        if sort_by:
+            self.order(table, sort_by)
+
+    def order(self, table: str, sort_by: list[str]) -> bool:
+        """`WRITE ORDERED BY`: Iceberg keeps the order in the table's metadata (its `sort-order`
+        property describes it as `sort_term` does) and sorts every write and `sort` compaction."""
+        described = self.properties(table).get("sort-order", "")
+        if "".join(described.split()).lower() == "".join(", ".join(sort_by).split()).lower():
+            return False
+        self.spark.sql(f"ALTER TABLE {self.qualified(table)} WRITE ORDERED BY {', '.join(sort_by)}")
+        return True
 
     def log_table_properties(self) -> dict[str, str]:
         return dict(LOG_TABLE_PROPERTIES)
@@ -371,8 +383,9 @@ class IcebergBackend:
         keep_snapshots: int,
         orphans_before: datetime | None,
     ) -> dict[str, int]:
+        ordered = not self._iceberg_table(table).sortOrder().isUnsorted()
         return procedures.maintain(
-            self.spark, self.catalog, table, compact, expire_before, keep_snapshots, orphans_before
+            self.spark, self.catalog, table, compact, expire_before, keep_snapshots, orphans_before, ordered
         )
 
     def compact(self, table: str, keep_snapshots: int) -> None:

@@ -20,18 +20,22 @@ def maintain(
     expire_before: datetime | None,
     keep_snapshots: int,
     orphans_before: datetime | None,
+    ordered: bool = False,
 ) -> dict[str, int]:
     """`rewrite_data_files` (small files bin-packed, every data file with deletes rewritten with
     them applied, dangling delete files removed) and
     `rewrite_position_delete_files`, `expire_snapshots` (older than `expire_before`, keeping the
-    newest `keep_snapshots`), `remove_orphan_files` (older than `orphans_before`)."""
+    newest `keep_snapshots`), `remove_orphan_files` (older than `orphans_before`). An `ordered`
+    table (one with a sort order) is compacted in that order, which keeps its files' key ranges
+    narrow."""
     call = f"CALL {quote(catalog)}.system"
     name = sql_literal(table)
     done: dict[str, int] = {}
     if compact and _snapshots(spark, catalog, table):
+        strategy = "strategy => 'sort', " if ordered else ""
         row = spark.sql(
-            f"{call}.rewrite_data_files(table => {name}, options => map('remove-dangling-deletes', "
-            "'true', 'delete-file-threshold', '1'))"
+            f"{call}.rewrite_data_files(table => {name}, {strategy}options => map("
+            "'remove-dangling-deletes', 'true', 'delete-file-threshold', '1'))"
         ).first()
         done["rewritten_data_files"] = int(row[0]) if row else 0
         done["added_data_files"] = int(row[1]) if row else 0

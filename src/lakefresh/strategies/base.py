@@ -141,16 +141,22 @@ def shape_target(
     partition_by: list[str] | None = None,
     properties: dict[str, str] | None = None,
     staged_commits: bool = True,
+    sort_by: list[str] | None = None,
 ) -> None:
     """Create the target in the change set's shape if it does not exist yet, evolve it for the
     change set's new columns, and put the change set's rows in the target's shape (the status
-    column kept), ready for `write`. `staged_commits`: see `TableBackend.create`."""
+    column kept), ready for `write`. `staged_commits`, `sort_by`: see `TableBackend.create`."""
     from lakefresh.columns import STATUS_COLUMN
 
     if not ctx.target_exists:
         schema = change.rows.drop(STATUS_COLUMN).schema
         ctx.backend.create(
-            ctx.table, schema, partition_by or [], properties or {}, staged_commits=staged_commits
+            ctx.table,
+            schema,
+            partition_by or [],
+            properties or {},
+            staged_commits=staged_commits,
+            sort_by=sort_by,
         )
     keep = (STATUS_COLUMN,) if STATUS_COLUMN in change.rows.columns else ()
     change.rows = ctx.backend.align(ctx.table, change.rows, keep=keep)
