@@ -1,5 +1,5 @@
 .DEFAULT_GOAL := help
-.PHONY: help setup test-setup test-spark3.5 demo test lint unit bench clean
+.PHONY: help setup test-setup test-spark3.5 demo test lint unit bench bench-peers clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -31,6 +31,11 @@ unit: setup ## only the tests that need no JVM
 
 bench: setup ## key strategy against a hand-written MERGE (1M rows; see bench/README.md)
 	.venv/bin/python bench/bench_key.py
+
+bench-peers: setup ## key and scd2 against dbt-spark (incremental merge, snapshot) in one session, in .venv-peers
+	@test -x .venv-peers/bin/python || $${PYTHON:-python3} -m venv .venv-peers
+	@.venv-peers/bin/python -m pip install --quiet --disable-pip-version-check -e ".[spark41,peers]"
+	cd bench && ../.venv-peers/bin/python bench_peers.py
 
 clean: ## remove generated data and warehouses (keeps .venv)
 	rm -rf examples/orders/data examples/orders/warehouse examples/orders/report.html bench/data

@@ -36,7 +36,7 @@ WRITE_MODE = ["copy-on-write"]
 MERGE_ON_READ = {f"write.{op}.mode": "merge-on-read" for op in ("merge", "update", "delete")}
 
 
-def session(warehouse: Path):  # type: ignore[no-untyped-def]
+def session(warehouse: Path, conf: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
     from lakefresh.config import CatalogConfig, SparkConfig
     from lakefresh.lakehouse.session import build_session, spark_settings
 
@@ -47,6 +47,7 @@ def session(warehouse: Path):  # type: ignore[no-untyped-def]
             conf={
                 "spark.driver.memory": "6g",
                 "spark.sql.shuffle.partitions": "8",
+                **(conf or {}),
             },
         ),
         HERE,
@@ -55,12 +56,12 @@ def session(warehouse: Path):  # type: ignore[no-untyped-def]
 
 
 @contextlib.contextmanager
-def workspace(prefix: str) -> Iterator[tuple[Path, Any]]:
+def workspace(prefix: str, conf: dict[str, str] | None = None) -> Iterator[tuple[Path, Any]]:
     """A temporary folder and a Spark session over a warehouse inside it; the session is stopped
     when the benchmark succeeds, the folder removed in any case."""
     work = Path(tempfile.mkdtemp(prefix=prefix))
     try:
-        spark = session(work / "warehouse")
+        spark = session(work / "warehouse", conf)
         yield work, spark
         spark.stop()
     finally:

@@ -1,0 +1,169 @@
+"""Benchmark: lakefresh against what dbt-spark users write, on the same batches in one session.
+
+The data of `bench_key.py` (a ROWS-key initial load, then batches of 1 % and 10 %: half changes of
+existing keys with a newer date, half new keys). dbt runs in this process through its Python API
+with dbt-spark's `session` method, so every path uses the same SparkSession, catalog and settings
+(bench/peers/dbt holds the dbt project):
+
+- `key`: lakefresh's `key` strategy against dbt's incremental model with `incremental_strategy:
+  merge` and `unique_key: id` on an Iceberg table (models/target.sql), each batch one `dbt run`;
+- `scd2`: lakefresh's `scd2` strategy against `dbt snapshot` (check strategy on every column,
+  `hard_deletes: invalidate`; snapshots/history.sql) and against the hand-written one-MERGE SCD2
+  of `bench_scd2.py`. A snapshot reads the source's whole current state, so dbt's input for a
+  batch is the initial load with the batch applied, as the source system would hold it; lakefresh
+  and the MERGE read the batch.
+
+Both write modes with `--write-mode` (dbt gets the same table properties through
+`tblproperties`). Medians over rounds, after a warm-up round of every path, go to stdout and
+bench/results/peers[_merge_on_read].json.
+
+Usage (dbt needs a virtual environment of its own: `make bench-peers` makes .venv-peers):
+    python bench/bench_peers.py [--rows N] [--rounds R] [--write-mode copy-on-write|merge-on-read]
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_key import (
+    CHANGE_BATCHES,
+    HERE,
+    TABLE_PROPERTIES,
+    KEY_STRATEGY,
+    arguments,
+    generate,
+    measure,
+    with_lakefresh,
+    workspace,
+    write_report,
+)
+from bench_scd2 import SCD2_STRATEGY
+from bench_scd2 import hand_written as union_merge
+
+PROJECT = HERE / "peers" / "dbt"
+
+
+def dbt(work: Path, command: str, variables: dict[str, Any]) -> None:
+    """One dbt command on this process's SparkSession (dbt-spark's `session` method)."""
+    from dbt.cli.main import dbtRunner
+
+    out = Path(tempfile.mkdtemp(prefix="dbt-", dir=work))
+    args = [
+        command,
+        "--project-dir",
+        str(PROJECT),
+        "--profiles-dir",
+        str(PROJECT),
+        "--target-path",
+        str(out / "target"),
+        "--log-path",
+        str(out / "logs"),
+        "--vars",
+        json.dumps({**variables, "tblproperties": {"format-version": "2", **TABLE_PROPERTIES}}),
+        "--quiet",
+    ]
+    result = dbtRunner().invoke(args)
+    if not result.success:
+        raise SystemExit(f"dbt {command} failed: {result.exception or result.result}")
+
+
+def session_catalog(work: Path) -> dict[str, str]:
+    """dbt-spark names tables `schema.table` in Spark's session catalog and makes its snapshot's
+    staging table a view there: the session catalog becomes Iceberg's SparkSessionCatalog (Iceberg
+    tables in a warehouse folder, views in Spark's own catalog), as dbt-spark's docs set it up."""
+    prefix = "spark.sql.catalog.spark_catalog"
+    return {
+        prefix: "org.apache.iceberg.spark.SparkSessionCatalog",
+        f"{prefix}.type": "hadoop",
+        f"{prefix}.warehouse": str(work / "dbt_warehouse"),
+    }
+
+
+def dbt_merge(spark, work: Path, namespace: str, files: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """`dbt run` of the incremental merge model per change batch, the initial load first (untimed)."""
+    dbt(work, "run", {"schema": namespace, "batch": str(files["b000_initial"])})
+    times = {}
+    for name in CHANGE_BATCHES:
+        start = time.perf_counter()
+        dbt(work, "run", {"schema": namespace, "batch": str(files[name])})
+        times[name] = time.perf_counter() - start
+    return times
+
+
+def source_states(spark, work: Path, files: dict[str, Path]) -> dict[str, Path]:  # type: ignore[no-untyped-def]
+    """The source system's current state after each batch (the previous state with the batch's
+    rows replacing those of their keys), as Parquet: what `dbt snapshot` reads."""
+    states = {"b000_initial": files["b000_initial"]}
+    state = spark.read.parquet(str(files["b000_initial"]))
+    for name in CHANGE_BATCHES:
+        batch = spark.read.parquet(str(files[name]))
+        state = state.join(batch.select("id"), "id", "left_anti").unionByName(batch)
+        out = work / "states" / name
+        state.write.mode("overwrite").parquet(str(out))
+        states[name] = out
+        state = spark.read.parquet(str(out))
+    return states
+
+
+def dbt_snapshot(spark, work: Path, namespace: str, states: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """`dbt snapshot` of the source's state after each change batch, the first state untimed."""
+    dbt(work, "snapshot", {"schema": namespace, "state": str(states["b000_initial"])})
+    times = {}
+    for name in CHANGE_BATCHES:
+        start = time.perf_counter()
+        dbt(work, "snapshot", {"schema": namespace, "state": str(states[name])})
+        times[name] = time.perf_counter() - start
+    return times
+
+
+def medians(measured: dict[str, dict[str, list[float]]], ours: str, others: list[str]) -> dict[str, Any]:
+    summary: dict[str, Any] = {}
+    for name in CHANGE_BATCHES:
+        mine = statistics.median(measured[ours][name])
+        row: dict[str, Any] = {f"{ours}_s": round(mine, 3), f"{ours}_rounds": measured[ours][name]}
+        for other in others:
+            theirs = statistics.median(measured[other][name])
+            row[f"{other}_s"] = round(theirs, 3)
+            row[f"{other}_rounds"] = measured[other][name]
+            row[f"{other}_over_{ours}"] = round(theirs / mine, 3)
+        summary[name] = row
+    return summary
+
+
+def main() -> int:
+    args = arguments(__doc__)
+    base = Path(tempfile.mkdtemp(prefix="lakefresh-bench-peers-"))
+    try:
+        with workspace("lakefresh-bench-peers-", session_catalog(base)) as (work, spark):
+            files = generate(spark, work, args.rows, args.keys)
+            states = source_states(spark, work, files)
+            key_paths = {
+                "lakefresh_key": lambda r: with_lakefresh(spark, f"lfk_{r}", work, files, KEY_STRATEGY),
+                "dbt_merge": lambda r: dbt_merge(spark, work, f"dbtm_{r}", files),
+            }
+            scd2_paths = {
+                "lakefresh_scd2": lambda r: with_lakefresh(spark, f"lfs_{r}", work, files, SCD2_STRATEGY),
+                "union_merge": lambda r: union_merge(spark, f"union_{r}", files),
+                "dbt_snapshot": lambda r: dbt_snapshot(spark, work, f"dbts_{r}", states),
+            }
+            key = measure(key_paths, args.rounds)
+            scd2 = measure(scd2_paths, args.rounds)
+            summary = {
+                "key": medians(key, "lakefresh_key", ["dbt_merge"]),
+                "scd2": medians(scd2, "lakefresh_scd2", ["union_merge", "dbt_snapshot"]),
+            }
+            write_report("peers" if args.keys == "spread" else f"peers_{args.keys}", args, summary)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
