@@ -35,8 +35,8 @@ from typing import Any
 from bench_key import (
     CHANGE_BATCHES,
     HERE,
-    TABLE_PROPERTIES,
     KEY_STRATEGY,
+    TABLE_PROPERTIES,
     arguments,
     generate,
     measure,
