@@ -87,8 +87,7 @@ def generate(spark, folder: Path, rows: int, keys: str = "spread") -> dict[str, 
         )
 
     plans = {"b000_initial": people(spark.range(rows), "2025-01-01")}
-    changes = (("b001_1pct", 0.01, "2025-01-02", 2), ("b002_10pct", 0.10, "2025-01-03", 3))
-    for name, share, day, block in changes:
+    for name, share, day, block in CHANGES:
         n = int(rows * share)
         # half: existing keys spread over the whole id range (or the newest ones), with a newer
         # date and a new city
@@ -111,7 +110,13 @@ def generate(spark, folder: Path, rows: int, keys: str = "spread") -> dict[str, 
     return files
 
 
-CHANGE_BATCHES = ("b001_1pct", "b002_10pct")
+# The change batches: (name, share of the target's rows, date, id block of its new keys). A
+# script that measures other batches replaces the lists' contents before it generates data.
+CHANGES: list[tuple[str, float, str, int]] = [
+    ("b001_1pct", 0.01, "2025-01-02", 2),
+    ("b002_10pct", 0.10, "2025-01-03", 3),
+]
+CHANGE_BATCHES = [c[0] for c in CHANGES]
 
 
 def timed_merges(spark, namespace: str, initial_select: str, merge_sql, before=None) -> dict[str, float]:  # type: ignore[no-untyped-def]
