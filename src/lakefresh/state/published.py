@@ -120,7 +120,8 @@ class PublishMarks:
     ) -> None:
         """One MERGE: these attempts marked published, each with its effective metrics when
         `effective` holds them; the effective metrics of other published batches; and `new`
-        rows (published attempts whose record travelled in their target commit) inserted."""
+        rows (published attempts whose record travelled in their target commit) inserted. When
+        there are only new rows (the common run: no staged row, nothing superseded), one append."""
         if not marks and not effective and not new:
             return
         metrics = {e.batch_id: e for e in effective or []}
@@ -136,6 +137,11 @@ class PublishMarks:
         ]
         spark = self.backend.spark
         schema = self.batches_schema()
+        if not marks and not metrics:  # only new rows: an append, which reads nothing
+            plain = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+            appended = literal_rows(spark, plain, schema)
+            retry_conflicts(lambda: self.backend.append(self.batches, appended))
+            return
         source = literal_rows(spark, rows, _source_schema(schema))
         view = f"lakefresh_published_{abs(hash((table, id(rows))))}"
         source.createOrReplaceTempView(view)
