@@ -23,6 +23,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -209,9 +210,15 @@ KEY_STRATEGY = "{kind: key, keys: [id], date_column: updated_at}"
 
 
 def with_lakefresh(  # type: ignore[no-untyped-def]
-    spark, namespace: str, folder: Path, files: dict[str, Path], strategy: str = KEY_STRATEGY
+    spark,
+    namespace: str,
+    folder: Path,
+    files: dict[str, Path],
+    strategy: str = KEY_STRATEGY,
+    table_settings: str = "",
 ) -> dict[str, float]:
-    """Time `pipeline.run()` per change batch, the initial load run first (not timed)."""
+    """Time `pipeline.run()` per change batch, the initial load run first (not timed).
+    `table_settings`: more settings of the table, as YAML lines (`sort_by: [id]`)."""
     from lakefresh.api import Pipeline
     from lakefresh.config.loader import parse, validate
 
@@ -223,7 +230,7 @@ tables:
     source: {{kind: files, path: {folder / "round_in"}, format: parquet}}
     strategy: {strategy}
     write_mode: {WRITE_MODE[0]}
-"""
+{textwrap.indent(table_settings, "    ")}"""
     pipeline = Pipeline(validate(parse(text, "bench"), "bench"), folder, spark=spark)
     batch_dir = folder / "round_in"
     batch_dir.mkdir()

@@ -13,7 +13,10 @@ Then a copy-on-write MERGE of a 1 % batch, its keys `spread` over the whole rang
 that prunes rewrites only the files that hold the batch's keys. Results go to stdout and
 bench/results/pruning_<millions>m.json.
 
-Usage: python bench/bench_pruning.py [--rows N] [--rounds R] [--file-mb M]
+With `--lakefresh`, lakefresh's own path instead: a `key` target loaded and updated by
+`pipeline.run()` with and without `sort_by: [id]` (bench/results/pruning_lakefresh_<m>m.json).
+
+Usage: python bench/bench_pruning.py [--rows N] [--rounds R] [--file-mb M] [--lakefresh]
 """
 
 from __future__ import annotations
@@ -84,6 +87,38 @@ def one_round(spark: Any, layout: str, keys: str, rows: int, file_mb: int, n: in
     return {"seconds": seconds, "files": files, "rewritten": int(summary.get("deleted-data-files", 0))}
 
 
+def with_lakefresh(rows: int, rounds: int, file_mb: int) -> dict[str, Any]:
+    """lakefresh's own write path: a `key` target of ROWS rows loaded by lakefresh, then a 1 %
+    batch of the newest keys (half updates, half new keys above them: `bench_key.py --keys
+    recent`), copy-on-write, with and without `sort_by: [id]`."""
+    import bench_key
+
+    bench_key.CHANGES[:] = [("b001_1pct", 0.01, "2025-01-02", 2)]
+    bench_key.CHANGE_BATCHES[:] = ["b001_1pct"]
+    bench_key.WRITE_MODE[0] = "copy-on-write"
+    size = f"properties: {{write.target-file-size-bytes: '{file_mb * 1024 * 1024}'}}\n"
+    with workspace("lakefresh-pruning-lf-") as (work, spark):
+        files = bench_key.generate(spark, work, rows, "recent")
+        measured = bench_key.measure(
+            {
+                "lakefresh": lambda r: bench_key.with_lakefresh(
+                    spark, f"plain_{r}", work, files, table_settings=size
+                ),
+                "lakefresh, sort_by: [id]": lambda r: bench_key.with_lakefresh(
+                    spark, f"sorted_{r}", work, files, table_settings=size + "sort_by: [id]\n"
+                ),
+            },
+            rounds,
+        )
+    return {
+        path: {
+            "seconds": [round(s, 2) for s in by_batch["b001_1pct"]],
+            "median_seconds": round(statistics.median(by_batch["b001_1pct"]), 2),
+        }
+        for path, by_batch in measured.items()
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -91,7 +126,19 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--file-mb", type=int, default=8)
+    parser.add_argument(
+        "--lakefresh",
+        action="store_true",
+        help="lakefresh's `key` strategy with and without `sort_by: [id]`, recent keys",
+    )
     args = parser.parse_args()
+    if args.lakefresh:
+        found = with_lakefresh(args.rows, args.rounds, args.file_mb)
+        save_report(
+            f"pruning_lakefresh_{args.rows // 1_000_000}m",
+            {"rows": args.rows, "rounds": args.rounds, "file_mb": args.file_mb, "paths": found},
+        )
+        return 0
     results: dict[str, Any] = {}
     with workspace("lakefresh-pruning-") as (_, spark):
         spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.prune")
