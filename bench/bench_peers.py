@@ -24,7 +24,6 @@ Usage (dbt needs a virtual environment of its own: `make bench-peers` makes .ven
 from __future__ import annotations
 
 import json
-import shutil
 import statistics
 import sys
 import tempfile
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bench_key import (
+    CATALOG,
     CHANGE_BATCHES,
     HERE,
     KEY_STRATEGY,
@@ -74,20 +74,18 @@ def dbt(work: Path, command: str, variables: dict[str, Any]) -> None:
         raise SystemExit(f"dbt {command} failed: {result.exception or result.result}")
 
 
-def session_catalog(work: Path) -> dict[str, str]:
-    """dbt-spark names tables `schema.table` in Spark's session catalog and makes its snapshot's
-    staging table a view there: the session catalog becomes Iceberg's SparkSessionCatalog (Iceberg
-    tables in a warehouse folder, views in Spark's own catalog), as dbt-spark's docs set it up."""
-    prefix = "spark.sql.catalog.spark_catalog"
-    return {
-        prefix: "org.apache.iceberg.spark.SparkSessionCatalog",
-        f"{prefix}.type": "hadoop",
-        f"{prefix}.warehouse": str(work / "dbt_warehouse"),
-    }
+def in_default_catalog(spark) -> None:  # type: ignore[no-untyped-def]
+    """dbt-spark names tables `schema.table`, in the session's current catalog: the benchmark's
+    Iceberg catalog is made that one while dbt runs (lakefresh names its catalog in every table
+    name, so it is not affected). dbt-spark's snapshot macro is adapted to a catalog without
+    views in peers/dbt/macros/snapshot_staging.sql."""
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.default")
+    spark.sql(f"USE {CATALOG}.default")
 
 
 def dbt_merge(spark, work: Path, namespace: str, files: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """`dbt run` of the incremental merge model per change batch, the initial load first (untimed)."""
+    in_default_catalog(spark)
     dbt(work, "run", {"schema": namespace, "batch": str(files["b000_initial"])})
     times = {}
     for name in CHANGE_BATCHES:
@@ -114,6 +112,7 @@ def source_states(spark, work: Path, files: dict[str, Path]) -> dict[str, Path]:
 
 def dbt_snapshot(spark, work: Path, namespace: str, states: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """`dbt snapshot` of the source's state after each change batch, the first state untimed."""
+    in_default_catalog(spark)
     dbt(work, "snapshot", {"schema": namespace, "state": str(states["b000_initial"])})
     times = {}
     for name in CHANGE_BATCHES:
@@ -139,29 +138,25 @@ def medians(measured: dict[str, dict[str, list[float]]], ours: str, others: list
 
 def main() -> int:
     args = arguments(__doc__)
-    base = Path(tempfile.mkdtemp(prefix="lakefresh-bench-peers-"))
-    try:
-        with workspace("lakefresh-bench-peers-", session_catalog(base)) as (work, spark):
-            files = generate(spark, work, args.rows, args.keys)
-            states = source_states(spark, work, files)
-            key_paths = {
-                "lakefresh_key": lambda r: with_lakefresh(spark, f"lfk_{r}", work, files, KEY_STRATEGY),
-                "dbt_merge": lambda r: dbt_merge(spark, work, f"dbtm_{r}", files),
-            }
-            scd2_paths = {
-                "lakefresh_scd2": lambda r: with_lakefresh(spark, f"lfs_{r}", work, files, SCD2_STRATEGY),
-                "union_merge": lambda r: union_merge(spark, f"union_{r}", files),
-                "dbt_snapshot": lambda r: dbt_snapshot(spark, work, f"dbts_{r}", states),
-            }
-            key = measure(key_paths, args.rounds)
-            scd2 = measure(scd2_paths, args.rounds)
-            summary = {
-                "key": medians(key, "lakefresh_key", ["dbt_merge"]),
-                "scd2": medians(scd2, "lakefresh_scd2", ["union_merge", "dbt_snapshot"]),
-            }
-            write_report("peers" if args.keys == "spread" else f"peers_{args.keys}", args, summary)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    with workspace("lakefresh-bench-peers-") as (work, spark):
+        files = generate(spark, work, args.rows, args.keys)
+        states = source_states(spark, work, files)
+        key_paths = {
+            "lakefresh_key": lambda r: with_lakefresh(spark, f"lfk_{r}", work, files, KEY_STRATEGY),
+            "dbt_merge": lambda r: dbt_merge(spark, work, f"dbtm_{r}", files),
+        }
+        scd2_paths = {
+            "lakefresh_scd2": lambda r: with_lakefresh(spark, f"lfs_{r}", work, files, SCD2_STRATEGY),
+            "union_merge": lambda r: union_merge(spark, f"union_{r}", files),
+            "dbt_snapshot": lambda r: dbt_snapshot(spark, work, f"dbts_{r}", states),
+        }
+        key = measure(key_paths, args.rounds)
+        scd2 = measure(scd2_paths, args.rounds)
+        summary = {
+            "key": medians(key, "lakefresh_key", ["dbt_merge"]),
+            "scd2": medians(scd2, "lakefresh_scd2", ["union_merge", "dbt_snapshot"]),
+        }
+        write_report("peers" if args.keys == "spread" else f"peers_{args.keys}", args, summary)
     return 0
 
 

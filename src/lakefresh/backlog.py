@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.config import write_mode
-from lakefresh.errors import AuditError, StateError
+from lakefresh.errors import AuditError, StateError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
 from lakefresh.reading import read_group
@@ -66,6 +66,8 @@ def why_not(config: PipelineConfig, table: TableConfig, strategy: Strategy) -> s
         return "a transform, lookups or rules see one batch at a time"
     if write_mode.change_feed_readers(config, table):
         return "a change feed reads the table: it must show every batch"
+    if config.audit_for(table).unique_keys:
+        return "audit.unique_keys scans the commit of each batch"
     return None
 
 
@@ -120,25 +122,26 @@ class GroupSteps:
         if len(refs) < 2 or not self.backend.carries_commit_properties() or not self.backend.exists(name):
             return None
         attempts = [Attempt(table, name, strategy, ref) for ref in refs]
-        published = None
+        published, publishing = None, False
         try:
             change, staged, clock = self._stage(table, name, strategy, source, attempts)
             if change is None or staged is None:
                 return None
             self._record(attempts)
+            publishing = True
             published = self.backend.publish(staged)
             _passed("after_publish", attempts)
             self._publish(name, attempts, change, published, clock, log)
         except Exception as exc:
-            if published is None:  # nothing of the group is in the target: one by one
+            if not publishing or isinstance(exc, TransientError):  # nothing of it is in the target
                 self._abandon(attempts)
                 return None
-            for a in attempts:  # in the target: the next run's reconciliation completes it
+            # in the target, or maybe (a publish with an unknown outcome): nothing is undone, as
+            # after a crash there, and the next run's reconciliation settles it by the lineage
+            where = f"was published as snapshot {published}" if published else "may have been published"
+            for a in attempts:
                 a.result.status = "failed"
-                a.result.error = (
-                    f"{error_text(exc)} (the batch was published as snapshot {published}; the next "
-                    "run completes its record)"
-                )
+                a.result.error = f"{error_text(exc)} (the batch {where}; the next run completes its record)"
         return [a.result for a in attempts]
 
     def _stage(
@@ -151,6 +154,8 @@ class GroupSteps:
             a.exists, a.target_schema = True, schema
         rows = read_group(source, table, strategy, [a.ref for a in attempts], schema)
         if rows is None or rows.quarantined:
+            if rows is not None:  # its batches carry bad rows: the rest go one by one, read once
+                self.size[table.name] = 1
             return None, None, clock
         _passed("after_read", attempts)
         members = [Member(a.ref.batch_id, a.ref.batch_time) for a in attempts]

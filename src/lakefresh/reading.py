@@ -34,6 +34,7 @@ class ReadRows:
     quarantined: int
     skeletons: int = 0
     rules: dict[str, int] = field(default_factory=dict)  # row rules: violations of each
+    loaded: int | None = None  # rows in `good`, counted with the quarantined ones (None: unknown)
 
     def quarantine_rows(self) -> DataFrame:
         """The bad rows in the quarantine table's shape."""
@@ -67,6 +68,7 @@ def read_batch(
         raise BatchRefused(refusal(ref.batch_id, table.name, out.bad, out.quarantined))
     if table.lookups:
         out.good, out.skeletons = with_lookups(config, backend, table, out.good, ref.batch_time)
+        out.loaded = None  # counted again by whoever needs it
     return out
 
 
@@ -103,4 +105,6 @@ def checked(table: TableConfig, strategy: Strategy, rows: DataFrame) -> ReadRows
     rows, rules = apply_row_rules(table, materialize(rows))
     bad = rows.filter(rows[REASON_COLUMN].isNotNull())
     good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
-    return ReadRows(good, bad, bad.count(), rules=rules)
+    # the rows to load and those to quarantine, counted in one job (strategies need the first)
+    split = {bool(r[0]): int(r[1]) for r in rows.groupBy(rows[REASON_COLUMN].isNull()).count().collect()}
+    return ReadRows(good, bad, split.get(False, 0), rules=rules, loaded=split.get(True, 0))

@@ -80,6 +80,7 @@ class Attempt:
     staged: StagedCommit | None = None
     parent_rows: int = 0  # rows in the target's current snapshot, under the staged commit
     recorded: bool = False  # whether its `staged` row is in the log
+    publishing: bool = False  # whether its publish began (from then on only the lineage knows)
     result: BatchResult = field(init=False)
 
     def __post_init__(self) -> None:
@@ -192,7 +193,7 @@ class BatchSteps:
     def stage(self, a: Attempt) -> None:
         assert a.rows is not None
         clock = time.perf_counter()
-        a.ctx = StageContext(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
+        a.ctx = StageContext(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists, a.rows.loaded)
         a.change = change = a.strategy.stage(a.ctx, a.rows.good)
         properties = {
             **write_mode.properties(write_mode.chosen(self.config, a.table, exists=False)),
@@ -267,6 +268,7 @@ class BatchSteps:
     def publish(self, a: Attempt, log: PublishLog) -> None:
         assert a.staged is not None and a.change is not None
         clock = time.perf_counter()
+        a.publishing = True
         snapshot_id = self.backend.publish(a.staged)
         a.result.snapshot_id = snapshot_id
         published_at = utc_now()
@@ -294,6 +296,12 @@ class BatchSteps:
                 f" (the batch was published as snapshot {result.snapshot_id}; the next run "
                 "completes its record)"
             )
+            return
+        if a.publishing:
+            # The publish failed with an unknown outcome (a commit, or the read of the lineage
+            # after it): nothing is undone, as after a crash at that point, and the next run's
+            # reconciliation completes the batch's record or abandons it, by the lineage.
+            result.error += " (its publish may have happened: the next run settles it by the lineage)"
             return
         self._record_failure(a)
         self.restore_schema(a)

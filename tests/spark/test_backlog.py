@@ -224,3 +224,36 @@ def test_groups_shrink_when_their_batches_hold_more_rows_than_max_rows(ws):
     assert sorted(sorted(c) for c in commits.values()) == [[n] for n in names[:1]] + [names[1:4]] + [
         [n] for n in names[4:]
     ]
+
+
+@pytest.mark.parametrize("backlog", [1, 50], ids=["one_by_one", "grouped"])
+def test_a_publish_whose_outcome_is_unknown_is_settled_by_the_next_run(ws, monkeypatch, backlog):
+    """The commit of the publish happens, then the catalog fails before lakefresh reads it back:
+    nothing is undone or applied again (a new column stays, no row twice); the next run finds the
+    batches in the lineage and completes their record, as after a crash at that point."""
+    ws.write("in/b00.csv", csv([(1, "a", 1, "U")]), mtime=1_736_000_000)
+    p = ws.pipeline(table_yaml(KEY, backlog))
+    assert p.run().ok
+    head = "id,v,ts,op,extra\n"
+    ws.write(
+        "in/b01.csv", head + "1,b,2025-01-02 00:00:00,U,y\n2,c,2025-01-02 00:00:00,U,y\n", mtime=1_736_003_600
+    )
+    ws.write("in/b02.csv", head + "3,d,2025-01-03 00:00:00,U,x\n", mtime=1_736_007_200)
+
+    real = p.backend.publish
+
+    def commits_then_fails(staged):
+        real(staged)
+        raise RuntimeError("the catalog went away")
+
+    monkeypatch.setattr(p.backend, "publish", commits_then_fails)
+    result = p.run()
+    assert not result.ok
+    assert "may have" in result.batches[0].error
+    monkeypatch.undo()
+
+    again = p.run()
+    assert again.ok, again.to_dict()
+    assert rows(p.table("t"), ["id", "v", "extra"]) == [(1, "b", "y"), (2, "c", "y"), (3, "d", "x")]
+    published = [r["batch_id"] for r in p.history("t") if r["status"] == "published"]
+    assert sorted(published) == ["b00.csv", "b01.csv", "b02.csv"]

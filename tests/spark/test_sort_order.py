@@ -68,3 +68,18 @@ def test_compaction_of_a_sorted_merge_on_read_target_keeps_its_rows_and_applies_
     name = f"{ws.namespace}.events"
     assert p.backend.delete_files(name) == 0  # compacted after the run, by the sort strategy
     assert rows(p.table("events")) == [(1, "a"), (2, "b"), (3, "a")]
+
+
+def test_a_distribution_mode_the_table_sets_is_kept_beside_its_sort_order(ws):
+    """Iceberg's WRITE ORDERED BY also sets write.distribution-mode to range; the table's own
+    setting wins (here `none`: each task sorts its own rows)."""
+    ws.write("in/b1.csv", "id,v\n2,a\n1,a\n")
+    table = TABLE.format(mode="copy-on-write", extra="  sort_by: [id]").replace(
+        "write.distribution-mode: range", "write.distribution-mode: none"
+    )
+    p = ws.pipeline(table)
+    assert p.run().ok
+    found = p.backend.properties(f"{ws.namespace}.events")
+    assert (found["sort-order"], found["write.distribution-mode"]) == ("id ASC NULLS FIRST", "none")
+    assert p.run().ok  # nothing new: the order is not set again
+    assert rows(p.table("events")) == [(1, "a"), (2, "a")]

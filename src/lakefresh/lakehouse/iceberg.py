@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 WAP_PROPERTIES = {"write.wap.enabled": "true", "format-version": "2"}
+SORT_PROPERTY = "lakefresh.sort-by"  # the `sort_by` terms last given to `order`
+DISTRIBUTION_PROPERTY = "write.distribution-mode"
 
 # The control tables (`TableBackend.log_table_properties`). Status updates touch one row:
 # merge-on-read writes a small delete file instead of a rewrite. The tables are small: no shuffle
@@ -134,12 +136,19 @@ class IcebergBackend:
             self.order(table, sort_by)
 
     def order(self, table: str, sort_by: list[str]) -> bool:
-        """`WRITE ORDERED BY`: Iceberg keeps the order in the table's metadata (its `sort-order`
-        property describes it as `sort_term` does) and sorts every write and `sort` compaction."""
-        described = self.properties(table).get("sort-order", "")
-        if "".join(described.split()).lower() == "".join(", ".join(sort_by).split()).lower():
+        """`WRITE ORDERED BY`: Iceberg keeps the order in the table's metadata and sorts every
+        write and `sort` compaction by it. The terms given are kept in a property of lakefresh's
+        (Iceberg describes some transforms in other words than it takes them). Iceberg also sets
+        `write.distribution-mode` to `range`; a mode set before is put back."""
+        found = self.properties(table)
+        wanted = ", ".join(sort_by)
+        if found.get(SORT_PROPERTY) == wanted and "sort-order" in found:
             return False
-        self.spark.sql(f"ALTER TABLE {self.qualified(table)} WRITE ORDERED BY {', '.join(sort_by)}")
+        self.spark.sql(f"ALTER TABLE {self.qualified(table)} WRITE ORDERED BY {wanted}")
+        kept = {SORT_PROPERTY: wanted}
+        if found.get(DISTRIBUTION_PROPERTY) not in (None, "range"):
+            kept[DISTRIBUTION_PROPERTY] = found[DISTRIBUTION_PROPERTY]
+        self.set_properties(table, kept)
         return True
 
     def log_table_properties(self) -> dict[str, str]:

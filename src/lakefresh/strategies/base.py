@@ -40,9 +40,14 @@ class StageContext:
     batch_id: str
     batch_time: datetime
     target_exists: bool
+    batch_rows: int | None = None  # rows of the batch to stage, when the read counted them
 
     def target(self) -> DataFrame:
         return self.backend.read(self.table)
+
+    def rows_of(self, batch: DataFrame) -> int:
+        """How many rows the batch to stage holds: known from its read, else counted."""
+        return self.batch_rows if self.batch_rows is not None else batch.count()
 
 
 @dataclass
@@ -173,7 +178,7 @@ def stamped(ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, int]:
             F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
         )
     )
-    return rows, rows.count()
+    return rows, ctx.rows_of(rows)
 
 
 def broadcast_if_small(ctx: StageContext, df: DataFrame, batch_rows: int) -> DataFrame:

@@ -93,7 +93,7 @@ class KeyStrategy:
 
         stored_sk = F.lit(None).cast("long")
         stored_inferred = F.lit(False)
-        batch_rows = batch.count() if ctx.target_exists else 0
+        batch_rows = ctx.rows_of(batch) if ctx.target_exists else 0
         if ctx.target_exists:
             stored_columns = set(ctx.target().columns)
             if sk and sk.column in stored_columns:

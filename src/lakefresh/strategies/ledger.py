@@ -63,7 +63,7 @@ class LedgerStrategy:
         ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
         columns = data_columns(batch)
         firsts = ranked.filter(F.col("_lf_rank") == 1)
-        total = batch.count()
+        total = ctx.rows_of(batch)
         if ctx.target_exists:
             batch_keys = broadcast_if_small(ctx, firsts.select(*[quote(k) for k in keys]), total)
             seen = (

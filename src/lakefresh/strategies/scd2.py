@@ -144,7 +144,7 @@ class Scd2Strategy:
             F.col(FILE_COLUMN),
             F.col(RECORD_COLUMN),
         )
-        total = batch.count()
+        total = ctx.rows_of(batch)
 
         # 1-2. stored versions of the touched keys, back as events
         stored = None

@@ -193,7 +193,7 @@ class SnapshotStrategy:
             )
         )
         counts = count_by(rows, cfg.op_column)
-        total = batch.count()
+        total = ctx.rows_of(batch)
         written = sum(counts.values())
         return ChangeSet(
             rows=rows,

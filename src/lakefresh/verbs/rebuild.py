@@ -336,7 +336,7 @@ def _each_aside(
     for ref in refs:
         target_schema = backend.schema(scratch) if exists else None
         read = read_batch(plan.pipeline, backend, table, strategy, plan.source, ref, target_schema)
-        ctx = StageContext(backend, scratch, ref.batch_id, ref.batch_time, exists)
+        ctx = StageContext(backend, scratch, ref.batch_id, ref.batch_time, exists, read.loaded)
         change = strategy.stage(ctx, read.good)
         shape_target(ctx, change, staged_commits=False)
         strategy.write(ctx, change)
