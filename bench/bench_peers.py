@@ -83,14 +83,15 @@ def in_default_catalog(spark) -> None:  # type: ignore[no-untyped-def]
     spark.sql(f"USE {CATALOG}.default")
 
 
-def dbt_merge(spark, work: Path, namespace: str, files: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    """`dbt run` of the incremental merge model per change batch, the initial load first (untimed)."""
+def dbt_batches(spark, work: Path, command: str, namespace: str, variable: str, inputs) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """`dbt <command>` per change batch, the dbt variable `variable` naming its input (`run`: the
+    batch for the incremental model; `snapshot`: the source's state), the initial one untimed."""
     in_default_catalog(spark)
-    dbt(work, "run", {"schema": namespace, "batch": str(files["b000_initial"])})
+    dbt(work, command, {"schema": namespace, variable: str(inputs["b000_initial"])})
     times = {}
     for name in CHANGE_BATCHES:
         start = time.perf_counter()
-        dbt(work, "run", {"schema": namespace, "batch": str(files[name])})
+        dbt(work, command, {"schema": namespace, variable: str(inputs[name])})
         times[name] = time.perf_counter() - start
     return times
 
@@ -108,18 +109,6 @@ def source_states(spark, work: Path, files: dict[str, Path]) -> dict[str, Path]:
         states[name] = out
         state = spark.read.parquet(str(out))
     return states
-
-
-def dbt_snapshot(spark, work: Path, namespace: str, states: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    """`dbt snapshot` of the source's state after each change batch, the first state untimed."""
-    in_default_catalog(spark)
-    dbt(work, "snapshot", {"schema": namespace, "state": str(states["b000_initial"])})
-    times = {}
-    for name in CHANGE_BATCHES:
-        start = time.perf_counter()
-        dbt(work, "snapshot", {"schema": namespace, "state": str(states[name])})
-        times[name] = time.perf_counter() - start
-    return times
 
 
 def medians(measured: dict[str, dict[str, list[float]]], ours: str, others: list[str]) -> dict[str, Any]:
@@ -143,12 +132,12 @@ def main() -> int:
         states = source_states(spark, work, files)
         key_paths = {
             "lakefresh_key": lambda r: with_lakefresh(spark, f"lfk_{r}", work, files, KEY_STRATEGY),
-            "dbt_merge": lambda r: dbt_merge(spark, work, f"dbtm_{r}", files),
+            "dbt_merge": lambda r: dbt_batches(spark, work, "run", f"dbtm_{r}", "batch", files),
         }
         scd2_paths = {
             "lakefresh_scd2": lambda r: with_lakefresh(spark, f"lfs_{r}", work, files, SCD2_STRATEGY),
             "union_merge": lambda r: union_merge(spark, f"union_{r}", files),
-            "dbt_snapshot": lambda r: dbt_snapshot(spark, work, f"dbts_{r}", states),
+            "dbt_snapshot": lambda r: dbt_batches(spark, work, "snapshot", f"dbts_{r}", "state", states),
         }
         key = measure(key_paths, args.rounds)
         scd2 = measure(scd2_paths, args.rounds)
