@@ -11,7 +11,6 @@ demo: setup ## run the example pipeline on freshly generated data
 	@bash examples/orders/demo.sh
 
 test: test-setup lint ## lint, every test on Spark 4.1 and, beside it, the contract suites on Spark 3.5
-	@LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh
 	@bash scripts/test.sh
 
 test-spark3.5: ## the contract suites (every strategy, every source) and the ANSI tests on Spark 3.5

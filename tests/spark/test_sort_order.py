@@ -5,6 +5,8 @@ key ranges, a copy-on-write MERGE of recent keys rewrites only the file that hol
 
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import rows
 
 TABLE = """
@@ -23,7 +25,23 @@ def latest_summary(ws, table: str) -> dict[str, str]:
     return dict(row[0])
 
 
-def test_a_sorted_target_rewrites_only_the_file_that_holds_the_recent_keys(ws):
+@pytest.fixture
+def two_write_tasks(spark):
+    """A write of the range distribution in two tasks, so two files (a CLI test that joined the
+    shared session may have left adaptive execution on, which coalesces them into one)."""
+    pinned = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2"}
+    before = {k: spark.conf.get(k, None) for k in pinned}
+    for key, value in pinned.items():
+        spark.conf.set(key, value)
+    yield
+    for key, value in before.items():
+        if value is None:
+            spark.conf.unset(key)
+        else:
+            spark.conf.set(key, value)
+
+
+def test_a_sorted_target_rewrites_only_the_file_that_holds_the_recent_keys(ws, two_write_tasks):
     """Given 40 ids sorted into two files, an update of id 40 and a new id 41 rewrite one file."""
     ws.write("in/b1.csv", "id,v\n" + "".join(f"{i},a\n" for i in range(40, 0, -1)))
     p = ws.pipeline(TABLE.format(mode="copy-on-write", extra="  sort_by: [id]"))
