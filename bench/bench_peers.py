@@ -13,6 +13,10 @@ with dbt-spark's `session` method, so every path uses the same SparkSession, cat
   batch is the initial load with the batch applied, as the source system would hold it; lakefresh
   and the MERGE read the batch.
 
+Each strategy also gets the floor of `bench_key.py` / `bench_scd2.py` (the least any
+implementation of it does per batch: the status lookup plus the one MERGE), so that a peer that
+beats lakefresh can be set against what no implementation of lakefresh's strategy can go under.
+
 Both write modes with `--write-mode` (dbt gets the same table properties through
 `tblproperties`). Medians over rounds, after a warm-up round of every path, go to stdout and
 bench/results/peers[_merge_on_read].json.
@@ -39,6 +43,7 @@ from bench_key import (
     TABLE_PROPERTIES,
     arguments,
     generate,
+    hand_written_same_table,
     measure,
     with_lakefresh,
     workspace,
@@ -140,17 +145,19 @@ def main() -> int:
         key_paths = {
             "lakefresh_key": lambda r: with_lakefresh(spark, f"lfk_{r}", work, files, KEY_STRATEGY),
             "dbt_merge": lambda r: dbt_batches(spark, work, "run", f"dbtm_{r}", "batch", files),
+            "floor": lambda r: hand_written_same_table(spark, f"floor_{r}", files, with_status=True),
         }
         scd2_paths = {
             "lakefresh_scd2": lambda r: with_lakefresh(spark, f"lfs_{r}", work, files, SCD2_STRATEGY),
             "union_merge": lambda r: union_merge(spark, f"union_{r}", files),
+            "scd2_floor": lambda r: union_merge(spark, f"sfloor_{r}", files, with_status=True),
             "dbt_snapshot": lambda r: dbt_batches(spark, work, "snapshot", f"dbts_{r}", "state", states),
         }
         key = measure(key_paths, args.rounds)
         scd2 = measure(scd2_paths, args.rounds)
         summary = {
-            "key": medians(key, "lakefresh_key", ["dbt_merge"]),
-            "scd2": medians(scd2, "lakefresh_scd2", ["union_merge", "dbt_snapshot"]),
+            "key": medians(key, "lakefresh_key", ["dbt_merge", "floor"]),
+            "scd2": medians(scd2, "lakefresh_scd2", ["union_merge", "dbt_snapshot", "scd2_floor"]),
         }
         write_report("peers" if args.keys == "spread" else f"peers_{args.keys}", args, summary)
     return 0
