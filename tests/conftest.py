@@ -3,6 +3,7 @@ gets its own namespaces, source folders and pipeline file."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import subprocess
@@ -120,6 +121,22 @@ def postgres() -> Iterator[Any]:
 @pytest.fixture
 def ws(tmp_path: Path, spark: Any, warehouse: Path) -> Workspace:
     return Workspace(tmp_path, spark, warehouse)
+
+
+@contextlib.contextmanager
+def settings_kept(spark: Any, keys: list[str]) -> Iterator[None]:
+    """The shared session's values of these runtime settings, put back afterwards (unset where
+    they were unset): for a test that changes them, or runs what does (the CLI, which joins the
+    session and sets its pipeline's)."""
+    before = {k: spark.conf.get(k, None) for k in keys}
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
 
 
 def rows(df: Any, columns: list[str] | None = None, order: list[str] | None = None) -> list[tuple]:

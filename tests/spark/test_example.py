@@ -16,7 +16,7 @@ import pytest
 
 from lakefresh.api import load_pipeline
 from lakefresh.synapse_export import SynapseExport
-from tests.conftest import cli_in_process
+from tests.conftest import cli_in_process, settings_kept
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "orders"
 
@@ -27,13 +27,8 @@ def session_settings_restored(spark: Any) -> Iterator[None]:
     joins; put the shared session's own back afterwards."""
     settings = load_pipeline(EXAMPLE / "pipeline.yml").spark_settings()
     runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
-    before = {k: spark.conf.get(k, None) for k in runtime}
-    yield
-    for key, value in before.items():
-        if value is None:
-            spark.conf.unset(key)
-        else:
-            spark.conf.set(key, value)
+    with settings_kept(spark, runtime):
+        yield
 
 
 @pytest.fixture

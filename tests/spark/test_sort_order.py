@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import rows
+from tests.conftest import rows, settings_kept
 
 TABLE = """
 - name: events
@@ -30,15 +30,10 @@ def two_write_tasks(spark):
     """A write of the range distribution in two tasks, so two files (a CLI test that joined the
     shared session may have left adaptive execution on, which coalesces them into one)."""
     pinned = {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2"}
-    before = {k: spark.conf.get(k, None) for k in pinned}
-    for key, value in pinned.items():
-        spark.conf.set(key, value)
-    yield
-    for key, value in before.items():
-        if value is None:
-            spark.conf.unset(key)
-        else:
+    with settings_kept(spark, list(pinned)):
+        for key, value in pinned.items():
             spark.conf.set(key, value)
+        yield
 
 
 def test_a_sorted_target_rewrites_only_the_file_that_holds_the_recent_keys(ws, two_write_tasks):
