@@ -62,4 +62,4 @@ echo "== the corrected file reloaded in its place"
 "$lakefresh" history pipeline.yml orders
 "$python" -c "import lakefresh; lakefresh.load_pipeline('pipeline.yml').table('orders').orderBy('order_id').select('order_id', 'customer_id', 'amount', '_lf_batch_id').show()"
 echo "== the report: one HTML file, charts per table"
-"$lakefresh" report pipeline.yml --file report.html
+"$lakefresh" report pipeline.yml -o report.html

@@ -73,6 +73,8 @@ class Bookkeeping:
         take again (applied, or forgotten after a rollback)."""
         lineage = self.backend.published_batches(name) if self.backend.exists(name) else {}
         attempts = self.control.attempts(name)
+        if self._settle_cut_verbs(name, lineage, attempts, outcome):
+            attempts = self.control.attempts(name)
         logged = {a.batch_id for a in attempts if a.status == "published"}
         undone = self.undone(name, lineage)
         self.control.mark_unloaded(name, sorted(undone & logged))  # a crash lost that record
@@ -93,7 +95,10 @@ class Bookkeeping:
                 self.control.record_recovered(name, batch_id, snapshot_id, when)
             outcome.recovered.append(batch_id)
         self.control.record_published(name, marks, None, carried)  # one commit for all a crash left
-        stale = [a for a in attempts if a.status == "staged" and a.batch_id not in lineage]
+        staged = [a for a in attempts if a.status == "staged"]
+        stale = [a for a in staged if a.batch_id not in lineage]
+        cut = {a.staged_snapshot_id for a in stale if is_verb(a.batch_id)}  # a verb's staged rows
+        stale += [a for a in staged if a not in stale and a.staged_snapshot_id in cut]
         self.control.mark_abandoned(name, stale)
         if outcome.recovered:  # their effects on the effective counts were never recorded
             self.recount(name, strategy)
@@ -102,6 +107,47 @@ class Bookkeeping:
         if decision == "forget":
             forgotten |= gone
         return set(lineage) | (logged - gone) | forgotten
+
+    def _settle_cut_verbs(
+        self, name: str, lineage: dict[str, int], attempts: list[AttemptRow], outcome: TableResult
+    ) -> bool:
+        """Verbs whose commit is in the lineage but whose record a crash cut short: settled first,
+        since what they did decides which batches are live. Whether there were any."""
+        logged = {a.batch_id for a in attempts if a.status == "published"}
+        settled = False
+        for batch_id, snapshot_id in lineage.items():
+            staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
+            if is_verb(batch_id) and batch_id not in logged and staged:
+                when = self.backend.committed_at(name, snapshot_id)
+                self.settle_verb(name, Published(batch_id, staged[-1].attempt, snapshot_id, when), None)
+                outcome.recovered.append(batch_id)
+                settled = True
+        return settled
+
+    def settle_verb(self, name: str, verb: Published, configuration: tuple[str, str] | None) -> None:
+        """A verb's commit is published (`verb` marks its attempt): the log says what it did.
+        Batches it unloaded become `unloaded`; the new attempts of the batches it reloaded, staged
+        beside its own on the same staged snapshot, become `published` and the attempts they
+        replace `reloaded`; the status counts it gave the batches it applied again are stored,
+        with the configuration it applied them under. The verb does this right after its publish;
+        the next reconciliation does it when a crash came between the two (idempotent)."""
+        replay = json.loads(self.control.replays(name, [verb.batch_id]).get(verb.batch_id) or "{}")
+        attempts = self.control.attempts(name)
+        staged = next((a.staged_snapshot_id for a in attempts if a.attempt == verb.attempt), None)
+        named = set(replay.get("reloaded", []))
+        reloads = {
+            a.batch_id: a.attempt
+            for a in attempts
+            if a.batch_id in named and a.status == "staged" and a.staged_snapshot_id == staged
+        }
+        marks = [Published(b, a, verb.snapshot_id, verb.published_at) for b, a in reloads.items()]
+        self.control.record_published(name, [verb, *marks])
+        self.control.mark_unloaded(name, list(replay.get("unloaded", [])))
+        for batch_id, attempt in reloads.items():
+            self.control.mark_reloaded(name, [batch_id], keep_attempt=attempt)
+        configuration = configuration or self.control.configuration(name, verb.batch_id)
+        if replay.get("counts") and configuration is not None:
+            self.control.correct_counts(name, replay["counts"], *configuration)
 
     def undone(self, name: str, lineage: dict[str, int]) -> set[str]:
         """The batches the lineage holds whose rows a later verb commit in it removed (`unload`)

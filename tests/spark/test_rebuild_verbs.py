@@ -198,3 +198,38 @@ def test_a_crash_after_the_unload_is_published_is_recorded_by_the_next_run(ws, m
     }
     # the crash came before the log's counts were corrected; effective counts are recounted
     assert [(b, e) for b, _, e in live_log(p, "customers")] == [("b1.csv", 1), ("b3.csv", 1)]
+
+
+@pytest.mark.parametrize("point", ["after_record_staged", "after_publish"])
+def test_a_crash_during_a_reload_is_settled_by_the_next_run(ws, monkeypatch, point):
+    """The reloaded batch's new attempt is staged beside the verb's before the publish: a crash
+    before the publish changes nothing (the staged rows are abandoned), a crash after it leaves
+    the log exactly as an uninterrupted reload does once the next run has reconciled."""
+    p = keyed(ws)
+    p.unload("customers", ["b2.csv"])
+    ws.write("in/b2.csv", HEADER + "1,Kyiv,2025-01-03,false\n", mtime=1_736_003_600)
+    monkeypatch.setenv("LAKEFRESH_FAULTS", f"{point}:crash")
+    with pytest.raises(SimulatedCrash):
+        p.reload("customers", ["b2.csv"])
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    result = p.run(["customers"])
+    assert result.ok and result.batches == []
+    if point == "after_record_staged":
+        assert rows(p.table("customers"), ["id", "city"]) == [(1, "Lima"), (2, "Rome")]
+        assert statuses(p, "customers") == {
+            "b1.csv": ["published"],
+            "b2.csv": ["abandoned", "unloaded"],
+            "b3.csv": ["published"],
+            "verb": ["abandoned", "published"],
+        }
+        p.reload("customers", ["b2.csv"])  # the operator runs it again
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Kyiv"), (2, "Rome")]
+    assert statuses(p, "customers")["b2.csv"] == sorted(
+        ["published", "reloaded"] + (["abandoned"] if point == "after_record_staged" else [])
+    )
+    assert live_log(p, "customers") == [
+        ("b1.csv", {"N": 2}, 1),
+        ("b2.csv", {"C": 1}, 1),
+        ("b3.csv", {"O": 1}, 0),
+    ]
+    assert p.quarantine("customers").count() == 0

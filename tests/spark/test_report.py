@@ -53,7 +53,7 @@ def test_the_report_renders_every_chart_of_every_table_in_a_browser(ws):
     assert ws.pipeline(TABLES).run().ok
     ws.write("in/b3.csv", "page,n\n4,1\n")  # waiting
 
-    shown = cli_in_process("report", "pipeline.yml", "--file", "out/report.html", cwd=ws.root)
+    shown = cli_in_process("report", "pipeline.yml", "-o", "out/report.html", cwd=ws.root)
     assert shown.returncode == 0, shown.stdout
     page = ws.root / "out" / "report.html"
     assert shown.stdout.strip() == "report written to out/report.html"

@@ -103,11 +103,12 @@ def history(
 @app.command()
 def report(
     pipeline: Path = PIPELINE,
-    file: Path = typer.Option(Path("report.html"), "--file", "-f", help="The HTML file to write."),
+    file: Path = typer.Option(Path("report.html"), "--file", "-f", "-o", help="The HTML file to write."),
     var: list[str] = VARS,
-    output: Output = OUTPUT,
+    output: Output = typer.Option(Output.text, "--output", help="text for people, json for scripts."),
 ) -> None:
-    """Write one self-contained HTML file: per table, its batches over time, charted."""
+    """Write one self-contained HTML file: per table, its batches over time, charted.
+    (Here `-o` names the file, as in `lakefresh report PIPELINE -o report.html`.)"""
     try:
         written = _load(pipeline, var, quiet=True).report(file)
     except Exception as exc:

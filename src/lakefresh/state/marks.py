@@ -46,6 +46,15 @@ class OperatorMarks:
         ).collect()
         return {r[0]: r[1] for r in rows}
 
+    def configuration(self, table: str, batch_id: str) -> tuple[str, str] | None:
+        """The configuration fingerprint and settings an attempt of this batch recorded."""
+        row = self.backend.spark.sql(
+            f"SELECT config_fingerprint, config FROM {self.backend.qualified(self.batches)} WHERE "
+            f"table_name = {sql_literal(table)} AND batch_id = {sql_literal(batch_id)} "
+            "AND config_fingerprint IS NOT NULL LIMIT 1"
+        ).first()
+        return None if row is None else (row[0], row[1])
+
     def position(self, table: str, batch_id: str) -> str | None:
         """The source position a published batch was recorded with."""
         row = self.backend.spark.sql(

@@ -25,13 +25,16 @@ Steps:
    tagged with the verb's id (`lakefresh:unload:<n>`); the staged snapshot must hold as many
    rows as the rebuilt table; the verb is logged `staged`, then published. Readers see the old
    table until then; the earlier snapshots stay (time travel, `rollback`).
-5. Record: the verb's row becomes `published` (its `replay` lists what it unloaded or reloaded),
-   unloaded batches `unloaded`, a reloaded batch's earlier attempt `reloaded` beside its new
-   published attempt with its new counts; effective counts and ranges are recounted.
+   A reloaded batch's new attempt (its new counts, its bad rows) is staged beside the verb's row,
+   on the same staged snapshot, before the publish.
+5. Record (`Bookkeeping.settle_verb`): the verb's row becomes `published` (its `replay` lists
+   what it unloaded or reloaded, and the status counts it gave the batches it applied again),
+   unloaded batches `unloaded`, a reloaded batch's new attempt `published` and its earlier one
+   `reloaded`; effective counts and ranges are recounted.
 
-A crash before 4's publish leaves the table as it was (the next verb drops the scratch table). A
-crash after it leaves the table rebuilt: the next run's reconciliation records the verb from the
-lineage, and the unloaded batches from the verb's staged row.
+A crash before 4's publish leaves the table as it was (the next verb drops the scratch table;
+the next run abandons the staged rows). A crash after it leaves the table rebuilt: the next
+run's reconciliation finds the verb in the lineage and settles it from its staged rows, as 5.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from lakefresh.faults import checkpoint
 from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
 from lakefresh.sources import SourceContext, make_source
+from lakefresh.state.published import Published
 from lakefresh.strategies import StageContext, make_strategy
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import Member
@@ -234,11 +238,14 @@ def _apply(
             f"the staged {verb} of {name} holds {staged.live_records} rows, the rebuilt table "
             f"{expected}; nothing was published"
         )
-    replay = {"verb": verb, "batches": [ref.batch_id for ref in plan.live]}
+    replay: dict[str, Any] = {"verb": verb, "batches": [ref.batch_id for ref in plan.live]}
     if verb == "unload":
         replay["unloaded"] = list(batches)
     elif verb == "reload":
         replay["reloaded"] = list(batches)
+    # the status counts of the batches it applied again (a later batch may find other rows once
+    # one before it is unloaded or reloaded); a reloaded batch's are in its new attempt
+    replay["counts"] = {b: c for b, c in counts.items() if b not in batches or verb != "reload"}
     row: dict[str, Any] = {
         "table_name": name,
         "batch_id": verb_id,
@@ -252,25 +259,24 @@ def _apply(
         "staged_snapshot_id": staged.snapshot_id,
         "started_at": started,
     }
-    row["config_fingerprint"], row["config"] = fingerprint(table)
-    control.record_attempt(row)
+    row["config_fingerprint"], row["config"] = configuration = fingerprint(table)
+    # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
+    # whatever happens after the publish, the next reconciliation can finish the record (5.)
+    news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in outcomes]
+    reloaded = [_reload_row(name, table, o, new, staged.snapshot_id, started) for o, _, new in news]
+    control.record_attempts([row, *reloaded])
+    for outcome, bad, new in news:
+        if bad is not None:
+            control.record_quarantine(name, outcome.batch_id, new, bad)
     checkpoint("after_record_staged", verb_id)
     snapshot_id = backend.publish(staged)
     checkpoint("after_publish", verb_id)
     backend.drop(name + SCRATCH)
 
-    control.mark_published(name, verb_id, attempt, snapshot_id, backend.committed_at(name, snapshot_id))  # 5.
-    if verb == "unload":
-        control.mark_unloaded(name, list(batches))
-    for outcome, bad in outcomes:
-        new = uuid.uuid4().hex[:16]
+    when = backend.committed_at(name, snapshot_id)  # 5.
+    books.settle_verb(name, Published(verb_id, attempt, snapshot_id, when), configuration)
+    for outcome, _, _ in news:
         outcome.snapshot_id = snapshot_id
-        control.record_attempt(_reload_row(name, table, outcome, new, snapshot_id, started))
-        control.mark_reloaded(name, [outcome.batch_id], keep_attempt=new)
-        if bad is not None:
-            control.record_quarantine(name, outcome.batch_id, new, bad)
-    kept = {b: c for b, c in counts.items() if b not in batches or verb != "reload"}
-    control.correct_counts(name, kept, *fingerprint(table))  # re-applied under today's configuration
     books.recount(name, strategy)
     checkpoint("after_record", verb_id)
     result.applied[table.name] = [ref.batch_id for ref in plan.live]
@@ -354,13 +360,14 @@ def _each_aside(
 
 
 def _reload_row(
-    name: str, table: TableConfig, outcome: BatchResult, attempt: str, snapshot_id: int, started: datetime
+    name: str, table: TableConfig, outcome: BatchResult, attempt: str, staged: int, started: datetime
 ) -> dict[str, Any]:
+    """A reloaded batch's new attempt, staged on the verb's staged snapshot."""
     row: dict[str, Any] = {
         "table_name": name,
         "batch_id": outcome.batch_id,
         "attempt": attempt,
-        "status": "published",
+        "status": "staged",
         "source_kind": table.source.kind,
         "strategy": table.strategy.kind,
         "source_position": outcome.position,
@@ -370,9 +377,8 @@ def _reload_row(
         "status_counts": dict(outcome.counts),
         "range_start": outcome.range_start,
         "range_end": outcome.range_end,
-        "published_snapshot_id": snapshot_id,
+        "staged_snapshot_id": staged,
         "started_at": started,
-        "published_at": datetime.now(UTC).replace(tzinfo=None),
     }
     row["config_fingerprint"], row["config"] = fingerprint(table)
     return row
