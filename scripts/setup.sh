@@ -49,11 +49,14 @@ if [ ! -x $venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; th
 fi
 
 # 3. The jars, resolved once from Maven Central by Spark's own resolution (cached; see
-#    `lakefresh jars --help`). The tests' sessions also load PostgreSQL's JDBC driver.
+#    `lakefresh jars --help`). The tests' sessions also load Delta Lake and PostgreSQL's JDBC driver.
 if [ "$jars" = 1 ]; then
   $venv/bin/lakefresh jars >/dev/null
   if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
-    $venv/bin/lakefresh jars --package "$($venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')" >/dev/null
+    pg="$($venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')"
+    $venv/bin/lakefresh jars --package "$pg" >/dev/null
+    # the Delta Lake tests run on the default line
+    if [ "$line" = "$default_line" ]; then $venv/bin/lakefresh jars --delta --package "$pg" >/dev/null; fi
   fi
 fi
 echo "setup: ready ($venv, Spark $line)"

@@ -22,6 +22,9 @@ hypothesis_settings.register_profile("explore", derandomize=False)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "fixed"))
 
 CATALOG = "lf_test"
+# Delta Lake beside Iceberg in the shared session, on the default Spark line (tests/spark/test_delta.py
+# runs there; the Spark 3.5 run takes the contract suites on Iceberg)
+DELTA = os.environ.get("LAKEFRESH_TEST_DELTA", "1") == "1"
 _counter = itertools.count()
 
 
@@ -49,6 +52,7 @@ def spark(warehouse: Path) -> Iterator[Any]:
             },
         ),
         Path.cwd(),
+        delta=DELTA,
     )
     session = build_session(settings)
     yield session
@@ -98,10 +102,14 @@ class Workspace:
         path.write_text(self.pipeline_yaml(tables, defaults), encoding="utf-8")
         return load_pipeline(path, spark=self.spark)
 
-    def snapshot_counts(self, tables: list[str]) -> dict[str, int]:
+    def snapshot_counts(self, tables: list[str], backend: Any = None) -> dict[str, int]:
+        """Snapshots (versions, for a Delta table: `backend` says which format each has)."""
         out = {}
         for t in tables:
-            out[t] = self.spark.sql(f"SELECT count(*) FROM {CATALOG}.{t}.snapshots").first()[0]
+            if backend is not None and "delta" in backend.qualified(t):
+                out[t] = len(backend.lineage(t).retained)
+            else:
+                out[t] = self.spark.sql(f"SELECT count(*) FROM {CATALOG}.{t}.snapshots").first()[0]
         return out
 
 

@@ -25,8 +25,10 @@ from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.console import Console, SilentConsole
 from lakefresh.errors import ConfigError, LakefreshError, StateError
 from lakefresh.lakehouse.backend import TableBackend
+from lakefresh.lakehouse.delta import DeltaBackend
+from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
-from lakefresh.lakehouse.session import build_session, spark_settings
+from lakefresh.lakehouse.session import build_session, resolve_warehouse, spark_settings
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.results import RunResult, TableStatus
 from lakefresh.runner import Runner
@@ -72,7 +74,9 @@ class Pipeline:
 
     def spark_settings(self) -> dict[str, str]:
         """Every Spark setting the session is built with (computed without a JVM)."""
-        return spark_settings(self.config.catalog, self.config.spark, self.base_dir)
+        return spark_settings(
+            self.config.catalog, self.config.spark, self.base_dir, delta=bool(self.config.delta_tables())
+        )
 
     @property
     def spark(self) -> SparkSession:
@@ -83,8 +87,16 @@ class Pipeline:
     @cached_property
     def backend(self) -> TableBackend:
         """The table format's backend: built here only; everything else is typed against the
-        protocol, so another format plugs in at this line."""
-        return IcebergBackend(self.spark, self.config.catalog.name)
+        protocol. Delta targets (`format: delta`) go to a Delta backend beside the catalog's
+        Iceberg one, which keeps the control tables."""
+        iceberg = IcebergBackend(self.spark, self.config.catalog.name)
+        delta = self.config.delta_tables()
+        if not delta:
+            return iceberg
+        root = resolve_warehouse(self.config.catalog, self.base_dir)
+        if root is None:
+            raise ConfigError("Delta tables live under the catalog's warehouse: set catalog.warehouse")
+        return ByTable(iceberg, DeltaBackend(self.spark, root), delta)
 
     @cached_property
     def control(self) -> ControlTables:

@@ -149,9 +149,9 @@ class GroupSteps:
     ) -> tuple[GroupChange | None, Any, float]:
         """Read, stage, write and audit the group; (None, None) when it cannot be one."""
         clock = time.perf_counter()
-        schema = self.backend.schema(name)
+        schema, head = self.backend.schema(name), self.backend.head(name)
         for a in attempts:
-            a.exists, a.target_schema = True, schema
+            a.exists, a.target_schema, a.head = True, schema, head
         rows = read_group(source, table, strategy, [a.ref for a in attempts], schema)
         if rows is None or rows.quarantined:
             if rows is not None:  # its batches carry bad rows: the rest go one by one, read once
@@ -227,7 +227,7 @@ class GroupSteps:
         if staged:
             self.control.mark_abandoned(attempts[0].name, staged)
         if attempts[0].target_schema is not None:
-            self.steps.restore_schema(attempts[0])
+            self.steps.restore_schema(attempts[0], attempts[-1].ref.batch_id)  # the group's commit
 
 
 def _passed(point: str, attempts: list[Attempt]) -> None:

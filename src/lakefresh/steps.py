@@ -74,6 +74,7 @@ class Attempt:
     times: PhaseTimes = field(default_factory=PhaseTimes)
     exists: bool = False  # whether the target existed before this attempt
     target_schema: StructType | None = None  # its schema then
+    head: int | None = None  # its current snapshot then
     rows: ReadRows | None = None
     ctx: StageContext | None = None
     change: ChangeSet | None = None
@@ -184,6 +185,7 @@ class BatchSteps:
         clock = time.perf_counter()
         a.exists = self.backend.exists(a.name)
         a.target_schema = self.backend.schema(a.name) if a.exists else None
+        a.head = self.backend.head(a.name) if a.exists else None
         a.rows = read_batch(self.config, self.backend, a.table, a.strategy, source, a.ref, a.target_schema)
         a.result.quarantined, a.result.skeletons = a.rows.quarantined, a.rows.skeletons
         a.result.rules = dict(a.rows.rules)
@@ -306,14 +308,16 @@ class BatchSteps:
         self._record_failure(a)
         self.restore_schema(a)
 
-    def restore_schema(self, a: Attempt) -> None:
-        """A batch that failed leaves the target's schema as it found it: the columns it added
-        are dropped again (metadata only), and a table it created, holding no batch, is dropped.
-        A widened type stays: a table format cannot narrow a column back (int -> bigint is kept)."""
+    def restore_schema(self, a: Attempt, batch_id: str | None = None) -> None:
+        """A batch that failed leaves the target as it found it: what a format without staged
+        commits (Delta) made visible is undone; the columns it added are dropped again
+        (metadata only), and a table it created, holding no batch, is dropped. A widened type
+        stays: a table format cannot narrow a column back (int -> bigint is kept)."""
         name = a.name
         try:
             if not self.backend.exists(name):
                 return
+            self.backend.undo_since(name, a.head, batch_id or a.ref.batch_id)
             if not a.exists:
                 if self.backend.head(name) is None:
                     self.backend.drop(name)

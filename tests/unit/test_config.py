@@ -256,3 +256,30 @@ def test_a_maintenance_policy_reads_durations_and_refuses_orphan_removal_under_a
 def test_rules_are_validated_before_spark(tmp_path, rules, message):
     text = GOOD.replace("strategy: {kind: none}", f"strategy: {{kind: none}}\n    rules: {rules}")
     assert message in error_of(tmp_path, text)
+
+
+def test_the_table_format_comes_from_the_table_else_the_catalog_and_the_history_table_follows(tmp_path):
+    text = GOOD.replace(
+        "strategy: {kind: scd1, keys: [id], date_column: ts}",
+        "strategy: {kind: scd1, keys: [id], date_column: ts, history: true}\n    format: delta",
+    )
+    config = load_config(write(tmp_path, text))
+    assert config.delta_tables() == {"default.customers", "default.customers_history"}
+    everything = load_config(
+        write(tmp_path, text.replace("warehouse: ./wh}", "warehouse: ./wh, format: delta}"))
+    )
+    assert everything.format_of(everything.table("sales.orders")) == "delta"
+
+
+@pytest.mark.parametrize(
+    ("layout", "message"),
+    [
+        ("partition_by: [days(ts)]", "a Delta table partitions by plain columns, not 'days(ts)'"),
+        ("sort_by: [id]", "sort_by is Iceberg's write order; a Delta table has none"),
+    ],
+)
+def test_a_delta_table_refuses_iceberg_only_layouts(tmp_path, layout, message):
+    text = GOOD.replace(
+        "    depends_on: [customers]", f"    depends_on: [customers]\n    format: delta\n    {layout}"
+    )
+    assert message in error_of(tmp_path, text)

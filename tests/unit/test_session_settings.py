@@ -67,3 +67,17 @@ def test_a_bad_conf_variable_is_a_config_error(monkeypatch):
     monkeypatch.setenv("LAKEFRESH_SPARK_CONF", "executor.memory=8g")
     with pytest.raises(ConfigError, match="LAKEFRESH_SPARK_CONF is not a JSON object"):
         settings()
+
+
+def test_delta_targets_bring_delta_lakes_extension_catalog_and_runtime(monkeypatch):
+    monkeypatch.setenv("LAKEFRESH_JAR_CACHE", "/nonexistent")  # nothing resolved: coordinates
+    plain = spark_settings(CatalogConfig(), SparkConfig(), Path("/pipelines"))
+    settings = spark_settings(
+        CatalogConfig(), SparkConfig(delta_version="4.3.0"), Path("/pipelines"), delta=True
+    )
+    assert "spark.sql.catalog.spark_catalog" not in plain and "delta" not in plain["spark.jars.packages"]
+    assert settings["spark.sql.extensions"] == (
+        "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions,io.delta.sql.DeltaSparkSessionExtension"
+    )
+    assert settings["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+    assert "io.delta:delta-spark_2.13:4.3.0" in settings["spark.jars.packages"].split(",")

@@ -287,14 +287,15 @@ def jars(
         [], "--package", help="Also these Maven coordinates (as a pipeline's spark.packages)."
     ),
     iceberg_version: str | None = typer.Option(None, help="Another Iceberg release than the pinned one."),
+    delta: bool = typer.Option(False, "--delta", help="Also Delta Lake's runtime (Delta tables)."),
     force: bool = typer.Option(False, "--force", help="Resolve again even when cached."),
 ) -> None:
-    """Resolve (once) the Iceberg runtime and --package coordinates from Maven Central; print
-    the jar files sessions will use."""
+    """Resolve (once) the Iceberg runtime (with --delta, Delta Lake's too) and --package
+    coordinates from Maven Central; print the jar files sessions will use."""
     from lakefresh.lakehouse import jars as jar_files
 
     try:
-        coordinates = [jar_files.iceberg_runtime(iceberg_version), *package]
+        coordinates = [*jar_files.runtimes(iceberg_version, None, delta), *package]
         for jar in jar_files.resolve(coordinates, force=force):
             print(jar)
     except LakefreshError as exc:

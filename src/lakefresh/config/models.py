@@ -23,6 +23,8 @@ from lakefresh.config.strategies import StrategyConfig
 from lakefresh.config.write_mode import WriteMode
 from lakefresh.secrets import register_config
 
+TableFormat = Literal["iceberg", "delta"]
+
 # Rows of these sources that delete their key, for `key` and `scd2` targets without a rule.
 SOURCE_DELETE_RULES: dict[str, dict[str, Any]] = {
     "table_changes": {"condition": "_lf_change_type = 'DELETE'"},
@@ -49,6 +51,11 @@ class CatalogConfig(Model):
         "set as spark.sql.catalog.<name>.<key>.",
     )
     control_namespace: str = Field("lakefresh", description="Namespace of the control tables.")
+    format: TableFormat = Field(
+        "iceberg",
+        description="The targets' table format unless a table says otherwise: iceberg, or delta "
+        "(Delta Lake tables at <warehouse>/<namespace>/<table>). The control tables stay Iceberg.",
+    )
 
     @field_validator("name", "control_namespace")
     @classmethod
@@ -85,6 +92,9 @@ class SparkConfig(Model):
         default_factory=list,
         description="Maven coordinates resolved with the Iceberg runtime, e.g. a JDBC driver "
         "(org.postgresql:postgresql:42.7.4).",
+    )
+    delta_version: str | None = Field(
+        None, description="Another Delta Lake release than the pinned one (with `jars: maven`)."
     )
     conf: dict[str, str] = Field(default_factory=dict, description="Any further Spark settings.")
 
@@ -206,6 +216,9 @@ class TableConfig(Model):
         "arrive in order (growing ids, recent dates) then sit in few files, and a MERGE rewrites "
         "only those (bench/README, bench_pruning.py). Set on a new target, and on an existing "
         "one before its next batch; compaction keeps the order.",
+    )
+    format: TableFormat | None = Field(
+        None, description="This target's table format (iceberg or delta); default: the catalog's."
     )
     properties: dict[str, str] = Field(default_factory=dict, description="Table properties.")
     write_mode: WriteMode | None = Field(None, description="Overrides defaults.write_mode.")
@@ -369,12 +382,43 @@ class PipelineConfig(Model):
             raise ConfigProblems([(("tables",), str(exc))]) from None
         return self
 
+    @model_validator(mode="after")
+    def _delta_layouts(self) -> PipelineConfig:
+        """Delta partitions by plain columns and has no write order."""
+        problems: list[tuple[FieldPath, str]] = []
+        for n, table in enumerate(self.tables):
+            if self.format_of(table) != "delta":
+                continue
+            for term in table.partition_by:
+                if not IDENTIFIER.match(term):
+                    problems.append(
+                        (
+                            ("tables", n, "partition_by"),
+                            f"a Delta table partitions by plain columns, not {term!r}",
+                        )
+                    )
+            if table.sort_by:
+                problems.append(
+                    (("tables", n, "sort_by"), "sort_by is Iceberg's write order; a Delta table has none")
+                )
+        if problems:
+            raise ConfigProblems(problems)
+        return self
+
     def table(self, name: str) -> TableConfig:
         return next(t for t in self.tables if t.name == name)
 
     def qualified(self, table: TableConfig) -> str:
         """The target's `namespace.table` name."""
         return table.name if "." in table.name else f"{self.defaults.namespace}.{table.name}"
+
+    def format_of(self, table: TableConfig) -> TableFormat:
+        """The table format of a target: its own, else the catalog's."""
+        return table.format or self.catalog.format
+
+    def delta_tables(self) -> set[str]:
+        """The `namespace.table` names of the Delta targets."""
+        return {self.qualified(t) for t in self.tables if self.format_of(t) == "delta"}
 
     def audit_for(self, table: TableConfig) -> AuditConfig:
         return table.audit or self.defaults.audit
@@ -430,7 +474,17 @@ def history_table(table: dict[str, Any], strategy: dict[str, Any]) -> dict[str, 
         scd2["track_except"] = strategy["exclude_from_cdc"]
     if strategy.get("delete"):
         scd2["delete"] = strategy["delete"]
-    copied = ("source", "transform", "depends_on", "audit", "properties", "lookups", "bad_rows", "rules")
+    copied = (
+        "source",
+        "transform",
+        "depends_on",
+        "audit",
+        "properties",
+        "lookups",
+        "bad_rows",
+        "rules",
+        "format",
+    )
     return {
         **{k: table[k] for k in copied if k in table},
         "name": f"{table.get('name')}_history",

@@ -1,8 +1,7 @@
 """The table-format seam: what the runner, the strategies and the state need from a table format.
 
-Only :mod:`lakefresh.lakehouse.iceberg` implements it today. A Delta backend would implement the same
-protocol, with the batch commit carried by Delta's idempotent writes (`txnAppId`/`txnVersion`)
-instead of Iceberg's write-audit-publish; nothing above this layer would change.
+:mod:`lakefresh.lakehouse.iceberg` and :mod:`lakefresh.lakehouse.delta` implement it;
+:mod:`lakefresh.lakehouse.formats` routes each table to its format's backend.
 """
 
 from __future__ import annotations
@@ -205,6 +204,12 @@ class TableBackend(Protocol):
 
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         """The `lakefresh.*` properties a commit was made with (see `stage`)."""
+
+    def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
+        """Undo what a failed attempt of `batch_id` made visible since `head` (the table's head
+        when the attempt began): nothing where writes are staged (Iceberg); where they commit at
+        once (Delta), the table is restored to `head`, if every commit since is the attempt's
+        own (its batch's, or a schema change), else CommitConflictError."""
 
     def publish(self, staged: StagedCommit) -> int:
         """Make a staged commit current, atomically; return the published snapshot id. A batch

@@ -36,6 +36,7 @@ from lakefresh.lakehouse.backend import (
     StagedCommit,
     TableBackend,
 )
+from lakefresh.lakehouse.changes import without_carry_overs
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.merge import delete_and_insert, merge_change_set
 from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
@@ -303,7 +304,7 @@ class IcebergBackend:
             .withColumnRenamed("_change_ordinal", CHANGE_ORDINAL_COLUMN)
             .withColumnRenamed("_commit_snapshot_id", CHANGE_SNAPSHOT_COLUMN)
         )
-        return _without_carry_overs(changes, keys) if keys else changes
+        return without_carry_overs(changes, keys) if keys else changes
 
     def stage(
         self,
@@ -348,6 +349,9 @@ class IcebergBackend:
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         summary = self._snapshot(table, snapshot_id).summary()
         return {str(k): str(v) for k, v in dict(summary).items() if str(k).startswith("lakefresh.")}
+
+    def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
+        """Nothing to undo: a staged snapshot that is never published is never seen."""
 
     def publish(self, staged: StagedCommit) -> int:
         # The batch was not applied when it was staged on `parent_id`: if it is published now,
@@ -491,22 +495,6 @@ def _commit(table: str, snapshot: Any) -> StagedCommit:
         bytes_written=int(summary.get("added-files-size", "0")),
         properties={k: v for k, v in summary.items() if k.startswith("lakefresh.")},
     )
-
-
-def _without_carry_overs(changes: DataFrame, keys: list[str]) -> DataFrame:
-    """Without the update pairs whose before and after images are the same row: with
-    `compute_updates`, the rows a copy-on-write commit rewrote unchanged come back as such
-    pairs instead of being dropped as carry-overs."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    change_columns = (CHANGE_TYPE_COLUMN, CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN)
-    data = [c for c in changes.columns if c not in change_columns]
-    image = F.md5(F.to_json(F.struct(*[F.col(quote(c)) for c in data])))
-    pair = Window.partitionBy(*[F.col(quote(k)) for k in keys], F.col(CHANGE_ORDINAL_COLUMN))
-    is_update = F.col(CHANGE_TYPE_COLUMN).isin("UPDATE_BEFORE", "UPDATE_AFTER")
-    unchanged = is_update & (F.min(image).over(pair) == F.max(image).over(pair))
-    return changes.withColumn("_lf_carry_over", unchanged).filter("NOT _lf_carry_over").drop("_lf_carry_over")
 
 
 # mypy proves the seam here: IcebergBackend has every member of TableBackend, with compatible types.

@@ -97,6 +97,11 @@ def delta_runtime(version: str | None = None, line: SparkLine | None = None) -> 
     return f"io.delta:delta-spark_{line.scala}:{version or line.delta}"
 
 
+def runtimes(iceberg: str | None = None, delta: str | None = None, with_delta: bool = False) -> list[str]:
+    """The table formats' runtimes a session needs: Iceberg's always, Delta Lake's when asked."""
+    return [iceberg_runtime(iceberg), *([delta_runtime(delta)] if with_delta else [])]
+
+
 def postgresql_driver(version: str | None = None) -> str:
     """PostgreSQL's JDBC driver (a `jdbc` source, or Iceberg's JDBC catalog on PostgreSQL)."""
     return f"org.postgresql:postgresql:{version or POSTGRESQL_VERSION}"

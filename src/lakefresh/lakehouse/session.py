@@ -25,6 +25,14 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions"
+DELTA_EXTENSIONS = "io.delta.sql.DeltaSparkSessionExtension"
+# Delta's catalog only works as the session catalog (delta-io/delta#3312): lakefresh's Delta tables
+# are named by path (`delta.`<warehouse>/<namespace>/<table>``), so no metastore is needed.
+DELTA_SETTINGS = {
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    # the log is replayed in this many tasks (default 50: seconds of scheduling per small table)
+    "spark.databricks.delta.snapshotPartitions": "2",
+}
 
 
 def resolve_warehouse(catalog: CatalogConfig, base_dir: Path) -> str | None:
@@ -37,12 +45,13 @@ def resolve_warehouse(catalog: CatalogConfig, base_dir: Path) -> str | None:
     return str(path if path.is_absolute() else (base_dir / path).resolve())
 
 
-def jar_settings(spark: SparkConfig) -> dict[str, str]:
+def jar_settings(spark: SparkConfig, delta: bool = False) -> dict[str, str]:
     """`spark.jars` / `spark.jars.packages` for the pipeline's choice of jars (no JVM needed).
 
-    `maven` (default): the pinned Iceberg runtime plus `packages`, as the files `lakefresh jars`
-    resolved them to, else as coordinates for Spark to resolve; `none`: only `extra_jars` and
-    `packages` (the platform provides Iceberg); a list: those files."""
+    `maven` (default): the pinned Iceberg runtime (and Delta Lake's, with `delta`) plus
+    `packages`, as the files `lakefresh jars` resolved them to, else as coordinates for Spark
+    to resolve; `none`: only `extra_jars` and `packages` (the platform provides Iceberg); a
+    list: those files."""
     jars_env = os.environ.get("LAKEFRESH_JARS")
     jars: str | list[str] = spark.jars
     if jars_env:
@@ -51,7 +60,7 @@ def jar_settings(spark: SparkConfig) -> dict[str, str]:
     files: list[str] = list(jars) if isinstance(jars, list) else []
     packages = list(spark.packages)
     if jars in ("maven", "bundled"):
-        packages = [jar_files.iceberg_runtime(spark.iceberg_version), *packages]
+        packages = [*jar_files.runtimes(spark.iceberg_version, spark.delta_version, delta), *packages]
         found = jar_files.resolved(packages)
         if found is not None:
             files, packages = found, []
@@ -64,8 +73,11 @@ def jar_settings(spark: SparkConfig) -> dict[str, str]:
     return out
 
 
-def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -> dict[str, str]:
-    """Every Spark setting the session is built with, as plain strings (no JVM needed)."""
+def spark_settings(
+    catalog: CatalogConfig, spark: SparkConfig, base_dir: Path, delta: bool = False
+) -> dict[str, str]:
+    """Every Spark setting the session is built with, as plain strings (no JVM needed); with
+    `delta`, Delta Lake's too."""
     settings: dict[str, str] = {
         "spark.master": os.environ.get("LAKEFRESH_SPARK_MASTER") or spark.master,
         "spark.app.name": spark.app_name,
@@ -83,13 +95,16 @@ def spark_settings(catalog: CatalogConfig, spark: SparkConfig, base_dir: Path) -
         # lineage checks must see other writers' commits: no cached table metadata
         f"spark.sql.catalog.{catalog.name}.cache-enabled": "false",
     }
+    if delta:
+        settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{DELTA_EXTENSIONS}"
+        settings.update(DELTA_SETTINGS)
     warehouse = resolve_warehouse(catalog, base_dir)
     if warehouse:
         settings[f"spark.sql.catalog.{catalog.name}.warehouse"] = warehouse
     for key, value in catalog.properties.items():
         settings[f"spark.sql.catalog.{catalog.name}.{key}"] = value
 
-    settings.update(jar_settings(spark))
+    settings.update(jar_settings(spark, delta))
 
     log_config = Path(__file__).with_name("log4j2.properties")
     if settings["spark.master"].startswith("local") and log_config.is_file():

@@ -1,0 +1,415 @@
+"""Delta Lake on Spark: exactly-once batch commits with Delta's own mechanisms.
+
+Tables are named by path, `delta.`<root>/<namespace>/<table>`` (the root is the catalog's
+warehouse), so they need no metastore: Delta's catalog can only be Spark's session catalog.
+
+**A batch's commit.** Delta has no staged commits: a write commits at once. Each of lakefresh's
+writes carries, in the same commit,
+
+- the batch in the commit's `userMetadata` (a JSON object: `lakefresh.batch`, and the batch's
+  `lakefresh.*` properties: its record, a backlog group's earlier batches), so the table's history
+  says which batches it holds, as an Iceberg lineage does, and the log can be rebuilt from it;
+- an idempotent-write transaction (`txnAppId` `lakefresh:<batch>`, `txnVersion` one more than the
+  table last recorded for it): a second writer of the same batch at the same moment is refused by
+  Delta's conflict check, or skipped if the first has committed.
+
+**The audit** runs on the committed version. A batch that fails it, or fails after its write, is
+undone at once by `RESTORE` to the version before its attempt (`undo_since`), schema included.
+So the guarantees differ from Iceberg's in one point: a reader between such a commit and its undo
+(seconds) sees the batch. Atomicity and exactly-once are the same: a crash after the commit leaves
+a batch the next run finds in the history and records, as after an Iceberg publish.
+
+**The lineage** is the history read newest first, where a `RESTORE` to version v continues at v:
+the versions it undid are retained but off the lineage (rolled back), and `roll_back_to` is a
+`RESTORE`. Version numbers are the snapshot ids; a table with no data commit yet has no head.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
+from lakefresh.errors import CommitConflictError, ConfigError, StateError
+from lakefresh.lakehouse.backend import (
+    Commit,
+    Lineage,
+    MergeClauses,
+    SnapshotState,
+    StagedCommit,
+    TableBackend,
+)
+from lakefresh.lakehouse.changes import without_carry_overs
+from lakefresh.lakehouse.delta_log import BATCH_KEY, ROW_OPERATIONS, Version, history, lineage
+from lakefresh.lakehouse.evolution import Widenings, align
+from lakefresh.lakehouse.iceberg import BROADCAST_ROWS_SETTING, DEFAULT_BROADCAST_ROWS
+from lakefresh.lakehouse.merge import delete_and_insert, merge_change_set
+from lakefresh.lakehouse.sql import properties_sql, quote
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
+TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+# A new target keeps its change feed (the `changes` of a downstream reader, `table_changes`).
+CREATE_PROPERTIES = {"delta.enableChangeDataFeed": "true"}
+# lakefresh's write mode as Delta's: merge-on-read is deletion vectors.
+MERGE_ON_READ = {"delta.enableDeletionVectors": "true"}
+CHANGE_TYPES = {
+    "insert": "INSERT",
+    "delete": "DELETE",
+    "update_preimage": "UPDATE_BEFORE",
+    "update_postimage": "UPDATE_AFTER",
+}
+WIDENINGS = Widenings("Delta Lake", frozenset())  # type widening is a table feature: not assumed
+
+_WRITE_LOCK = threading.Lock()  # the commit's settings are session-wide: one write at a time
+
+
+class DeltaBackend:
+    """The Delta Lake implementation of :class:`lakefresh.lakehouse.backend.TableBackend`."""
+
+    def __init__(self, spark: SparkSession, root: str) -> None:
+        self.spark = spark
+        self.root = root.rstrip("/")
+
+    # --- names and DDL -----------------------------------------------------------------------
+
+    def location(self, table: str) -> str:
+        return f"{self.root}/{table.replace('.', '/')}"
+
+    def qualified(self, table: str) -> str:
+        return f"delta.{quote(self.location(table))}"
+
+    def _jvm(self) -> Any:
+        return self.spark.sparkContext._jvm
+
+    def exists(self, table: str) -> bool:
+        tables = self._jvm().io.delta.tables.DeltaTable
+        return bool(tables.isDeltaTable(self.spark._jsparkSession, self.location(table)))
+
+    def create(
+        self,
+        table: str,
+        schema: StructType,
+        partition_by: list[str],
+        properties: dict[str, str],
+        staged_commits: bool = True,
+        sort_by: list[str] | None = None,
+    ) -> None:
+        """Create the table with its change feed on; lakefresh's merge-on-read write mode
+        (Iceberg's `write.*.mode` properties) becomes deletion vectors, other `write.*`
+        properties (Iceberg's) are left out."""
+        if sort_by:
+            raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
+        props = {**CREATE_PROPERTIES, **{k: v for k, v in properties.items() if not k.startswith("write.")}}
+        if properties.get("write.merge.mode") == "merge-on-read":
+            props.update(MERGE_ON_READ)
+        columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
+        ddl = f"CREATE TABLE IF NOT EXISTS {self.qualified(table)} ({columns}) USING delta"
+        if partition_by:
+            ddl += f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})"
+        self.spark.sql(f"{ddl} TBLPROPERTIES ({properties_sql(props)})")
+
+    def order(self, table: str, sort_by: list[str]) -> bool:
+        raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
+
+    def log_table_properties(self) -> dict[str, str]:
+        return {}
+
+    def drop(self, table: str) -> None:
+        jvm = self._jvm()
+        path = jvm.org.apache.hadoop.fs.Path(self.location(table))
+        path.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+
+    def schema(self, table: str) -> StructType:
+        return self.read(table).schema
+
+    def properties(self, table: str) -> dict[str, str]:
+        rows = self.spark.sql(f"SHOW TBLPROPERTIES {self.qualified(table)}").collect()
+        return {r["key"]: r["value"] for r in rows}
+
+    def set_properties(self, table: str, properties: dict[str, str]) -> None:
+        props = {k: v for k, v in properties.items() if not k.startswith("write.")}
+        if props:
+            self.spark.sql(f"ALTER TABLE {self.qualified(table)} SET TBLPROPERTIES ({properties_sql(props)})")
+
+    def drop_columns(self, table: str, columns: list[str]) -> None:
+        """Delta drops columns only under column mapping: a failed attempt's columns go with
+        its `undo_since` (RESTORE brings the schema back too)."""
+
+    def align(self, table: str, df: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
+        return align(self.spark, table, self.qualified(table), df, keep, WIDENINGS)
+
+    # --- history and lineage ---------------------------------------------------------------------
+
+    def _history(self, table: str) -> list[Version]:
+        return history(self.spark, self.qualified(table))
+
+    def _lineage(self, table: str) -> list[Version]:
+        return lineage(self._history(table))
+
+    def head(self, table: str) -> int | None:
+        lineage = self._lineage(table)
+        return lineage[0].version if any(v.changes_rows for v in lineage) else None
+
+    def lineage(self, table: str) -> Lineage:
+        history, lineage = self._history(table), self._lineage(table)
+        oldest = lineage[-1].millis if lineage else None
+        return Lineage(frozenset(v.version for v in lineage), frozenset(v.version for v in history), oldest)
+
+    def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for entry in self._lineage(table):
+            if since is not None and entry.version == since:
+                break
+            for batch_id in reversed(entry.batches):
+                out.setdefault(batch_id, entry.version)
+        return out
+
+    def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
+        out: list[Commit] = []
+        for entry in self._lineage(table):
+            if entry.version == snapshot_id:
+                return out
+            batches = entry.batches
+            operation = ROW_OPERATIONS.get(entry.operation, "replace")
+            if entry.operation == "WRITE" and entry.parameters.get("mode") == "Overwrite":
+                operation = "overwrite"
+            out.append(Commit(entry.version, batches[-1] if batches else None, operation, batches))
+        if snapshot_id is None:
+            return out
+        raise StateError(f"version {snapshot_id} is not in the lineage of {table}")
+
+    def roll_back_to(self, table: str, snapshot_id: int) -> None:
+        self.spark.sql(f"RESTORE TABLE {self.qualified(table)} TO VERSION AS OF {int(snapshot_id)}")
+
+    def _entry(self, table: str, snapshot_id: int) -> Version:
+        for entry in self._history(table):
+            if entry.version == snapshot_id:
+                return entry
+        raise StateError(f"version {snapshot_id} of {table} no longer exists")
+
+    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+        millis = self._entry(table, snapshot_id).millis
+        return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
+
+    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
+        if snapshot_id not in {v.version for v in self._history(table)}:
+            return "expired"
+        lineage = {v.version for v in self._lineage(table)}
+        return "current-lineage" if snapshot_id in lineage else "off-lineage"
+
+    def live_records(self, table: str, snapshot_id: int) -> int:
+        """Answered from the log's file statistics (Delta plans a bare count without a scan)."""
+        self._entry(table, snapshot_id)
+        return int(self.read(table, snapshot_id).count())
+
+    # --- a batch's commit --------------------------------------------------------------------
+
+    def _txn_version(self, table: str, app_id: str) -> int:
+        """The version the table last recorded for this idempotent-write application, or -1."""
+        jvm = self._jvm()
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+            self.spark._jsparkSession, self.location(table)
+        )
+        none = jvm.scala.Option.empty()
+        found = log.update(False, none, none).transactions().get(app_id)
+        return int(found.get()) if found.isDefined() else -1
+
+    def stage(
+        self,
+        table: str,
+        batch_id: str,
+        write: Callable[[], None],
+        properties: dict[str, str] | None = None,
+    ) -> StagedCommit:
+        """The write commits at once, with the batch in its metadata and transaction."""
+        parent = self.head(table)
+        metadata = {BATCH_KEY: batch_id, **(properties or {})}
+        app_id = f"lakefresh:{batch_id}"
+        settings = {
+            USER_METADATA: json.dumps(metadata, sort_keys=True),
+            TXN_APP_ID: app_id,
+            TXN_VERSION: str(self._txn_version(table, app_id) + 1),
+        }
+        with _WRITE_LOCK:
+            for key, value in settings.items():
+                self.spark.conf.set(key, value)
+            try:
+                write()
+                found = self._commit_of(table, batch_id, parent)
+                if found is None:  # the write changed nothing and committed nothing
+                    empty = self.spark.createDataFrame([], self.schema(table))
+                    empty.write.format("delta").mode("append").save(self.location(table))
+                    found = self._commit_of(table, batch_id, parent)
+            finally:
+                for key in settings:
+                    self.spark.conf.unset(key)
+        if found is None:
+            raise StateError(f"the write of batch {batch_id!r} to {table} left no commit")
+        metrics = found.metrics
+        files = metrics.get("numTargetFilesAdded") or metrics.get("numFiles") or "0"
+        size = metrics.get("numTargetBytesAdded") or metrics.get("numOutputBytes") or "0"
+        return StagedCommit(
+            table,
+            batch_id,
+            found.version,
+            parent,
+            live_records=self.live_records(table, found.version),
+            files_written=int(files),
+            bytes_written=int(size),
+            properties={k: str(v) for k, v in metadata.items() if k.startswith("lakefresh.")},
+        )
+
+    def _commit_of(self, table: str, batch_id: str, parent: int | None) -> Version | None:
+        for entry in self._lineage(table):
+            if entry.version == parent:
+                return None
+            if batch_id in entry.batches:
+                return entry
+        return None
+
+    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
+        metadata = self._entry(table, snapshot_id).metadata
+        return {k: str(v) for k, v in metadata.items() if k.startswith("lakefresh.") and k != BATCH_KEY}
+
+    def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
+        if not self.exists(table) or self.head(table) == head:
+            return
+        later = self.commits_after(table, head) if head is not None else self.commits_after(table, None)
+        foreign = [
+            c
+            for c in later
+            if c.batch_id not in (None, batch_id) or (c.batch_id is None and c.operation != "replace")
+        ]
+        if foreign:
+            raise CommitConflictError(
+                f"{table} has commits of another writer after batch {batch_id!r} began; its own "
+                "commit is left as it is"
+            )
+        self.roll_back_to(table, head if head is not None else self._lineage(table)[-1].version)
+
+    def publish(self, staged: StagedCommit) -> int:
+        """The commit is visible since `stage`: publishing checks it is still in the lineage."""
+        published = self.published_batches(staged.table, since=staged.parent_id)
+        if staged.batch_id not in published:
+            raise CommitConflictError(
+                f"the commit of batch {staged.batch_id!r} is no longer in the lineage of {staged.table}"
+            )
+        return published[staged.batch_id]
+
+    # --- upkeep ------------------------------------------------------------------------------
+
+    def file_count(self, table: str) -> int:
+        row = self.spark.sql(f"DESCRIBE DETAIL {self.qualified(table)}").select("numFiles").first()
+        return int(row[0] or 0) if row else 0
+
+    def delete_files(self, table: str) -> int:
+        return 0  # deletion vectors are not counted as files
+
+    def maintain(
+        self,
+        table: str,
+        compact: bool,
+        expire_before: datetime | None,
+        keep_snapshots: int,
+        orphans_before: datetime | None,
+    ) -> dict[str, int]:
+        """OPTIMIZE (with deletion vectors purged) for compaction; VACUUM for orphan files
+        (Delta keeps its log by `delta.logRetentionDuration`: versions are not expired here)."""
+        done = {"rewritten_files": 0, "expired_snapshots": 0, "orphan_files": 0}
+        if compact:
+            row = (
+                self.spark.sql(f"OPTIMIZE {self.qualified(table)}").select("metrics.numFilesRemoved").first()
+            )
+            done["rewritten_files"] = int(row[0] or 0) if row else 0
+        if orphans_before is not None:
+            hours = max(
+                0, int((datetime.now(UTC).replace(tzinfo=None) - orphans_before).total_seconds() // 3600)
+            )
+            self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+            try:
+                self.spark.sql(f"VACUUM {self.qualified(table)} RETAIN {hours} HOURS")
+            finally:
+                self.spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+        return done
+
+    def compact(self, table: str, keep_snapshots: int) -> None:
+        self.spark.sql(f"OPTIMIZE {self.qualified(table)}")
+
+    # --- reads and writes --------------------------------------------------------------------
+
+    def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
+        reader = self.spark.read.format("delta")
+        if snapshot_id is not None:
+            reader = reader.option("versionAsOf", str(snapshot_id))
+        return reader.load(self.location(table))
+
+    def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
+        """Delta's change data feed after version `start` up to `end`, in lakefresh's change
+        columns; without keys, an update is a DELETE and an INSERT."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        first = 0 if start is None else start + 1
+        rows = (
+            self.spark.read.format("delta")
+            .option("readChangeFeed", "true")
+            .option("startingVersion", str(first))
+            .option("endingVersion", str(end))
+            .load(self.location(table))
+        )
+        types = (
+            CHANGE_TYPES
+            if keys
+            else {**CHANGE_TYPES, "update_preimage": "DELETE", "update_postimage": "INSERT"}
+        )
+        kind = F.coalesce(*[F.when(F.col("_change_type") == k, F.lit(v)) for k, v in types.items()])
+        out = (
+            rows.withColumn(CHANGE_TYPE_COLUMN, kind)
+            .withColumn(CHANGE_ORDINAL_COLUMN, F.dense_rank().over(Window.orderBy("_commit_version")) - 1)
+            .withColumnRenamed("_commit_version", CHANGE_SNAPSHOT_COLUMN)
+            .drop("_change_type", "_commit_timestamp")
+        )
+        return without_carry_overs(out, keys) if keys else out
+
+    def carries_commit_properties(self) -> bool:
+        return True
+
+    def broadcast_rows(self) -> int:
+        return int(self.spark.conf.get(BROADCAST_ROWS_SETTING, None) or DEFAULT_BROADCAST_ROWS)
+
+    def append(self, table: str, df: DataFrame) -> None:
+        df.write.format("delta").mode("append").save(self.location(table))
+
+    def replace(self, table: str, df: DataFrame) -> None:
+        df.write.format("delta").mode("overwrite").save(self.location(table))
+
+    def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
+        if clauses.source_rows is not None and clauses.source_rows <= self.broadcast_rows():
+            source = source.hint("broadcast")
+        merge_change_set(self.spark, table, self.qualified(table), source, clauses)
+
+    def delete_and_append(
+        self,
+        table: str,
+        rows: DataFrame,
+        delete_when: str | None,
+        matches: DataFrame | None,
+        deletes: int,
+        equi_join: bool = False,
+    ) -> None:
+        if not delete_when or deletes == 0:
+            self.append(table, rows)
+            return
+        delete_and_insert(self.spark, table, self.qualified(table), rows, delete_when, matches, equi_join)
+
+
+# mypy proves the seam here: DeltaBackend has every member of TableBackend, with compatible types.
+_CONFORMS: type[TableBackend] = DeltaBackend

@@ -1,0 +1,181 @@
+"""One backend over two table formats: each table goes to its format's backend.
+
+A pipeline chooses the format per catalog or per table (`format: iceberg | delta`); the control
+tables stay with the catalog's Iceberg backend. Everything above `lakehouse/` sees one
+:class:`TableBackend`, so nothing there knows which format a table has. A table lakefresh makes
+beside a target (a rebuild's scratch table, `<target>__<suffix>`) has the target's format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from lakefresh.lakehouse.backend import (
+    Commit,
+    Lineage,
+    MergeClauses,
+    SnapshotState,
+    StagedCommit,
+    TableBackend,
+)
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
+
+
+class ByTable:
+    """Routes every call naming a table to the backend of that table's format."""
+
+    def __init__(self, default: TableBackend, other: TableBackend, others: set[str]) -> None:
+        self.spark = default.spark
+        self.default = default
+        self.other = other
+        self.others = frozenset(others)
+
+    def of(self, table: str) -> TableBackend:
+        """The backend of a table (`namespace.table`)."""
+        if table in self.others or table.rsplit("__", 1)[0] in self.others:
+            return self.other
+        return self.default
+
+    def qualified(self, table: str) -> str:
+        return self.of(table).qualified(table)
+
+    def exists(self, table: str) -> bool:
+        return self.of(table).exists(table)
+
+    def create(
+        self,
+        table: str,
+        schema: StructType,
+        partition_by: list[str],
+        properties: dict[str, str],
+        staged_commits: bool = True,
+        sort_by: list[str] | None = None,
+    ) -> None:
+        self.of(table).create(table, schema, partition_by, properties, staged_commits, sort_by)
+
+    def order(self, table: str, sort_by: list[str]) -> bool:
+        return self.of(table).order(table, sort_by)
+
+    def log_table_properties(self) -> dict[str, str]:
+        return self.default.log_table_properties()  # the control tables are the default's
+
+    def drop(self, table: str) -> None:
+        self.of(table).drop(table)
+
+    def schema(self, table: str) -> StructType:
+        return self.of(table).schema(table)
+
+    def properties(self, table: str) -> dict[str, str]:
+        return self.of(table).properties(table)
+
+    def set_properties(self, table: str, properties: dict[str, str]) -> None:
+        self.of(table).set_properties(table, properties)
+
+    def drop_columns(self, table: str, columns: list[str]) -> None:
+        self.of(table).drop_columns(table, columns)
+
+    def align(self, table: str, df: DataFrame, keep: tuple[str, ...] = ()) -> DataFrame:
+        return self.of(table).align(table, df, keep)
+
+    def head(self, table: str) -> int | None:
+        return self.of(table).head(table)
+
+    def lineage(self, table: str) -> Lineage:
+        return self.of(table).lineage(table)
+
+    def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
+        return self.of(table).published_batches(table, since)
+
+    def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
+        return self.of(table).commits_after(table, snapshot_id)
+
+    def roll_back_to(self, table: str, snapshot_id: int) -> None:
+        self.of(table).roll_back_to(table, snapshot_id)
+
+    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+        return self.of(table).committed_at(table, snapshot_id)
+
+    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
+        return self.of(table).snapshot_state(table, snapshot_id)
+
+    def live_records(self, table: str, snapshot_id: int) -> int:
+        return self.of(table).live_records(table, snapshot_id)
+
+    def stage(
+        self,
+        table: str,
+        batch_id: str,
+        write: Callable[[], None],
+        properties: dict[str, str] | None = None,
+    ) -> StagedCommit:
+        return self.of(table).stage(table, batch_id, write, properties)
+
+    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
+        return self.of(table).commit_properties(table, snapshot_id)
+
+    def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
+        self.of(table).undo_since(table, head, batch_id)
+
+    def publish(self, staged: StagedCommit) -> int:
+        return self.of(staged.table).publish(staged)
+
+    def file_count(self, table: str) -> int:
+        return self.of(table).file_count(table)
+
+    def delete_files(self, table: str) -> int:
+        return self.of(table).delete_files(table)
+
+    def maintain(
+        self,
+        table: str,
+        compact: bool,
+        expire_before: datetime | None,
+        keep_snapshots: int,
+        orphans_before: datetime | None,
+    ) -> dict[str, int]:
+        return self.of(table).maintain(table, compact, expire_before, keep_snapshots, orphans_before)
+
+    def compact(self, table: str, keep_snapshots: int) -> None:
+        self.of(table).compact(table, keep_snapshots)
+
+    def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
+        return self.of(table).read(table, snapshot_id)
+
+    def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
+        return self.of(table).changes(table, start, end, keys)
+
+    def carries_commit_properties(self) -> bool:
+        return self.default.carries_commit_properties() and self.other.carries_commit_properties()
+
+    def broadcast_rows(self) -> int:
+        return self.default.broadcast_rows()
+
+    def append(self, table: str, df: DataFrame) -> None:
+        self.of(table).append(table, df)
+
+    def replace(self, table: str, df: DataFrame) -> None:
+        self.of(table).replace(table, df)
+
+    def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
+        self.of(table).merge(table, source, clauses)
+
+    def delete_and_append(
+        self,
+        table: str,
+        rows: DataFrame,
+        delete_when: str | None,
+        matches: DataFrame | None,
+        deletes: int,
+        equi_join: bool = False,
+    ) -> None:
+        self.of(table).delete_and_append(table, rows, delete_when, matches, deletes, equi_join)
+
+
+# mypy proves the seam here: ByTable has every member of TableBackend, with compatible types.
+_CONFORMS: type[TableBackend] = ByTable

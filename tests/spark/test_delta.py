@@ -1,0 +1,56 @@
+"""Delta Lake targets (issue 17, item 4): the same strategies, the same exactly-once contract.
+
+A table with `format: delta` lives at `<warehouse>/<namespace>/<table>` as a Delta table; each
+batch's commit carries the batch id in its `userMetadata` and an idempotent-write transaction
+(`txnAppId`/`txnVersion`), so the table's own history says which batches it holds.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import rows
+from tests.spark import test_contract_strategies as contract
+
+KEYED = """
+- name: customers
+  format: delta
+  source: {{kind: files, path: {folder}, format: csv, schema: {{id: int, city: string, updated_at: date}}}}
+  strategy: {{kind: key, keys: [id], date_column: updated_at}}
+"""
+
+
+def history(ws, p, table: str) -> list[tuple]:
+    """(version, operation, batch) of a Delta table's history, oldest first."""
+    found = ws.spark.sql(f"DESCRIBE HISTORY {p.backend.qualified(f'{ws.namespace}.{table}')}").collect()
+    out = []
+    for r in sorted(found, key=lambda r: r["version"]):
+        batch = json.loads(r["userMetadata"]).get("lakefresh.batch") if r["userMetadata"] else None
+        out.append((r["version"], r["operation"], batch))
+    return out
+
+
+def test_a_key_table_on_delta_takes_each_batch_once_and_its_history_names_them(ws):
+    ws.write("in/b1.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n2,Rome,2025-01-01\n", mtime=1_736_000_000)
+    ws.write("in/b2.csv", "id,city,updated_at\n1,Kyiv,2025-01-03\n2,Lima,2024-12-31\n", mtime=1_736_003_600)
+    p = ws.pipeline(KEYED.format(folder=ws.root / "in"))
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert [(b.batch_id, b.counts) for b in result.batches] == [
+        ("b1.csv", {"N": 2}),
+        ("b2.csv", {"C": 1, "O": 1}),  # Lima is older than Rome: kept out
+    ]
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Kyiv"), (2, "Rome")]
+    carried = [h for h in history(ws, p, "customers") if h[2]]
+    assert carried == [(1, "WRITE", "b1.csv"), (2, "MERGE", "b2.csv")]  # version 0 created it
+    assert p.run().batches == []  # nothing new
+    logged = sorted((r["batch_id"], r["status"]) for r in p.history("customers"))
+    assert logged == [("b1.csv", "published"), ("b2.csv", "published")]
+
+
+@pytest.mark.parametrize("kind", contract.KINDS, ids=[k.name for k in contract.KINDS])
+def test_the_strategy_contract_holds_on_delta(ws, monkeypatch, kind):
+    """tests/spark/test_contract_strategies.py's suite, every fault point, on Delta tables."""
+    contract.check_contract(ws, monkeypatch, kind, table_format="delta")
