@@ -11,7 +11,7 @@ SPARK35_TESTS=(tests/spark/test_contract_strategies.py tests/spark/test_contract
 log=$(mktemp -t lakefresh-spark35-XXXXXX.log)
 trap 'rm -f "$log"' EXIT
 
-DELTA_TESTS=(tests/spark/test_delta.py)
+DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
 
 # the 3.5 line's setup (its own .venv-spark3.5) runs in the background too, then the Delta Lake
 # tests on the default line, in a session of their own
@@ -20,7 +20,7 @@ DELTA_TESTS=(tests/spark/test_delta.py)
   echo && echo "=== the Delta Lake tests (Spark 4.1) ===" &&
   .venv/bin/pytest "${DELTA_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
 spark35=$!
-.venv/bin/pytest --ignore "${DELTA_TESTS[@]}"
+.venv/bin/pytest "${DELTA_TESTS[@]/#/--ignore=}"
 main=$?
 wait "$spark35"
 other=$?

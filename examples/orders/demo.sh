@@ -14,7 +14,7 @@ echo "== lakefresh validate"
 echo "== lakefresh run (every batch, exactly once)"
 "$lakefresh" run pipeline.yml
 echo "== per-batch counts"
-for table in customers customers_history dim_customer sales customer_changes crm_accounts orders products stock_changes traffic; do
+for table in customers customers_history dim_customer sales customer_changes crm_accounts orders products stock_changes traffic stock_levels stock_level_changes; do
   echo "-- $table"
   "$lakefresh" history pipeline.yml "$table"
 done
@@ -47,6 +47,9 @@ p.table("stock_changes").orderBy("offset").select(
 p.current("stock_changes").orderBy("sku").show()
 print("traffic: each delivery replaced the hours it covers")
 p.table("traffic").orderBy("hour", "page").select("hour", "page", "views", "_lf_batch_id").show()
+print("stock_levels, a Delta Lake table, and its change data feed read downstream")
+p.table("stock_levels").orderBy("sku").select("sku", "qty", "as_of", "_lf_batch_id").show()
+p.table("stock_level_changes").orderBy("version", "sku").select("change", "sku", "qty", "version").show()
 PY
 echo "== a second run finds nothing new"
 "$lakefresh" run pipeline.yml

@@ -166,7 +166,7 @@ class GroupSteps:
         _passed("after_stage", attempts)
         self._resize(table, sum(change.records.values()), len(attempts))
         parent = self.backend.head(name)
-        parent_rows = self.backend.live_records(name, parent) if parent else 0
+        parent_rows = self.backend.live_records(name, parent) if parent is not None else 0
         earlier = json.dumps([m.batch_id for m in members[:-1]])
         staged = self.backend.stage(
             name, last.batch_id, lambda: strategy.write(ctx, change.change), {GROUP_PROPERTY: earlier}

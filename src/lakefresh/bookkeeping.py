@@ -140,14 +140,16 @@ class Bookkeeping:
             for a in attempts
             if a.batch_id in named and a.status == "staged" and a.staged_snapshot_id == staged
         }
-        marks = [Published(b, a, verb.snapshot_id, verb.published_at) for b, a in reloads.items()]
-        self.control.record_published(name, [verb, *marks])
+        # every mark before the verb's own: until it is `published`, the next reconciliation
+        # settles it again (each mark is idempotent)
         self.control.mark_unloaded(name, list(replay.get("unloaded", [])))
         for batch_id, attempt in reloads.items():
             self.control.mark_reloaded(name, [batch_id], keep_attempt=attempt)
         configuration = configuration or self.control.configuration(name, verb.batch_id)
         if replay.get("counts") and configuration is not None:
             self.control.correct_counts(name, replay["counts"], *configuration)
+        marks = [Published(b, a, verb.snapshot_id, verb.published_at) for b, a in reloads.items()]
+        self.control.record_published(name, [verb, *marks])
 
     def undone(self, name: str, lineage: dict[str, int]) -> set[str]:
         """The batches the lineage holds whose rows a later verb commit in it removed (`unload`)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.config import write_mode
 from lakefresh.config.fingerprint import fingerprint
-from lakefresh.errors import AuditError, LakefreshError, TransientError
+from lakefresh.errors import AuditError, LakefreshError, TargetError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.failures import describe
 from lakefresh.reading import ReadRows, read_batch
@@ -216,11 +216,13 @@ class BatchSteps:
         assert ctx is not None and change is not None
         clock = time.perf_counter()
         parent = self.backend.head(a.name)
-        a.parent_rows = self.backend.live_records(a.name, parent) if parent else 0
+        a.parent_rows = self.backend.live_records(a.name, parent) if parent is not None else 0
         carried = _json(a.carried())
         # every snapshot's summary is rewritten with the table's metadata at each commit: a long
         # record (a batch of many files) takes the staged row instead
         record = {RECORD_PROPERTY: carried} if len(carried) <= MAX_CARRIED else {}
+        if a.result.quarantined and self.backend.commits_at_once(a.name):
+            self._record_rows(a)  # visible at the write: its bad rows are linked before it
         a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change), record)
         a.result.files_written = a.staged.files_written
         a.result.bytes_written = a.staged.bytes_written
@@ -260,12 +262,17 @@ class BatchSteps:
         written with the run's others after the publish, and a crash before that loses nothing
         (the next run's reconciliation reads the record from the published commit)."""
         assert a.rows is not None and a.staged is not None
-        if a.result.quarantined or RECORD_PROPERTY not in a.staged.properties:
-            self.control.record_attempt(a.row("staged"))
-            a.recorded = True
+        if not a.recorded and (a.result.quarantined or RECORD_PROPERTY not in a.staged.properties):
+            self._record_rows(a)
+        checkpoint("after_record_staged", a.ref.batch_id)
+
+    def _record_rows(self, a: Attempt) -> None:
+        """The attempt's `staged` row, and its quarantine rows, which name the attempt."""
+        assert a.rows is not None
+        self.control.record_attempt(a.row("staged", **a.counts()))
+        a.recorded = True
         if a.result.quarantined:
             self.control.record_quarantine(a.name, a.ref.batch_id, a.id, a.rows.quarantine_rows())
-        checkpoint("after_record_staged", a.ref.batch_id)
 
     def publish(self, a: Attempt, log: PublishLog) -> None:
         assert a.staged is not None and a.change is not None
@@ -315,9 +322,16 @@ class BatchSteps:
         stays: a table format cannot narrow a column back (int -> bigint is kept)."""
         name = a.name
         try:
+            self.backend.undo_since(name, a.head, batch_id or a.ref.batch_id)
+        except Exception as exc:  # its commit stays visible: the table stops, nothing more is taken
+            raise TargetError(
+                f"batch {a.ref.batch_id!r} failed and its commit to {name} could not be undone "
+                f"({error_text(exc)}); the table holds it: roll it back (lakefresh rollback) or "
+                "keep it (the next run records it)"
+            ) from exc
+        try:
             if not self.backend.exists(name):
                 return
-            self.backend.undo_since(name, a.head, batch_id or a.ref.batch_id)
             if not a.exists:
                 if self.backend.head(name) is None:
                     self.backend.drop(name)

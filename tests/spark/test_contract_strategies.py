@@ -140,9 +140,10 @@ def check_contract(ws, monkeypatch, kind: Kind, table_format: str) -> None:
 
     for action in ("raise", "crash"):
         for point in PRE_PUBLISH:
-            if table_format == "delta" and action == "crash" and point in COMMITTED_ON_DELTA:
+            if table_format == "delta" and (action == "crash") == (point in COMMITTED_ON_DELTA):
                 # Delta commits at the write: an error after it is undone (RESTORE), a crash is
-                # not, and is a crash after the publish (b4's, below)
+                # not, and is a crash after the publish (b4's, below); before the write nothing
+                # differs from Iceberg, and one fault per point is enough there
                 continue
             run_with_fault(faulted, monkeypatch, f"{point}@b2.csv:{action}")
             assert contents(faulted, kind) == after["b1.csv"], (action, point)

@@ -54,3 +54,33 @@ def test_a_key_table_on_delta_takes_each_batch_once_and_its_history_names_them(w
 def test_the_strategy_contract_holds_on_delta(ws, monkeypatch, kind):
     """tests/spark/test_contract_strategies.py's suite, every fault point, on Delta tables."""
     contract.check_contract(ws, monkeypatch, kind, table_format="delta")
+
+
+def test_the_verbs_on_delta_rollback_is_a_restore_and_unload_reload_rebuild_in_one_commit(ws):
+    ws.write("in/b1.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n2,Rome,2025-01-01\n", mtime=1_736_000_000)
+    ws.write("in/b2.csv", "id,city,updated_at\n1,Kyiv,2025-01-03\n", mtime=1_736_003_600)
+    ws.write("in/b3.csv", "id,city,updated_at\n2,Lima,2025-01-04\n", mtime=1_736_007_200)
+    p = ws.pipeline(KEYED.format(folder=ws.root / "in"), defaults="backlog: {max_batches: 1}\n")
+    assert p.run().ok
+    name = f"{ws.namespace}.customers"
+
+    p.rollback("customers", "b2.csv")  # a RESTORE of b2's version
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Kyiv"), (2, "Rome")]
+    assert history(ws, p, "customers")[-1][1] == "RESTORE"
+    assert sorted(p.backend.published_batches(name)) == ["b1.csv", "b2.csv"]
+    assert p.run().batches == []  # b3 is unloaded: never taken again, and no rollback to report
+
+    p.unload("customers", ["b2.csv"])  # as if b2 had never been loaded
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Oslo"), (2, "Rome")]
+    p.reload("customers", ["b3.csv"])  # b3 back in its place
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Oslo"), (2, "Lima")]
+    logged = sorted(
+        (r["batch_id"], r["status"]) for r in p.history("customers") if "lakefresh:" not in r["batch_id"]
+    )
+    assert logged == [
+        ("b1.csv", "published"),
+        ("b2.csv", "unloaded"),
+        ("b3.csv", "published"),
+        ("b3.csv", "reloaded"),
+    ]
+    assert p.run().batches == []

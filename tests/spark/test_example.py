@@ -76,6 +76,15 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, sess
         {"-R": 1, "-C": 1, "+C": 1},
         {},
     ]
+    # the stock as a Delta Lake table, and its change data feed in one load: 2 inserts, then one
+    # commit for the backlog of the three later days (A-1 changed, C-3 new at its last quantity)
+    assert [b["counts"] for b in batches["stock_levels"]] == [
+        {"N": 2},
+        {"C": 1, "S": 1, "N": 1},
+        {"C": 1, "S": 1},
+        {"S": 2},
+    ]
+    assert [b["counts"] for b in batches["stock_level_changes"]] == [{"N": 4}]
     assert [(b["counts"], b["range_start"], b["range_end"]) for b in batches["traffic"]] == [
         ({"N": 4, "D": 0}, "2025-01-01 09:00:00.000000", "2025-01-01 11:00:00.000000"),
         ({"N": 3, "D": 3}, "2025-01-01 10:00:00.000000", "2025-01-01 12:00:00.000000"),
@@ -133,6 +142,8 @@ def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, sess
         ("products", 2, 2, 0),
         ("stock_changes", 4, 8, 0),
         ("traffic", 3, 5, 0),
+        ("stock_levels", 4, 3, 0),
+        ("stock_level_changes", 1, 4, 0),
     ]
     traffic = json.loads(
         cli_in_process("history", "pipeline.yml", "traffic", "-o", "json", cwd=example).stdout

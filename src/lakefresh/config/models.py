@@ -28,6 +28,7 @@ TableFormat = Literal["iceberg", "delta"]
 # Rows of these sources that delete their key, for `key` and `scd2` targets without a rule.
 SOURCE_DELETE_RULES: dict[str, dict[str, Any]] = {
     "table_changes": {"condition": "_lf_change_type = 'DELETE'"},
+    "delta_changes": {"condition": "_lf_change_type = 'DELETE'"},
     "synapse_link": {"column": "IsDelete", "value": True},
 }
 
@@ -386,6 +387,13 @@ class PipelineConfig(Model):
     def _delta_layouts(self) -> PipelineConfig:
         """Delta partitions by plain columns and has no write order."""
         problems: list[tuple[FieldPath, str]] = []
+        if self.delta_tables() and self.catalog.name == "spark_catalog":
+            problems.append(
+                (
+                    ("catalog", "name"),
+                    "Delta tables need spark_catalog for Delta's catalog: name yours otherwise",
+                )
+            )
         for n, table in enumerate(self.tables):
             if self.format_of(table) != "delta":
                 continue

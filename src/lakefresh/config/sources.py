@@ -156,11 +156,9 @@ class TableSnapshotSourceConfig(SourceBase):
         return self
 
 
-class TableChangesSourceConfig(SourceBase):
-    """Another Iceberg table's changes between snapshots (its changelog), with a load log."""
+class ChangeFeedBase(SourceBase):
+    """What every change-feed source with a load log has."""
 
-    kind: Literal["table_changes"]
-    table: str = Field(description="`namespace.table` of the catalog whose changes are read.")
     keys: list[str] = Field(
         default_factory=list,
         description="Identifier columns: a delete and an insert of one key in a commit become an "
@@ -174,10 +172,28 @@ class TableChangesSourceConfig(SourceBase):
     dedupe: bool = Field(False, description="Keep only the last change of each key in a load.")
 
     @model_validator(mode="after")
-    def _dedupe_needs_keys(self) -> TableChangesSourceConfig:
+    def _dedupe_needs_keys(self) -> ChangeFeedBase:
         if self.dedupe and not self.keys:
             raise ValueError("dedupe: true needs `keys`")
         return self
+
+
+class TableChangesSourceConfig(ChangeFeedBase):
+    """Another Iceberg table's changes between snapshots (its changelog), with a load log."""
+
+    kind: Literal["table_changes"]
+    table: str = Field(description="`namespace.table` of the catalog whose changes are read.")
+
+
+class DeltaChangesSourceConfig(ChangeFeedBase):
+    """A Delta table's change data feed between versions, with a load log."""
+
+    kind: Literal["delta_changes"]
+    path: str = Field(
+        description="The Delta table's location: relative to the pipeline file, or a URI Spark "
+        "reads (s3a://..., abfss://...). Its change data feed must be on "
+        "(delta.enableChangeDataFeed)."
+    )
 
 
 class SynapseLinkSourceConfig(SourceBase):
@@ -291,7 +307,8 @@ SourceConfig = (
     FilesSourceConfig
     | TableSnapshotSourceConfig
     | TableChangesSourceConfig
+    | DeltaChangesSourceConfig
     | SynapseLinkSourceConfig
     | JdbcSourceConfig
 )
-SOURCE_KINDS = ("files", "table_snapshot", "table_changes", "synapse_link", "jdbc")
+SOURCE_KINDS = ("files", "table_snapshot", "table_changes", "delta_changes", "synapse_link", "jdbc")

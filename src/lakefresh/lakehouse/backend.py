@@ -202,6 +202,10 @@ class TableBackend(Protocol):
         with `properties` in its commit metadata where the format can (the staged commit's
         `properties` say which it holds)."""
 
+    def commits_at_once(self, table: str) -> bool:
+        """Whether `stage` makes the write visible at once (Delta) instead of staging it (Iceberg):
+        then what must outlive a crash after the write is recorded before it."""
+
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         """The `lakefresh.*` properties a commit was made with (see `stage`)."""
 

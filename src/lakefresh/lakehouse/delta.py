@@ -32,21 +32,17 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
 from lakefresh.errors import CommitConflictError, ConfigError, StateError
 from lakefresh.lakehouse.backend import (
     Commit,
     Lineage,
-    MergeClauses,
     SnapshotState,
     StagedCommit,
     TableBackend,
 )
-from lakefresh.lakehouse.changes import without_carry_overs
-from lakefresh.lakehouse.delta_log import BATCH_KEY, ROW_OPERATIONS, Version, history, lineage
+from lakefresh.lakehouse.delta_log import BATCH_KEY, ROW_OPERATIONS, Version, change_feed, history, lineage
 from lakefresh.lakehouse.evolution import Widenings, align
-from lakefresh.lakehouse.iceberg import BROADCAST_ROWS_SETTING, DEFAULT_BROADCAST_ROWS
-from lakefresh.lakehouse.merge import delete_and_insert, merge_change_set
+from lakefresh.lakehouse.merge import SqlWrites
 from lakefresh.lakehouse.sql import properties_sql, quote
 
 if TYPE_CHECKING:
@@ -60,18 +56,12 @@ TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 CREATE_PROPERTIES = {"delta.enableChangeDataFeed": "true"}
 # lakefresh's write mode as Delta's: merge-on-read is deletion vectors.
 MERGE_ON_READ = {"delta.enableDeletionVectors": "true"}
-CHANGE_TYPES = {
-    "insert": "INSERT",
-    "delete": "DELETE",
-    "update_preimage": "UPDATE_BEFORE",
-    "update_postimage": "UPDATE_AFTER",
-}
 WIDENINGS = Widenings("Delta Lake", frozenset())  # type widening is a table feature: not assumed
 
 _WRITE_LOCK = threading.Lock()  # the commit's settings are session-wide: one write at a time
 
 
-class DeltaBackend:
+class DeltaBackend(SqlWrites):
     """The Delta Lake implementation of :class:`lakefresh.lakehouse.backend.TableBackend`."""
 
     def __init__(self, spark: SparkSession, root: str) -> None:
@@ -81,7 +71,9 @@ class DeltaBackend:
     # --- names and DDL -----------------------------------------------------------------------
 
     def location(self, table: str) -> str:
-        return f"{self.root}/{table.replace('.', '/')}"
+        """`<root>/<namespace>/<table>`; with no root, `table` is the location itself (a Delta
+        table lakefresh reads by path: the `delta_changes` source)."""
+        return f"{self.root}/{table.replace('.', '/')}" if self.root else table
 
     def qualified(self, table: str) -> str:
         return f"delta.{quote(self.location(table))}"
@@ -279,10 +271,17 @@ class DeltaBackend:
         metadata = self._entry(table, snapshot_id).metadata
         return {k: str(v) for k, v in metadata.items() if k.startswith("lakefresh.") and k != BATCH_KEY}
 
+    def commits_at_once(self, table: str) -> bool:
+        return True
+
     def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
-        if not self.exists(table) or self.head(table) == head:
+        lineage = self._lineage(table) if self.exists(table) else []
+        if not lineage:
             return
-        later = self.commits_after(table, head) if head is not None else self.commits_after(table, None)
+        target = head if head is not None else lineage[-1].version  # no data yet: its creation
+        if lineage[0].version == target:
+            return  # nothing of the attempt's is visible
+        later = self.commits_after(table, head)
         foreign = [
             c
             for c in later
@@ -293,7 +292,7 @@ class DeltaBackend:
                 f"{table} has commits of another writer after batch {batch_id!r} began; its own "
                 "commit is left as it is"
             )
-        self.roll_back_to(table, head if head is not None else self._lineage(table)[-1].version)
+        self.roll_back_to(table, target)
 
     def publish(self, staged: StagedCommit) -> int:
         """The commit is visible since `stage`: publishing checks it is still in the lineage."""
@@ -321,23 +320,27 @@ class DeltaBackend:
         keep_snapshots: int,
         orphans_before: datetime | None,
     ) -> dict[str, int]:
-        """OPTIMIZE (with deletion vectors purged) for compaction; VACUUM for orphan files
-        (Delta keeps its log by `delta.logRetentionDuration`: versions are not expired here)."""
+        """OPTIMIZE for compaction; VACUUM for files no version since the older of the two
+        cutoffs needs (so time travel and a change-feed reader's start, which set
+        `expire_before`, keep theirs). Delta keeps its log by `delta.logRetentionDuration`."""
         done = {"rewritten_files": 0, "expired_snapshots": 0, "orphan_files": 0}
         if compact:
             row = (
                 self.spark.sql(f"OPTIMIZE {self.qualified(table)}").select("metrics.numFilesRemoved").first()
             )
             done["rewritten_files"] = int(row[0] or 0) if row else 0
-        if orphans_before is not None:
-            hours = max(
-                0, int((datetime.now(UTC).replace(tzinfo=None) - orphans_before).total_seconds() // 3600)
-            )
-            self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-            try:
-                self.spark.sql(f"VACUUM {self.qualified(table)} RETAIN {hours} HOURS")
-            finally:
-                self.spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+        if expire_before is None or orphans_before is None:
+            return done  # a reader still needs every version, or no removal is asked for
+        oldest = min(expire_before, orphans_before)
+        kept = self._history(table)[: max(keep_snapshots, 1)]
+        if kept:
+            oldest = min(oldest, self.committed_at(table, kept[-1].version))
+        hours = int((datetime.now(UTC).replace(tzinfo=None) - oldest).total_seconds() // 3600)
+        self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        try:
+            self.spark.sql(f"VACUUM {self.qualified(table)} RETAIN {max(hours, 0)} HOURS")
+        finally:
+            self.spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
         return done
 
     def compact(self, table: str, keep_snapshots: int) -> None:
@@ -352,63 +355,17 @@ class DeltaBackend:
         return reader.load(self.location(table))
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
-        """Delta's change data feed after version `start` up to `end`, in lakefresh's change
-        columns; without keys, an update is a DELETE and an INSERT."""
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
-        first = 0 if start is None else start + 1
-        rows = (
-            self.spark.read.format("delta")
-            .option("readChangeFeed", "true")
-            .option("startingVersion", str(first))
-            .option("endingVersion", str(end))
-            .load(self.location(table))
-        )
-        types = (
-            CHANGE_TYPES
-            if keys
-            else {**CHANGE_TYPES, "update_preimage": "DELETE", "update_postimage": "INSERT"}
-        )
-        kind = F.coalesce(*[F.when(F.col("_change_type") == k, F.lit(v)) for k, v in types.items()])
-        out = (
-            rows.withColumn(CHANGE_TYPE_COLUMN, kind)
-            .withColumn(CHANGE_ORDINAL_COLUMN, F.dense_rank().over(Window.orderBy("_commit_version")) - 1)
-            .withColumnRenamed("_commit_version", CHANGE_SNAPSHOT_COLUMN)
-            .drop("_change_type", "_commit_timestamp")
-        )
-        return without_carry_overs(out, keys) if keys else out
+        """Delta's change data feed (see :func:`lakefresh.lakehouse.delta_log.change_feed`)."""
+        return change_feed(self.spark, self.location(table), self._lineage(table), start, end, keys)
 
     def carries_commit_properties(self) -> bool:
         return True
-
-    def broadcast_rows(self) -> int:
-        return int(self.spark.conf.get(BROADCAST_ROWS_SETTING, None) or DEFAULT_BROADCAST_ROWS)
 
     def append(self, table: str, df: DataFrame) -> None:
         df.write.format("delta").mode("append").save(self.location(table))
 
     def replace(self, table: str, df: DataFrame) -> None:
         df.write.format("delta").mode("overwrite").save(self.location(table))
-
-    def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
-        if clauses.source_rows is not None and clauses.source_rows <= self.broadcast_rows():
-            source = source.hint("broadcast")
-        merge_change_set(self.spark, table, self.qualified(table), source, clauses)
-
-    def delete_and_append(
-        self,
-        table: str,
-        rows: DataFrame,
-        delete_when: str | None,
-        matches: DataFrame | None,
-        deletes: int,
-        equi_join: bool = False,
-    ) -> None:
-        if not delete_when or deletes == 0:
-            self.append(table, rows)
-            return
-        delete_and_insert(self.spark, table, self.qualified(table), rows, delete_when, matches, equi_join)
 
 
 # mypy proves the seam here: DeltaBackend has every member of TableBackend, with compatible types.

@@ -1,5 +1,6 @@
-"""A Delta table's history as lakefresh reads it: which batches each version carries, and the
-lineage (the current version and its ancestors, a RESTORE continuing at the version it restored).
+"""A Delta table's log as lakefresh reads it: which batches each version carries, the lineage
+(the current version and its ancestors, a RESTORE continuing at the version it restored), and the
+change data feed over that lineage.
 """
 
 from __future__ import annotations
@@ -8,12 +9,20 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
+from lakefresh.lakehouse.changes import without_carry_overs
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 BATCH_KEY = "lakefresh.batch"  # the batch a commit carries, in its userMetadata (a JSON object)
+CHANGE_TYPES = {
+    "insert": "INSERT",
+    "delete": "DELETE",
+    "update_preimage": "UPDATE_BEFORE",
+    "update_postimage": "UPDATE_AFTER",
+}
 # Operations that change rows, as lakefresh names them (Commit.operation); any other commit
 # changes no row (schema, properties, OPTIMIZE, a RESTORE seen from the version it restored).
 ROW_OPERATIONS = {
@@ -26,6 +35,10 @@ ROW_OPERATIONS = {
     "CREATE TABLE AS SELECT": "overwrite",
     "REPLACE TABLE AS SELECT": "overwrite",
     "CREATE OR REPLACE TABLE AS SELECT": "overwrite",
+    "REPLACE TABLE": "overwrite",
+    "CREATE OR REPLACE TABLE": "overwrite",
+    "COPY INTO": "append",
+    "CLONE": "overwrite",
 }
 HISTORY_COLUMNS = (
     "version",
@@ -82,6 +95,45 @@ def lineage(entries: list[Version]) -> list[Version]:
         out.append(entry)
         at = int(entry.parameters["version"]) if entry.operation == "RESTORE" else at - 1
     return out
+
+
+def change_feed(
+    spark: SparkSession, location: str, entries: list[Version], start: int | None, end: int, keys: list[str]
+) -> DataFrame:
+    """The change data feed after version `start` up to `end`, in lakefresh's change columns,
+    over the versions of the lineage `entries` only (what a RESTORE undid is not read, nor the
+    RESTORE itself); without keys, an update is a DELETE and an INSERT. The ordinal is the
+    version's distance from the first one read."""
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+
+    first = 0 if start is None else start + 1
+    wanted = sorted(v.version for v in entries if first <= v.version <= end and v.operation != "RESTORE")
+    runs: list[list[int]] = []
+    for version in wanted:
+        if runs and runs[-1][-1] == version - 1:
+            runs[-1].append(version)
+        else:
+            runs.append([version])
+
+    def read(low: int, high: int) -> DataFrame:
+        reader = spark.read.format("delta").option("readChangeFeed", "true")
+        return reader.option("startingVersion", str(low)).option("endingVersion", str(high)).load(location)
+
+    reads = [read(run[0], run[-1]) for run in runs] or [read(end, end).limit(0)]
+    rows = reduce(lambda a, b: a.unionByName(b), reads)
+    types = (
+        CHANGE_TYPES if keys else {**CHANGE_TYPES, "update_preimage": "DELETE", "update_postimage": "INSERT"}
+    )
+    kind = F.coalesce(*[F.when(F.col("_change_type") == k, F.lit(v)) for k, v in types.items()])
+    out = (
+        rows.withColumn(CHANGE_TYPE_COLUMN, kind)
+        .withColumn(CHANGE_ORDINAL_COLUMN, F.col("_commit_version") - F.lit(first))
+        .withColumnRenamed("_commit_version", CHANGE_SNAPSHOT_COLUMN)
+        .drop("_change_type", "_commit_timestamp")
+    )
+    return without_carry_overs(out, keys) if keys else out
 
 
 def _json_object(text: str | None) -> dict[str, Any]:

@@ -3,7 +3,7 @@
 A pipeline chooses the format per catalog or per table (`format: iceberg | delta`); the control
 tables stay with the catalog's Iceberg backend. Everything above `lakehouse/` sees one
 :class:`TableBackend`, so nothing there knows which format a table has. A table lakefresh makes
-beside a target (a rebuild's scratch table, `<target>__<suffix>`) has the target's format.
+beside a target (a rebuild's scratch table, `<target>__rebuild`) has the target's format.
 """
 
 from __future__ import annotations
@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 
+SCRATCH = "__rebuild"  # the scratch table beside a target (strategies/rebuild.py, verbs/rebuild.py)
+
+
 class ByTable:
     """Routes every call naming a table to the backend of that table's format."""
 
@@ -38,7 +41,7 @@ class ByTable:
 
     def of(self, table: str) -> TableBackend:
         """The backend of a table (`namespace.table`)."""
-        if table in self.others or table.rsplit("__", 1)[0] in self.others:
+        if table in self.others or table.removesuffix(SCRATCH) in self.others:
             return self.other
         return self.default
 
@@ -118,6 +121,9 @@ class ByTable:
 
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         return self.of(table).commit_properties(table, snapshot_id)
+
+    def commits_at_once(self, table: str) -> bool:
+        return self.of(table).commits_at_once(table)
 
     def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
         self.of(table).undo_since(table, head, batch_id)

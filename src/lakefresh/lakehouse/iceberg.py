@@ -31,14 +31,13 @@ from lakefresh.lakehouse.backend import (
     GROUP_PROPERTY,
     Commit,
     Lineage,
-    MergeClauses,
     SnapshotState,
     StagedCommit,
     TableBackend,
 )
 from lakefresh.lakehouse.changes import without_carry_overs
 from lakefresh.lakehouse.evolution import Widenings, align
-from lakefresh.lakehouse.merge import delete_and_insert, merge_change_set
+from lakefresh.lakehouse.merge import SqlWrites
 from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
@@ -81,15 +80,12 @@ LOG_TABLE_PROPERTIES = {
 # Type changes Iceberg can make in place (metadata only).
 WIDENINGS = Widenings("Iceberg", frozenset({("int", "bigint"), ("float", "double")}))
 
-BROADCAST_ROWS_SETTING = "spark.lakefresh.merge.broadcastMaxRows"
-DEFAULT_BROADCAST_ROWS = 1_000_000
-
 SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
 
 _WAP_LOCK = threading.Lock()  # spark.wap.id is session-wide: one staged write at a time
 
 
-class IcebergBackend:
+class IcebergBackend(SqlWrites):
     """The Iceberg implementation of :class:`lakefresh.lakehouse.backend.TableBackend`."""
 
     def __init__(self, spark: SparkSession, catalog: str) -> None:
@@ -350,6 +346,9 @@ class IcebergBackend:
         summary = self._snapshot(table, snapshot_id).summary()
         return {str(k): str(v) for k, v in dict(summary).items() if str(k).startswith("lakefresh.")}
 
+    def commits_at_once(self, table: str) -> bool:
+        return False
+
     def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
         """Nothing to undo: a staged snapshot that is never published is never seen."""
 
@@ -431,35 +430,6 @@ class IcebergBackend:
             numbers = tuple(int(p) for p in version.split("-")[0].split(".")[:2] if p.isdigit())
             self._carries = numbers >= (1, 12)
         return self._carries
-
-    def broadcast_rows(self) -> int:
-        """Row sets up to this size are broadcast into joins with a target."""
-        return int(self.spark.conf.get(BROADCAST_ROWS_SETTING, None) or DEFAULT_BROADCAST_ROWS)
-
-    def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
-        """MERGE a change set. A change set of at most `spark.lakefresh.merge.broadcastMaxRows`
-        rows (default 1,000,000) is broadcast, so the target is scanned without a shuffle: a
-        materialized change set has no size statistics, and Spark would otherwise sort-merge
-        join it against the whole target."""
-        if clauses.source_rows is not None and clauses.source_rows <= self.broadcast_rows():
-            source = source.hint("broadcast")
-        merge_change_set(self.spark, table, self.qualified(table), source, clauses)
-
-    def delete_and_append(
-        self,
-        table: str,
-        rows: DataFrame,
-        delete_when: str | None,
-        matches: DataFrame | None,
-        deletes: int,
-        equi_join: bool = False,
-    ) -> None:
-        """One MERGE does both (see :func:`lakefresh.lakehouse.merge.delete_and_insert`); with no
-        predicted deletes, rows are appended."""
-        if not delete_when or deletes == 0:
-            self.append(table, rows)
-            return
-        delete_and_insert(self.spark, table, self.qualified(table), rows, delete_when, matches, equi_join)
 
 
 def batch_ids(summary: Any) -> tuple[str, ...]:

@@ -15,6 +15,51 @@ if TYPE_CHECKING:
 
     from lakefresh.lakehouse.backend import MergeClauses
 
+BROADCAST_ROWS_SETTING = "spark.lakefresh.merge.broadcastMaxRows"
+DEFAULT_BROADCAST_ROWS = 1_000_000
+
+
+class SqlWrites:
+    """The row-level writes of a backend whose format runs Spark SQL's MERGE (Iceberg, Delta):
+    a base class of each; they give `spark`, `qualified` and `append`."""
+
+    spark: SparkSession
+
+    def qualified(self, table: str) -> str:
+        raise NotImplementedError
+
+    def append(self, table: str, df: DataFrame) -> None:
+        raise NotImplementedError
+
+    def broadcast_rows(self) -> int:
+        """Row sets up to this size are broadcast into joins with a target."""
+        return int(self.spark.conf.get(BROADCAST_ROWS_SETTING, None) or DEFAULT_BROADCAST_ROWS)
+
+    def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
+        """MERGE a change set. A change set of at most `spark.lakefresh.merge.broadcastMaxRows`
+        rows (default 1,000,000) is broadcast, so the target is scanned without a shuffle: a
+        materialized change set has no size statistics, and Spark would otherwise sort-merge
+        join it against the whole target."""
+        if clauses.source_rows is not None and clauses.source_rows <= self.broadcast_rows():
+            source = source.hint("broadcast")
+        merge_change_set(self.spark, table, self.qualified(table), source, clauses)
+
+    def delete_and_append(
+        self,
+        table: str,
+        rows: DataFrame,
+        delete_when: str | None,
+        matches: DataFrame | None,
+        deletes: int,
+        equi_join: bool = False,
+    ) -> None:
+        """One MERGE does both (see :func:`delete_and_insert`); with no predicted deletes, rows
+        are appended."""
+        if not delete_when or deletes == 0:
+            self.append(table, rows)
+            return
+        delete_and_insert(self.spark, table, self.qualified(table), rows, delete_when, matches, equi_join)
+
 
 def merge_change_set(
     spark: SparkSession, table: str, target: str, source: DataFrame, clauses: MergeClauses

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakefresh.sources.base import BatchRef, ReadBatch, Source, SourceContext
+from lakefresh.sources.delta_changes import DeltaChangesSource
 from lakefresh.sources.files import FilesSource
 from lakefresh.sources.jdbc import JdbcSource
 from lakefresh.sources.synapse_link import SynapseLinkSource
@@ -18,6 +19,7 @@ SOURCES: dict[str, type] = {
     "files": FilesSource,
     "table_snapshot": TableSnapshotSource,
     "table_changes": TableChangesSource,
+    "delta_changes": DeltaChangesSource,
     "synapse_link": SynapseLinkSource,
     "jdbc": JdbcSource,
 }
@@ -32,6 +34,7 @@ def make_source(config: SourceConfig, ctx: SourceContext) -> Source:
 __all__ = [
     "SOURCES",
     "BatchRef",
+    "DeltaChangesSource",
     "FilesSource",
     "JdbcSource",
     "ReadBatch",

@@ -37,23 +37,36 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_TYPE_COLUMN
-from lakefresh.config.sources import TableChangesSourceConfig
+from lakefresh.config.sources import ChangeFeedBase, TableChangesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.state.loads import Load, LoadLog
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
+
+    from lakefresh.lakehouse.backend import TableBackend
 
 
 class TableChangesSource:
     kind = "table_changes"
 
-    def __init__(self, config: TableChangesSourceConfig, ctx: SourceContext) -> None:
+    def __init__(self, config: ChangeFeedBase, ctx: SourceContext) -> None:
         self.config = config
         self.ctx = ctx
         self.load_id = config.load_id or ctx.target
         self.log = LoadLog(ctx.backend, ctx.control_namespace)
+        # the table whose changes are read, and the backend that reads them
+        self.table, self.feed = self._feed()
+
+    def _feed(self) -> tuple[str, TableBackend]:
+        assert isinstance(self.config, TableChangesSourceConfig)
+        return self.config.table, self.ctx.backend
+
+    def first_start(self) -> int | None:
+        """The start (exclusive) of a reader's first load: None, from the table's first snapshot."""
+        return None
 
     def needed_from(self) -> int | None:
         """The oldest snapshot of the source table this reader still needs: the start of its next
@@ -63,12 +76,14 @@ class TableChangesSource:
         return processed[-1].end_snapshot_id if processed else None
 
     def list_batches(self) -> list[BatchRef]:
-        backend, table = self.ctx.backend, self.config.table
+        backend, table = self.feed, self.table
         if not backend.exists(table):
             raise SourceError(f"source table {table} does not exist")
         loads = self.log.loads(self.load_id)
         processed = [load for load in loads if load.processed]
-        start = processed[-1].end_snapshot_id if processed else None
+        start = processed[-1].end_snapshot_id if processed else self.first_start()
+        if processed:
+            self._check_start(processed[-1].end_snapshot_id)
         opened = [load for load in loads if not load.processed and load.start_snapshot_id == start]
         if opened and self._readable(opened[-1]):
             load = opened[-1]
@@ -77,8 +92,6 @@ class TableChangesSource:
             if end is None or end == start:
                 return []  # nothing committed since the last load
             load = Load(self.load_id, table, start, end, _batch_id(table, start, end), False)
-        if start is not None:
-            self._check_start(start)
         return [
             BatchRef(
                 load.batch_id,
@@ -99,18 +112,18 @@ class TableChangesSource:
         the end a snapshot that no longer counts: the load is opened anew up to the current
         snapshot, unless its batch reached the target after all (then the next load's start
         check reports the rollback)."""
-        if self.ctx.backend.snapshot_state(self.config.table, load.end_snapshot_id) == "current-lineage":
+        if self.feed.snapshot_state(self.table, load.end_snapshot_id) == "current-lineage":
             return True
         target = self.ctx.target
         return self.ctx.backend.exists(target) and load.batch_id in self.ctx.backend.published_batches(target)
 
     def _check_start(self, start: int) -> None:
-        state = self.ctx.backend.snapshot_state(self.config.table, start)
+        state = self.feed.snapshot_state(self.table, start)
         if state == "current-lineage":
             return
         what = "was expired" if state == "expired" else "is no longer in its current history (rolled back?)"
         raise SourceError(
-            f"the changes of {self.config.table} for load {self.load_id!r} start after snapshot "
+            f"the changes of {self.table} for load {self.load_id!r} start after snapshot "
             f"{start}, which {what}: the changes since the last load cannot be read. Reload the "
             "target in full from a `table_snapshot` source of the same table, then restart the "
             f"load log there: `lakefresh reset-load PIPELINE TABLE` (load {self.load_id!r})."
@@ -120,7 +133,7 @@ class TableChangesSource:
         """Restart the load log after a snapshot of the source (default: its current one): the
         next load reads the changes after it. For after a full reload, when the last load's end
         was expired or rolled back."""
-        backend, table = self.ctx.backend, self.config.table
+        backend, table = self.feed, self.table
         end = snapshot_id if snapshot_id is not None else backend.head(table)
         if end is None:
             raise SourceError(f"source table {table} has no snapshot yet")
@@ -143,7 +156,7 @@ class TableChangesSource:
         start = ref.replay["start_snapshot_id"]
         return Load(
             self.load_id,
-            self.config.table,
+            self.table,
             None if start is None else int(start),  # type: ignore[call-overload]
             int(ref.replay["end_snapshot_id"]),  # type: ignore[call-overload]
             ref.batch_id,
@@ -157,9 +170,7 @@ class TableChangesSource:
         load = self._load_of(ref, processed=False)
         if ref.batch_id not in {opened.batch_id for opened in self.log.loads(self.load_id)}:
             self.log.open(load)
-        changes = self.ctx.backend.changes(
-            self.config.table, load.start_snapshot_id, load.end_snapshot_id, list(self.config.keys)
-        )
+        changes = self.changes(load)
         changes = changes.filter(F.col(CHANGE_TYPE_COLUMN) != "UPDATE_BEFORE")
         # order: by commit, and inside one a row after a delete of its key
         rank = F.col(CHANGE_ORDINAL_COLUMN) * 2 + F.when(F.col(CHANGE_TYPE_COLUMN) == "DELETE", 0).otherwise(
@@ -171,6 +182,11 @@ class TableChangesSource:
             changes = changes.drop("_lf_last")
         rows = with_provenance(changes, F.lit(ref.batch_id), rank + 1)
         return ReadBatch(ref, rows)
+
+    def changes(self, load: Load) -> DataFrame:
+        """The load's changes, from the feed's backend (`TableBackend.changes`)."""
+        keys = list(self.config.keys)
+        return self.feed.changes(self.table, load.start_snapshot_id, load.end_snapshot_id, keys)
 
 
 def _batch_id(table: str, start: int | None, end: int) -> str:

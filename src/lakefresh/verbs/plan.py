@@ -141,7 +141,8 @@ def _plan_table(
         out.config_changes = changes(last[2], text) if now != last[1] else []
 
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
-    feed = table.source.kind == "table_changes"  # its listing needs the loads log; its read opens a load
+    # a change feed's listing needs the loads log; its read opens a load
+    feed = table.source.kind in ("table_changes", "delta_changes")
     if feed and not backend.exists(f"{config.catalog.control_namespace}.{LOADS_TABLE}"):
         out.waiting = [
             {"name": "first load", "reason": "the changes from the source's first snapshot, when run"}

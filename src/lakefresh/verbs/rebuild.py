@@ -71,7 +71,8 @@ if TYPE_CHECKING:
 
 Verb = Literal["reset", "unload", "reload"]
 SCRATCH = "__rebuild"
-NOT_RETAINED = ("jdbc", "table_changes")  # sources whose batches cannot be read a second time
+# sources whose batches cannot be read a second time
+NOT_RETAINED = ("jdbc", "table_changes", "delta_changes")
 
 
 @dataclass
@@ -230,45 +231,50 @@ def _apply(
     rebuilt, outcomes, counts = _build_aside(backend, plan, reloads)  # 3.
     checkpoint("after_stage", verb_id)
 
+    head = backend.head(name)
     rows = backend.align(name, rebuilt)  # 4. (a column only an unloaded batch had stays, NULL)
     expected = rows.count()
     staged = backend.stage(name, verb_id, lambda: backend.replace(name, rows))
-    if staged.live_records != expected:
-        raise AuditError(
-            f"the staged {verb} of {name} holds {staged.live_records} rows, the rebuilt table "
-            f"{expected}; nothing was published"
-        )
-    replay: dict[str, Any] = {"verb": verb, "batches": [ref.batch_id for ref in plan.live]}
-    if verb == "unload":
-        replay["unloaded"] = list(batches)
-    elif verb == "reload":
-        replay["reloaded"] = list(batches)
-    # the status counts of the batches it applied again (a later batch may find other rows once
-    # one before it is unloaded or reloaded); a reloaded batch's are in its new attempt
-    replay["counts"] = {b: c for b, c in counts.items() if b not in batches or verb != "reload"}
-    row: dict[str, Any] = {
-        "table_name": name,
-        "batch_id": verb_id,
-        "attempt": attempt,
-        "status": "staged",
-        "source_kind": "lakefresh",
-        "strategy": table.strategy.kind,
-        "source_position": plan.live[-1].position if plan.live else None,
-        "replay": json.dumps(replay, sort_keys=True),
-        "record_count": expected,
-        "staged_snapshot_id": staged.snapshot_id,
-        "started_at": started,
-    }
-    row["config_fingerprint"], row["config"] = configuration = fingerprint(table)
-    # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
-    # whatever happens after the publish, the next reconciliation can finish the record (5.)
-    news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in outcomes]
-    reloaded = [_reload_row(name, table, o, new, staged.snapshot_id, started) for o, _, new in news]
-    control.record_attempts([row, *reloaded])
-    for outcome, bad, new in news:
-        if bad is not None:
-            control.record_quarantine(name, outcome.batch_id, new, bad)
-    checkpoint("after_record_staged", verb_id)
+    try:  # a format without staged commits (Delta) has the verb visible now: undone on failure
+        if staged.live_records != expected:
+            raise AuditError(
+                f"the staged {verb} of {name} holds {staged.live_records} rows, the rebuilt table "
+                f"{expected}; nothing was published"
+            )
+        replay: dict[str, Any] = {"verb": verb, "batches": [ref.batch_id for ref in plan.live]}
+        if verb == "unload":
+            replay["unloaded"] = list(batches)
+        elif verb == "reload":
+            replay["reloaded"] = list(batches)
+        # the status counts of the batches it applied again (a later batch may find other rows once
+        # one before it is unloaded or reloaded); a reloaded batch's are in its new attempt
+        replay["counts"] = {b: c for b, c in counts.items() if b not in batches or verb != "reload"}
+        row: dict[str, Any] = {
+            "table_name": name,
+            "batch_id": verb_id,
+            "attempt": attempt,
+            "status": "staged",
+            "source_kind": "lakefresh",
+            "strategy": table.strategy.kind,
+            "source_position": plan.live[-1].position if plan.live else None,
+            "replay": json.dumps(replay, sort_keys=True),
+            "record_count": expected,
+            "staged_snapshot_id": staged.snapshot_id,
+            "started_at": started,
+        }
+        row["config_fingerprint"], row["config"] = configuration = fingerprint(table)
+        # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
+        # whatever happens after the publish, the next reconciliation can finish the record (5.)
+        news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in outcomes]
+        reloaded = [_reload_row(name, table, o, new, staged.snapshot_id, started) for o, _, new in news]
+        control.record_attempts([row, *reloaded])
+        for outcome, bad, new in news:
+            if bad is not None:
+                control.record_quarantine(name, outcome.batch_id, new, bad)
+        checkpoint("after_record_staged", verb_id)
+    except Exception:
+        backend.undo_since(name, head, verb_id)
+        raise
     snapshot_id = backend.publish(staged)
     checkpoint("after_publish", verb_id)
     backend.drop(name + SCRATCH)
