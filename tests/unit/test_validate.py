@@ -471,3 +471,9 @@ def test_errors_are_json_with_output_json(tmp_path):
         "error": "unknown table 'nosuch'; tables: customers, customers_history",
         "error_type": "ConfigError",
     }
+
+
+def test_a_delta_change_feed_path_may_not_exist_yet(tmp_path):
+    """The Delta table a `delta_changes` source reads may be a target this pipeline creates."""
+    feed = "{kind: delta_changes, path: warehouse/shop/stock_levels, keys: [sku]}"
+    valid(tmp_path, tables(f"\n  - {{name: changes, source: {feed}, strategy: {{kind: append}}}}"))

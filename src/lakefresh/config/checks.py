@@ -304,6 +304,8 @@ def local_problems(tables: list[TableConfig], pipeline_file: Path) -> list[str]:
         path = getattr(table.source, "path", None)
         if parent is not None or not isinstance(path, str) or "://" in path:
             continue
+        if table.source.kind == "delta_changes":  # a table this pipeline may create first
+            continue
         resolved = path if path.startswith("/") else f"{base.rstrip('/')}/{path}"  # as sources do
         if not os.path.exists(resolved):
             what = "source folder" if table.source.kind == "files" else "Synapse Link export"
