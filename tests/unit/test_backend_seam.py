@@ -1,9 +1,9 @@
-"""The table-format seam: IcebergBackend is a TableBackend, and SQL text is quoted in one place.
-No JVM.
+"""The table-format seam: IcebergBackend, DeltaBackend and the router ByTable are TableBackends,
+and SQL text is quoted in one place. No JVM.
 
-mypy proves the conformance too (`_CONFORMS` at the end of lakehouse/iceberg.py, and the API's
+mypy proves the conformance too (`_CONFORMS` at the end of each backend's module, and the API's
 `backend` typed as TableBackend); this test says it without mypy, member by member, so a method
-added to the protocol and forgotten in the backend (or given another signature) fails here.
+added to the protocol and forgotten in a backend (or given another signature) fails here.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import inspect
 import pytest
 
 from lakefresh.lakehouse.backend import TableBackend
+from lakefresh.lakehouse.delta import DeltaBackend
+from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.sql import (
     properties_sql,
@@ -34,11 +36,20 @@ def test_the_protocol_declares_what_consumers_call():
     assert list(TableBackend.__annotations__) == ["spark"]
 
 
+BACKENDS = [IcebergBackend, DeltaBackend, ByTable]
+
+
+def public(backend: type) -> set[str]:
+    """Its public members, inherited ones too (lakehouse.merge.SqlWrites)."""
+    return {n for klass in backend.__mro__[:-1] for n in vars(klass) if not n.startswith("_")}
+
+
+@pytest.mark.parametrize("backend", BACKENDS, ids=lambda b: b.__name__)
 @pytest.mark.parametrize("name", METHODS)
-def test_iceberg_backend_has_every_protocol_method_with_the_same_signature(name):
+def test_each_backend_has_every_protocol_method_with_the_same_signature(backend, name):
     expected = inspect.signature(getattr(TableBackend, name))
-    found = getattr(IcebergBackend, name, None)
-    assert callable(found), f"IcebergBackend lacks {name}"
+    found = getattr(backend, name, None)
+    assert callable(found), f"{backend.__name__} lacks {name}"
     actual = inspect.signature(found)
     # names, kinds, defaults and (postponed, so textual) annotations, in order
     assert [(p.name, p.kind, p.default, p.annotation) for p in actual.parameters.values()] == [
@@ -53,9 +64,10 @@ def test_iceberg_backend_sets_the_protocol_attributes():
     assert backend.spark is session
 
 
-def test_iceberg_only_members_stay_private():
-    public = {n for n in vars(IcebergBackend) if not n.startswith("_")}
-    assert public == set(METHODS)
+def test_format_only_members_stay_private():
+    assert public(IcebergBackend) == set(METHODS)
+    assert public(DeltaBackend) == {*METHODS, "location"}  # where a table's files are
+    assert public(ByTable) == {*METHODS, "of"}  # which backend a table has
 
 
 def test_identifiers_are_backticked_with_backticks_doubled():
