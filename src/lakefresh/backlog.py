@@ -149,7 +149,8 @@ class GroupSteps:
     ) -> tuple[GroupChange | None, Any, float]:
         """Read, stage, write and audit the group; (None, None) when it cannot be one."""
         clock = time.perf_counter()
-        schema, head = self.backend.schema(name), self.backend.head(name)
+        schema = self.backend.schema(name)
+        head = self.backend.head(name) if self.backend.commits_at_once(name) else None  # for undo_since
         for a in attempts:
             a.exists, a.target_schema, a.head = True, schema, head
         rows = read_group(source, table, strategy, [a.ref for a in attempts], schema)

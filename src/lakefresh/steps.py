@@ -185,7 +185,8 @@ class BatchSteps:
         clock = time.perf_counter()
         a.exists = self.backend.exists(a.name)
         a.target_schema = self.backend.schema(a.name) if a.exists else None
-        a.head = self.backend.head(a.name) if a.exists else None
+        if a.exists and self.backend.commits_at_once(a.name):  # what undo_since goes back to
+            a.head = self.backend.head(a.name)
         a.rows = read_batch(self.config, self.backend, a.table, a.strategy, source, a.ref, a.target_schema)
         a.result.quarantined, a.result.skeletons = a.rows.quarantined, a.rows.skeletons
         a.result.rules = dict(a.rows.rules)
