@@ -335,16 +335,16 @@ class Pipeline:
         return self.backend.read(self.config.qualified(self._table(name)))
 
     def current(self, table: str) -> DataFrame:
-        """The current state of a `snapshot` table: the latest row of every live key, derived
-        from its event log (so it always agrees with it)."""
+        """The current state of a change-log table (`snapshot`): the latest row of every live
+        key, derived from its event log (so it always agrees with it)."""
         from lakefresh.config.strategies import SnapshotStrategyConfig
         from lakefresh.strategies.snapshot import current_state
 
         config = self._table(table)
-        if not isinstance(config.strategy, SnapshotStrategyConfig):
+        if not config.strategy.change_log or not isinstance(config.strategy, SnapshotStrategyConfig):
             raise ConfigError(
                 f"table {config.name!r} uses strategy {config.strategy.kind!r}; current() derives "
-                "the state of `snapshot` tables (other targets are their own current state)"
+                "the state of change-log tables (`snapshot`; other targets are their own current state)"
             )
         return current_state(self.table(table), config.strategy)
 

@@ -39,7 +39,7 @@ from lakefresh.results import BatchResult
 from lakefresh.state.control import AttemptRow
 from lakefresh.state.published import Published
 from lakefresh.steps import Attempt, BatchSteps, error_text, utc_now
-from lakefresh.strategies import StageContext
+from lakefresh.strategies import GroupStaging, StageContext
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import GroupChange, Member
 
@@ -57,10 +57,10 @@ def why_not(config: PipelineConfig, table: TableConfig, strategy: Strategy) -> s
     """Why this table's backlog is applied one batch at a time; None when it can be grouped."""
     if config.backlog_for(table).max_batches < 2:
         return "backlog.max_batches is 1"
-    if not hasattr(strategy, "stage_group"):
+    if not isinstance(strategy, GroupStaging):
         return f"strategy {table.strategy.kind} has no group staging"
     cfg = table.strategy
-    if getattr(cfg, "surrogate_key", None) or getattr(cfg, "history", False):
+    if cfg.surrogate() or cfg.keeps_history():
         return "surrogate keys and history follow the commits"
     if table.transform is not None or table.lookups or table.rules:
         return "a transform, lookups or rules see one batch at a time"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies import StageContext, make_strategy
+from lakefresh.strategies import Dimension, StageContext, make_strategy
 from lakefresh.strategies.base import materialize, require_columns
 
 if TYPE_CHECKING:
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
     from lakefresh.config.models import LookupConfig, PipelineConfig, TableConfig
-    from lakefresh.config.strategies import SurrogateKeyConfig
     from lakefresh.lakehouse.backend import TableBackend
 
 AT = "_lf_at"
@@ -69,7 +68,8 @@ def add_skeletons(
     dimension = config.table(lookup.dimension)
     name = config.qualified(dimension)
     strategy = make_strategy(dimension.strategy)
-    keys = list(dimension.strategy.keys)  # type: ignore[union-attr]
+    assert isinstance(strategy, Dimension)  # (validation: only dimension kinds are looked up)
+    keys = dimension.strategy.key_columns()
     present = [F.col(quote(f)).isNotNull() for f in lookup.keys]
     by_key = facts.filter(_all(present)).groupBy(*[F.col(quote(f)).alias(k) for f, k in lookup.keys.items()])
     wanted = by_key.agg(
@@ -85,7 +85,7 @@ def add_skeletons(
     for column, value in lookup.defaults.items():
         missing = missing.withColumn(column, F.lit(value))
     ctx = StageContext(backend, name, "skeletons", batch_time, exists)
-    rows = strategy.skeleton_rows(ctx, missing)  # type: ignore[attr-defined]
+    rows = strategy.skeleton_rows(ctx, missing)
     if not exists:
         backend.create(
             name,
@@ -109,7 +109,8 @@ def attach_surrogate_keys(
 
     dimension = config.table(lookup.dimension)
     strategy = dimension.strategy
-    sk: SurrogateKeyConfig = strategy.surrogate_key  # type: ignore[union-attr,assignment]
+    sk = strategy.surrogate()
+    assert sk is not None  # (validation: a dimension has a surrogate key)
     out = lookup.surrogate_key or sk.column
     name = config.qualified(dimension)
     facts = facts.drop(out)
@@ -119,10 +120,11 @@ def attach_surrogate_keys(
     pairs = list(lookup.keys.items())
     renamed = [F.col(quote(k)).alias(f"_lf_lk{i}") for i, (_, k) in enumerate(pairs)]
     on = _all([facts[quote(f)] == F.col(f"_lf_lk{i}") for i, (f, _) in enumerate(pairs)])
-    if strategy.kind != "scd2":
+    validity = strategy.validity_columns()
+    if validity is None:
         right = dim.select(*renamed, F.col(quote(sk.column)).alias(out))
         return facts.join(right, on=on, how="left").drop(*[f"_lf_lk{i}" for i in range(len(pairs))])
-    vf, vt = strategy.valid_from_column, strategy.valid_to_column
+    vf, vt = validity
     versions = dim.filter(
         F.col(quote(vt)).isNull() | (F.col(quote(vt)) > F.col(quote(vf)))
     ).select(  # no tombstones

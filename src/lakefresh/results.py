@@ -6,33 +6,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-# Status codes and ops, by strategy (each strategy's module documents its own).
-STATUS_CODES = {
-    "key": {
-        "N": "new key",
-        "C": "changed",
-        "U": "unchanged",
-        "S": "unchanged, more recent date",
-        "O": "older than the stored record (ignored)",
-        "D": "deleted",
-    },
-    "scd2": {
-        "N": "opens a key (first version, or after a delete)",
-        "C": "tracked change: opens a version",
-        "T": "untracked change: version updated in place",
-        "U": "nothing changed",
-        "D": "delete that closed a version",
-        "L": "late: slotted into history",
-    },
-    "append": {"N": "appended"},
-    "full": {"N": "loaded"},
-    "ledger": {"N": "appended", "K": "key already in the ledger (ignored)"},
-    "snapshot": {"+A": "appeared", "-R": "retracted", "-C": "corrected from", "+C": "corrected to"},
-    "timestamp": {"N": "appended", "D": "target rows in the batch's range, replaced"},
-    "sequence": {"N": "appended", "D": "target rows in the batch's range, replaced"},
-    "custom": {"N": "appended", "F": "left out by append_filter", "D": "target rows deleted"},
-}
-
 
 @dataclass
 class PhaseTimes:

@@ -8,7 +8,7 @@ from datetime import datetime
 from pyspark.sql import functions as F
 from pyspark.sql.types import TimestampType
 
-from lakefresh.strategies.scd2_events import decode, encode
+from lakefresh.strategies.scd2.events import decode, encode
 from tests.conftest import CATALOG, rows
 
 DIM = """

@@ -20,7 +20,6 @@ from lakefresh.errors import ConfigError
 
 if TYPE_CHECKING:
     from lakefresh.config.models import LookupConfig, TableConfig
-    from lakefresh.config.strategies import StrategyBase
 
 Problems = list[tuple[FieldPath, str]]
 
@@ -156,32 +155,12 @@ def _top(column: str) -> str:
 
 # --- columns against a declared schema -------------------------------------------------------
 
+
 # Columns a strategy adds to its target (besides `_lf_` ones), by the field that names them.
-ADDED_COLUMN_FIELDS = (
-    "valid_from_column",
-    "valid_to_column",
-    "is_current_column",
-    "soft_delete_column",
-    "op_column",
-    "system_time_column",
-    "event_time_column",
-    "offset_column",
-)
-
-
 def batch_columns(table: TableConfig) -> list[str] | None:
     """The columns a table's batches are declared to have; None when they are known only once a
     batch is read (no `schema`, a table or query source, or a `transform` making its own)."""
     return None if table.transform is not None else table.source.declared_columns
-
-
-def added_columns(strategy: StrategyBase) -> list[str]:
-    """The columns a strategy writes into its target besides the batch's."""
-    names = [getattr(strategy, f, None) for f in ADDED_COLUMN_FIELDS]
-    key = getattr(strategy, "surrogate_key", None)
-    if key is not None:
-        names += [key.column, key.inferred_column]
-    return [n for n in names if n]
 
 
 def column_problems(table: TableConfig) -> Problems:
@@ -209,7 +188,7 @@ def column_problems(table: TableConfig) -> Problems:
         looked_up += [lookup.surrogate_key] if lookup.surrogate_key else []
     if any(lookup.surrogate_key is None for lookup in table.lookups):
         return problems  # a surrogate key named by its dimension: the target's columns are not all known here
-    target = {c.lower() for c in [*declared, *added_columns(table.strategy), *looked_up]}
+    target = {c.lower() for c in [*declared, *table.strategy.added_columns(), *looked_up]}
     for i, transform in enumerate(table.partition_by):
         column = partition_column(transform)
         if column.lower() not in target and not column.startswith(SYSTEM_PREFIX):
@@ -250,15 +229,18 @@ def lookup_problems(lookup: LookupConfig, tables: dict[str, TableConfig], listin
         message = f"no such table in the pipeline: {lookup.dimension!r}"
         return [(("dimension",), hinted(message, lookup.dimension, list(tables), listing))]
     strategy = dimension.strategy
-    if strategy.kind not in ("key", "scd1", "scd2"):
-        return [(("dimension",), f"the dimension must be a key, scd1 or scd2 table, not {strategy.kind!r}")]
-    if getattr(strategy, "surrogate_key", None) is None:
+    if not strategy.dimension:
+        from lakefresh.config.strategies import DIMENSION_KINDS
+
+        kinds = ", ".join(DIMENSION_KINDS)
+        return [(("dimension",), f"the dimension must be a {kinds} table, not {strategy.kind!r}")]
+    if strategy.surrogate() is None:
         return [(("dimension",), "the dimension has no surrogate_key; give its strategy one")]
-    keys = list(getattr(strategy, "keys", []))
+    keys = strategy.key_columns()
     problems: Problems = []
     if sorted(lookup.keys.values()) != sorted(keys):
         problems.append((("keys",), f"`keys` must map a fact column to each of {keys}, got {lookup.keys}"))
-    if lookup.at and strategy.kind != "scd2":
+    if lookup.at and strategy.validity_columns() is None:
         problems.append((("at",), f"`at` is only for scd2 dimensions, not {strategy.kind!r}"))
     return problems
 
@@ -285,7 +267,7 @@ def table_positions(tables: list[TableConfig]) -> list[tuple[int, TableConfig, s
         if (
             previous is not None
             and previous[2] is None
-            and getattr(previous[1].strategy, "history", False) is True
+            and previous[1].strategy.keeps_history()
             and table.name == f"{previous[1].name}_history"
         ):
             out.append((position, table, previous[1].name))

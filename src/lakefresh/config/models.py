@@ -345,7 +345,7 @@ class TableConfig(Model):
 def check_rebuild(table: TableConfig) -> None:
     """A table may be rebuilt from scratch (a backfill that overwrites) unless that would renumber
     its sequence surrogate keys, which facts refer to."""
-    key = getattr(table.strategy, "surrogate_key", None)
+    key = table.strategy.surrogate()
     if key is not None and key.generator == "sequence":
         raise ValueError(
             f"table {table.name!r}: backfill_behavior: overwrite rebuilds the table and would "

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -22,6 +22,47 @@ def named(field: str, value: str | list[str] | None) -> NamedColumns:
 
 
 class StrategyBase(Model):
+    """What every strategy kind's config answers. The rest of lakefresh asks these, never a kind's
+    name: adding a kind or an option touches its config model, its strategy and their tests."""
+
+    # a lookup may take surrogate keys from a table of this kind (with `surrogate_key`)
+    dimension: ClassVar[bool] = False
+    # the table's rows are change events (+A -R -C +C): `current()` derives each key's latest state
+    change_log: ClassVar[bool] = False
+
+    @classmethod
+    def kinds(cls) -> tuple[str, ...]:
+        """The `kind` values (the name and its aliases) that select this model."""
+        return tuple(get_args(cls.model_fields["kind"].annotation))
+
+    def key_columns(self) -> list[str]:
+        """The columns that identify a row's entity (its natural key); [] for unkeyed kinds."""
+        return []
+
+    def surrogate(self) -> SurrogateKeyConfig | None:
+        """The surrogate key the strategy fills, if any."""
+        return None
+
+    def validity_columns(self) -> tuple[str, str] | None:
+        """For kinds whose rows are versions valid over time, the (valid from, valid to) columns:
+        a lookup may ask for the version valid at a time. None for the others."""
+        return None
+
+    def keeps_history(self) -> bool:
+        """Whether the strategy also keeps `<table>_history`."""
+        return False
+
+    def corrected_rows_alone(self) -> bool:
+        """Whether a batch of only some corrected rows changes only those rows' keys (what
+        `replay` needs); False where a batch replaces or retires the rest (a full snapshot, a
+        range, a delete predicate)."""
+        return False
+
+    def added_columns(self) -> list[str]:
+        """The columns the strategy writes into its target besides the batch's."""
+        key = self.surrogate()
+        return [key.column, key.inferred_column] if key else []
+
     def column_fields(self) -> NamedColumns:
         """The batch columns the strategy reads, each with the field that names it."""
         return []
@@ -82,6 +123,8 @@ class SurrogateKeyConfig(Model):
 class KeyStrategyConfig(StrategyBase):
     """Upsert by natural key, with change detection by hash and record status codes N/C/U/S/O."""
 
+    dimension: ClassVar[bool] = True
+
     kind: Literal["key", "scd1"]
     keys: list[str] = Field(min_length=1, description="Natural key columns.")
     date_column: str | None = Field(
@@ -124,6 +167,18 @@ class KeyStrategyConfig(StrategyBase):
                 raise ValueError(f"surrogate key column(s) {sorted(clash)} clash with other columns")
         return self
 
+    def key_columns(self) -> list[str]:
+        return list(self.keys)
+
+    def surrogate(self) -> SurrogateKeyConfig | None:
+        return self.surrogate_key
+
+    def keeps_history(self) -> bool:
+        return self.history
+
+    def corrected_rows_alone(self) -> bool:
+        return True
+
     def column_fields(self) -> NamedColumns:
         return [
             *named("keys", self.keys),
@@ -138,6 +193,9 @@ class AppendStrategyConfig(StrategyBase):
 
     kind: Literal["append", "none"]
 
+    def corrected_rows_alone(self) -> bool:
+        return True
+
 
 class FullStrategyConfig(StrategyBase):
     """Every batch replaces the whole table; earlier batches stay readable by time travel."""
@@ -147,6 +205,9 @@ class FullStrategyConfig(StrategyBase):
 
 class KeyedStrategyBase(StrategyBase):
     keys: list[str] = Field(min_length=1, description="Primary key columns.")
+
+    def key_columns(self) -> list[str]:
+        return list(self.keys)
 
     @field_validator("keys")
     @classmethod
@@ -168,12 +229,17 @@ class LedgerStrategyConfig(KeyedStrategyBase):
         "event time is kept (then the first by file and record). Without it: the first row.",
     )
 
+    def corrected_rows_alone(self) -> bool:
+        return True
+
     def column_fields(self) -> NamedColumns:
         return [*named("keys", self.keys), *named("event_time", self.event_time)]
 
 
 class SnapshotStrategyConfig(KeyedStrategyBase):
     """Each batch is a full snapshot; the target is the log of changes between snapshots."""
+
+    change_log: ClassVar[bool] = True
 
     kind: Literal["snapshot"]
     event_time: str | None = Field(
@@ -197,6 +263,9 @@ class SnapshotStrategyConfig(KeyedStrategyBase):
         if clash:
             raise ValueError(f"key column(s) {clash} clash with the log's system columns {system}")
         return self
+
+    def added_columns(self) -> list[str]:
+        return [self.op_column, self.system_time_column, self.event_time_column, self.offset_column]
 
     def column_fields(self) -> NamedColumns:
         return [*named("keys", self.keys), *named("event_time", self.event_time)]
@@ -271,6 +340,8 @@ class CustomStrategyConfig(StrategyBase):
 class Scd2StrategyConfig(KeyedStrategyBase):
     """Slowly changing dimension, type 2: every change of the tracked columns is a version."""
 
+    dimension: ClassVar[bool] = True
+
     kind: Literal["scd2"]
     track: list[str] | None = Field(
         None, description="Columns whose change opens a new version (default: all non-key columns)."
@@ -324,6 +395,23 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             raise ValueError(f"sequence_by {self.sequence_by!r} cannot be a key column")
         return self
 
+    def surrogate(self) -> SurrogateKeyConfig | None:
+        return self.surrogate_key
+
+    def corrected_rows_alone(self) -> bool:
+        return not self.full_snapshots
+
+    def validity_columns(self) -> tuple[str, str] | None:
+        return self.valid_from_column, self.valid_to_column
+
+    def added_columns(self) -> list[str]:
+        own = [self.valid_from_column, self.valid_to_column, self.is_current_column]
+        return [
+            *own,
+            *([self.soft_delete_column] if self.soft_delete_column else []),
+            *super().added_columns(),
+        ]
+
     def column_fields(self) -> NamedColumns:
         return [
             *named("keys", self.keys),
@@ -345,16 +433,8 @@ StrategyConfig = (
     | SequenceStrategyConfig
     | CustomStrategyConfig
 )
-STRATEGY_KINDS = (
-    "key",
-    "scd1",
-    "scd2",
-    "append",
-    "none",
-    "full",
-    "ledger",
-    "snapshot",
-    "timestamp",
-    "sequence",
-    "custom",
+# every `kind` a pipeline may name, derived from the union (aliases included)
+STRATEGY_KINDS = tuple(kind for model in get_args(StrategyConfig) for kind in model.kinds())
+DIMENSION_KINDS = tuple(
+    kind for model in get_args(StrategyConfig) if model.dimension for kind in model.kinds()
 )

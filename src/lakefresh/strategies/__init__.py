@@ -1,11 +1,17 @@
-"""Refresh strategies: one module each, registered by `kind` (aliases map to the same class)."""
+"""Refresh strategies: one module (or package) each, registered by the config model it reads.
+
+A strategy kind lives in two places only: its config model (config/strategies.py: its `kind`
+names and aliases, its options, its capabilities) and its strategy class (its status codes and
+how a batch becomes a commit). This registry joins them by type.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, get_args
 
+from lakefresh.config.strategies import StrategyBase, StrategyConfig
 from lakefresh.strategies.append import AppendStrategy
-from lakefresh.strategies.base import ChangeSet, StageContext, Strategy
+from lakefresh.strategies.base import ChangeSet, Dimension, GroupStaging, StageContext, Strategy
 from lakefresh.strategies.custom import CustomStrategy
 from lakefresh.strategies.full import FullStrategy
 from lakefresh.strategies.key import KeyStrategy
@@ -17,27 +23,38 @@ from lakefresh.strategies.snapshot import SnapshotStrategy
 from lakefresh.strategies.timestamp import TimestampStrategy
 
 if TYPE_CHECKING:
-    from lakefresh.config.strategies import StrategyConfig
+    from collections.abc import Callable
 
-STRATEGIES: dict[str, type] = {
-    "key": KeyStrategy,
-    "scd1": KeyStrategy,
-    "scd2": Scd2Strategy,
-    "append": AppendStrategy,
-    "none": AppendStrategy,
-    "full": FullStrategy,
-    "ledger": LedgerStrategy,
-    "snapshot": SnapshotStrategy,
-    "timestamp": TimestampStrategy,
-    "sequence": SequenceStrategy,
-    "custom": CustomStrategy,
+# config model -> the strategy that applies it; every model of the union has exactly one
+STRATEGIES: dict[type[StrategyBase], Callable[[Any], Strategy]] = {
+    cls.config_type: cls
+    for cls in (
+        KeyStrategy,
+        Scd2Strategy,
+        AppendStrategy,
+        FullStrategy,
+        LedgerStrategy,
+        SnapshotStrategy,
+        TimestampStrategy,
+        SequenceStrategy,
+        CustomStrategy,
+    )
 }
+assert set(STRATEGIES) == set(get_args(StrategyConfig)), "a strategy config without a strategy"
 
 
 def make_strategy(config: StrategyConfig) -> Strategy:
-    """The strategy for a config, by its `kind`."""
-    strategy: Strategy = STRATEGIES[config.kind](config)
-    return strategy
+    """The strategy for a config, by the config's model."""
+    return STRATEGIES[type(config)](config)
+
+
+def status_codes() -> dict[str, dict[str, str]]:
+    """Every kind's status codes and their meanings, by kind (aliases included)."""
+    return {
+        kind: cls.status_codes  # type: ignore[attr-defined]
+        for model, cls in STRATEGIES.items()
+        for kind in model.kinds()
+    }
 
 
 __all__ = [
@@ -45,7 +62,9 @@ __all__ = [
     "AppendStrategy",
     "ChangeSet",
     "CustomStrategy",
+    "Dimension",
     "FullStrategy",
+    "GroupStaging",
     "KeyStrategy",
     "LedgerStrategy",
     "Rebuild",
@@ -56,4 +75,5 @@ __all__ = [
     "Strategy",
     "TimestampStrategy",
     "make_strategy",
+    "status_codes",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.config.strategies import AppendStrategyConfig
 from lakefresh.strategies.base import ChangeSet, StageContext, stamped
@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
 class AppendStrategy:
     kind = "append"
+    config_type = AppendStrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {"N": "appended"}
     range_type = None
 
     def __init__(self, config: AppendStrategyConfig) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from lakefresh.columns import (
     BATCH_ID_COLUMN,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
     from lakefresh.config.strategies import DeleteRule
     from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.strategies.group import GroupChange, Member
 
 
 @dataclass
@@ -74,9 +75,18 @@ class ChangeSet:
 class Strategy(Protocol):
     """How a batch becomes one commit on the target."""
 
-    kind: str
-    # "timestamp" or "sequence" when batches own ranges of a column (effective ranges are kept).
-    range_type: str | None
+    @property
+    def kind(self) -> str:
+        """The kind's name (its config model's first `kind`)."""
+
+    @property
+    def status_codes(self) -> dict[str, str]:
+        """The codes `stage` gives batch rows (the `batches` table's counts), with meanings."""
+
+    @property
+    def range_type(self) -> str | None:
+        """ "timestamp" or "sequence" when batches own ranges of a column (effective ranges are
+        kept); None otherwise."""
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
         """Conditions that send a row to quarantine, with their reasons (e.g. a NULL key).
@@ -109,6 +119,22 @@ class Strategy(Protocol):
 
     def unique_keys(self) -> list[str]:
         """Columns that must be unique in the target (for the optional audit); [] for none."""
+
+
+@runtime_checkable
+class GroupStaging(Protocol):
+    """A strategy that can stage several pending batches of a table as one commit (backlog.py)."""
+
+    def stage_group(self, ctx: StageContext, batch: DataFrame, members: list[Member]) -> GroupChange:
+        """The group's one change set and each member's own counts (strategies/group.py)."""
+
+
+@runtime_checkable
+class Dimension(Protocol):
+    """A strategy whose table facts look surrogate keys up in (lookups.py)."""
+
+    def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
+        """Target-shaped rows for natural keys the table lacks (early-arriving facts)."""
 
 
 def data_columns(df: DataFrame) -> list[str]:

@@ -13,7 +13,7 @@ D target rows deleted (counted before the commit; the audit checks the staged sn
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.columns import BATCH_ID_COLUMN, STATUS_COLUMN
 from lakefresh.config.expressions import parse_row_pure
@@ -35,6 +35,12 @@ if TYPE_CHECKING:
 
 class CustomStrategy:
     kind = "custom"
+    config_type = CustomStrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {
+        "N": "appended",
+        "F": "left out by append_filter",
+        "D": "target rows deleted",
+    }
     range_type = None
 
     def __init__(self, config: CustomStrategyConfig) -> None:

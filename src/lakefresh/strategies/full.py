@@ -8,7 +8,7 @@ snapshot is retained (Iceberg's `history.expire.*` properties and `expire_snapsh
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.config.strategies import FullStrategyConfig
 from lakefresh.strategies.base import ChangeSet, StageContext, stamped
@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 class FullStrategy:
     kind = "full"
+    config_type = FullStrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {"N": "loaded"}
     range_type = None
 
     def __init__(self, config: FullStrategyConfig) -> None:

@@ -27,7 +27,7 @@ Target system columns: `_lf_hash`, `_lf_updated_at` (the record's date), `_lf_ba
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.columns import (
     BATCH_ID_COLUMN,
@@ -68,6 +68,15 @@ WRITES = ("N", "C", "D")
 
 class KeyStrategy:
     kind = "key"
+    config_type = KeyStrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {
+        "N": "new key",
+        "C": "changed",
+        "U": "unchanged",
+        "S": "unchanged, more recent date",
+        "O": "older than the stored record (ignored)",
+        "D": "deleted",
+    }
     range_type = None
 
     def __init__(self, config: KeyStrategyConfig) -> None:

@@ -15,7 +15,7 @@ The others count as `duplicates`. NULL keys and NULL event times go to quarantin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, RECORD_COLUMN
 from lakefresh.config.strategies import LedgerStrategyConfig
@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 class LedgerStrategy:
     kind = "ledger"
+    config_type = LedgerStrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {"N": "appended", "K": "key already in the ledger (ignored)"}
     range_type = None
 
     def __init__(self, config: LedgerStrategyConfig) -> None:

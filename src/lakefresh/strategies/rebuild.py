@@ -25,6 +25,7 @@ class Rebuild:
     def __init__(self, inner: Strategy) -> None:
         self.inner = inner
         self.kind = inner.kind
+        self.status_codes = inner.status_codes
         self.range_type = inner.range_type
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:

@@ -4,7 +4,7 @@ increasing numeric column, inclusive (see `lakefresh.strategies.replace`). NULLs
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.config.strategies import SequenceStrategyConfig
 from lakefresh.errors import SchemaError
@@ -17,6 +17,11 @@ if TYPE_CHECKING:
 
 class SequenceStrategy(RangeReplace):
     kind = "sequence"
+    config_type = SequenceStrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {
+        "N": "appended",
+        "D": "target rows in the batch's range, replaced",
+    }
     range_type = "sequence"
     config: SequenceStrategyConfig
 

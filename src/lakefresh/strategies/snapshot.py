@@ -31,7 +31,7 @@ The current state (the latest row of every live key) is `current_state(log)`, ex
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.columns import BATCH_ID_COLUMN, SYSTEM_PREFIX
 from lakefresh.config.strategies import SnapshotStrategyConfig
@@ -88,6 +88,13 @@ def current_state(log: DataFrame, cfg: SnapshotStrategyConfig) -> DataFrame:
 
 class SnapshotStrategy:
     kind = "snapshot"
+    config_type = SnapshotStrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {
+        "+A": "appeared",
+        "-R": "retracted",
+        "-C": "corrected from",
+        "+C": "corrected to",
+    }
     range_type = None
 
     def __init__(self, config: SnapshotStrategyConfig) -> None:

@@ -8,7 +8,7 @@ type.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.config.strategies import TimestampStrategyConfig
 from lakefresh.errors import SchemaError
@@ -23,6 +23,11 @@ if TYPE_CHECKING:
 
 class TimestampStrategy(RangeReplace):
     kind = "timestamp"
+    config_type = TimestampStrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {
+        "N": "appended",
+        "D": "target rows in the batch's range, replaced",
+    }
     range_type = "timestamp"
     config: TimestampStrategyConfig
 

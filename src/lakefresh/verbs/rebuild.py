@@ -118,7 +118,7 @@ def rebuild(
     if verb != "reset" and not batches:
         raise ConfigError(f"{verb} needs the batches to {verb}: --batch B")
     control.ensure()
-    key = getattr(table.strategy, "surrogate_key", None)
+    key = table.strategy.surrogate()
     if key is not None and key.generator == "sequence":
         raise ConfigError(
             f"cannot {verb} {table.name!r}: rebuilding it would renumber its sequence surrogate "

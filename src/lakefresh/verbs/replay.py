@@ -31,9 +31,6 @@ if TYPE_CHECKING:
     from lakefresh.state.control import ControlTables
 
 FOLDER = "_lakefresh_replays"
-# Strategies for which a batch of only the corrected rows changes only those rows' keys (`scd2`
-# too, unless its batches are full snapshots).
-ADDITIVE = ("key", "scd1", "append", "none", "ledger")
 MARK = "#replay-"
 
 
@@ -65,12 +62,11 @@ def replay(
             f"table {table.name!r} reads a {table.source.kind} source: replay applies a corrected "
             "file, which needs a files source (reload a corrected batch instead)"
         )
-    kind = table.strategy.kind
-    if kind not in ADDITIVE and not (kind == "scd2" and not getattr(table.strategy, "full_snapshots", False)):
+    if not table.strategy.corrected_rows_alone():
         raise ConfigError(
-            f"table {table.name!r} uses strategy {kind!r}, for which a batch of a few corrected rows "
-            "would replace or retire the rest (a full snapshot, a range, a delete predicate): fix "
-            "the batch's file and reload it instead"
+            f"table {table.name!r} uses strategy {table.strategy.kind!r}, for which a batch of a "
+            "few corrected rows would replace or retire the rest (a full snapshot, a range, a "
+            "delete predicate): fix the batch's file and reload it instead"
         )
     name = config.qualified(table)
     control.ensure()

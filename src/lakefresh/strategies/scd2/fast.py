@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import StageContext, hashdiff, materialize
-from lakefresh.strategies.scd2_events import DEL, SEEN, SEQ, SRC
+from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 
 if TYPE_CHECKING:
     from collections.abc import Callable

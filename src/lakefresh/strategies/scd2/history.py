@@ -1,0 +1,233 @@
+"""Steps 3-5 of `scd2` (the package's docstring): the touched keys' histories recomputed from all
+their events in sequence order, exactly as if every event had arrived at once, and compared with
+the stored versions. Each step is one function; `recompute` runs them in order."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_COLUMN, STATUS_COLUMN
+from lakefresh.lakehouse.sql import quote
+from lakefresh.strategies.base import hashdiff, last_row_first, materialize
+from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
+from lakefresh.strategies.scd2.fast import DIFF_EXTRA
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, WindowSpec
+
+    from lakefresh.config.strategies import Scd2StrategyConfig
+
+ROW_HASH = "_lf_row_hash"  # hash of every value but the sequence: a change of the row at all
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The columns a recomputation works with."""
+
+    config: Scd2StrategyConfig
+    all_columns: list[str]  # the batch's and the stored versions' data columns
+    tracked: list[str]  # whose change opens a version
+    data_hash: list[str]  # whose change is a change of the row (all values but sequence_by)
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.config.keys)
+
+    @property
+    def values(self) -> list[str]:
+        return [c for c in self.all_columns if c not in self.config.keys]
+
+
+def recompute(
+    shape: Shape, events: DataFrame, stored: DataFrame | None
+) -> tuple[DataFrame, list[tuple[int, str, int]]]:
+    """Steps 3-5 for the keys of `events`. Returns the change rows (versions plus the fast
+    path's DIFF_EXTRA columns) and the batch rows' counts by (source, status code)."""
+    points = one_event_per_point(shape, events)  # 3.
+    marked = in_sequence_order(shape, points)  # 4.
+    versions = versions_of(shape, marked)
+    coded = batch_row_codes(shape, marked)
+    return against_stored(shape, versions, stored), coded  # 5.
+
+
+def _by_key(shape: Shape) -> list[Column]:
+    from pyspark.sql import functions as F
+
+    return [F.col(quote(k)) for k in shape.keys]
+
+
+def _in_order(shape: Shape) -> WindowSpec:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    return Window.partitionBy(*_by_key(shape)).orderBy(F.col(SEQ))
+
+
+def one_event_per_point(shape: Shape, events: DataFrame) -> DataFrame:
+    """3. One event per key and sequence value: the batch's over what is stored, then the last
+    row (by file, then record). Each kept event carries what was stored at its point, if
+    anything (`_lf_was*`), to judge the batch row against what it replaces."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    by_key = _by_key(shape)
+    last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(*last_row_first(F.col(SRC).desc()))
+    same_point = Window.partitionBy(*by_key, F.col(SEQ))
+    stored_here = F.col(SRC) == 0
+
+    def stored_at_point(column: Column) -> Column:
+        return F.max(F.when(stored_here, column)).over(same_point)
+
+    hashed = events.select(
+        *[F.col(quote(c)) for c in shape.all_columns],
+        F.col(SEQ),
+        F.col(DEL),
+        F.col(SRC),
+        F.col(FILE_COLUMN),
+        F.col(RECORD_COLUMN),
+        F.when(~F.col(DEL), hashdiff(shape.tracked)).alias(HASH_COLUMN),
+        F.when(~F.col(DEL), hashdiff(shape.data_hash)).alias(ROW_HASH),
+    )
+    ranked = (
+        hashed.withColumn("_lf_rank", F.row_number().over(last_first))
+        .withColumn("_lf_was", stored_at_point(F.lit(True)))
+        .withColumn("_lf_was_del", stored_at_point(F.col(DEL)))
+        .withColumn("_lf_was_hash", stored_at_point(F.col(HASH_COLUMN)))
+        .withColumn("_lf_was_row", stored_at_point(F.col(ROW_HASH)))
+    )
+    return ranked.filter(F.col("_lf_rank") == 1).drop("_lf_rank", FILE_COLUMN, RECORD_COLUMN)
+
+
+def in_sequence_order(shape: Shape, points: DataFrame) -> DataFrame:
+    """4a. Each key's events in sequence order, marked: where a version opens (a row after
+    nothing, a delete or another tracked hash), where one closes (a delete after a row), the
+    version an event belongs to and the next boundary after it. Materialized: the versions and
+    the status codes both read it."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    in_order = _in_order(shape)
+    after = in_order.rowsBetween(1, Window.unboundedFollowing)
+    prev_del = F.lag(F.col(DEL)).over(in_order)
+    prev_hash = F.lag(F.col(HASH_COLUMN)).over(in_order)
+    is_row = ~F.col(DEL)
+    opens = is_row & (prev_del.isNull() | prev_del | (prev_hash != F.col(HASH_COLUMN)))
+    closes = F.col(DEL) & prev_del.isNotNull() & ~prev_del
+    marked = points.withColumn("_lf_opens", opens).withColumn("_lf_closes", closes)
+    boundary = F.col("_lf_opens") | F.col("_lf_closes")
+    marked = (
+        marked.withColumn("_lf_version", F.sum(F.col("_lf_opens").cast("int")).over(in_order))
+        .withColumn("_lf_to", F.first(F.when(boundary, F.col(SEQ)), ignorenulls=True).over(after))
+        .withColumn("_lf_to_delete", F.first(F.when(boundary, F.col(DEL)), ignorenulls=True).over(after))
+        .withColumn("_lf_prev_row_hash", F.lag(F.col(ROW_HASH)).over(in_order))
+        .withColumn("_lf_prev_del", prev_del)
+        .withColumn(
+            "_lf_stored_max",
+            F.max(F.when(F.col(SRC) == 0, F.col(SEQ))).over(Window.partitionBy(*_by_key(shape))),
+        )
+    )
+    return materialize(marked)
+
+
+def versions_of(shape: Shape, marked: DataFrame) -> DataFrame:
+    """4b. The recomputed versions. Every event belongs to the version open at its time (deletes
+    to the version they close or follow; those before a key's first row to its first version).
+    A key with deletes only keeps them in a tombstone: valid_from = valid_to = its first delete."""
+    from pyspark.sql import functions as F
+
+    cfg = shape.config
+    vf, vt, cur = cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column
+    is_row = ~F.col(DEL)
+    last_row = F.struct(
+        F.col(SEQ).alias("_lf_at"),
+        *[F.col(quote(c)) for c in shape.values],
+        F.col(HASH_COLUMN),
+        F.col("_lf_to"),
+        F.col("_lf_to_delete"),
+    )
+    version = F.greatest(F.col("_lf_version"), F.lit(1)).alias("_lf_v")
+    events = F.array_sort(F.collect_list(F.struct(F.col(SEQ).alias("seq"), F.col(DEL).alias("del"))))
+    versions = marked.groupBy(*_by_key(shape), version).agg(
+        F.min(F.when(is_row, F.col(SEQ))).alias("_lf_from"),
+        F.min(F.col(SEQ)).alias("_lf_first"),
+        events.alias(SEEN),
+        F.max(F.when(is_row, last_row)).alias("_lf_last"),
+    )
+    tombstone = F.col("_lf_from").isNull()
+    deleted = tombstone | F.coalesce(F.col("_lf_last._lf_to_delete"), F.lit(False))
+    return versions.select(
+        *_by_key(shape),
+        *[F.col("_lf_last").getField(c).alias(c) for c in shape.values],
+        F.coalesce(F.col("_lf_from"), F.col("_lf_first")).alias(vf),
+        F.when(tombstone, F.col("_lf_first")).otherwise(F.col("_lf_last._lf_to")).alias(vt),
+        (~tombstone & F.col("_lf_last._lf_to").isNull()).alias(cur),
+        *([deleted.alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
+        F.col(f"_lf_last.{HASH_COLUMN}").alias(HASH_COLUMN),
+        F.col(SEEN),
+    )
+
+
+def batch_row_codes(shape: Shape, marked: DataFrame) -> list[tuple[int, str, int]]:
+    """The batch rows' status codes (the strategy's table), counted by (source, code). A code
+    looks at the stored events around its row, so the batch's rows are picked after it."""
+    from pyspark.sql import functions as F
+
+    prev_del = F.col("_lf_prev_del")
+    was, was_del = F.col("_lf_was").isNotNull(), F.coalesce(F.col("_lf_was_del"), F.lit(False))
+    same_tracked = F.col(HASH_COLUMN) == F.col("_lf_was_hash")
+    status = (
+        # a batch event where one is stored: judged against what it replaces
+        F.when(was & F.col(DEL) & was_del, F.lit("U"))
+        .when(was & ~F.col(DEL) & same_tracked & (F.col(ROW_HASH) == F.col("_lf_was_row")), F.lit("U"))
+        .when(was & ~F.col(DEL) & same_tracked, F.lit("T"))
+        .when(F.col(DEL) & F.col("_lf_closes"), F.lit("D"))
+        .when(F.col(DEL), F.lit("U"))
+        .when(F.col("_lf_stored_max").isNotNull() & (F.col(SEQ) < F.col("_lf_stored_max")), F.lit("L"))
+        .when(F.col("_lf_opens") & (prev_del.isNull() | prev_del), F.lit("N"))
+        .when(F.col("_lf_opens"), F.lit("C"))
+        .when(F.col(ROW_HASH) != F.col("_lf_prev_row_hash"), F.lit("T"))
+        .otherwise(F.lit("U"))
+    )
+    coded_rows = marked.withColumn("_lf_code", status).filter(F.col(SRC) >= 1)
+    by_code = coded_rows.groupBy(SRC, "_lf_code").count().collect()
+    return [(int(source), str(code), int(n)) for source, code, n in by_code]
+
+
+def against_stored(shape: Shape, recomputed: DataFrame, stored: DataFrame | None) -> DataFrame:
+    """5. The recomputed versions against the stored ones on (key, valid_from): new versions to
+    insert (I), changed ones to update (U), vanished ones to delete (D); equal ones drop out."""
+    from pyspark.sql import functions as F
+
+    cfg = shape.config
+    keys, vf = shape.keys, cfg.valid_from_column
+    sk = cfg.surrogate_key
+    fingerprint = [c for c in recomputed.columns if c not in keys and c != vf]
+    mine = recomputed.select(
+        *[F.col(quote(c)) for c in recomputed.columns],
+        hashdiff(fingerprint).alias("_lf_fp"),
+        F.lit(True).alias("_lf_mine"),
+    )
+    if stored is not None:
+        stored_sk = sk is not None and sk.column in stored.columns
+        theirs = stored.select(
+            *[F.col(quote(k)) for k in keys],
+            F.col(quote(vf)),
+            hashdiff([c for c in fingerprint if c in stored.columns]).alias("_lf_their_fp"),
+            F.col(BATCH_ID_COLUMN).alias("_lf_their_batch"),
+            (F.col(quote(sk.column)) if sk and stored_sk else F.lit(None).cast("long")).alias("_lf_their_sk"),
+        )
+        diff = mine.join(theirs, on=[*keys, vf], how="full_outer")
+    else:
+        diff = (
+            mine.withColumn("_lf_their_fp", F.lit(None).cast("binary"))
+            .withColumn("_lf_their_batch", F.lit(None).cast("string"))
+            .withColumn("_lf_their_sk", F.lit(None).cast("long"))
+        )
+    op = (
+        F.when(F.col("_lf_mine").isNull(), F.lit("D"))
+        .when(F.col("_lf_their_fp").isNull(), F.lit("I"))
+        .when(F.col("_lf_fp") != F.col("_lf_their_fp"), F.lit("U"))
+    )
+    diff = diff.withColumn(STATUS_COLUMN, op).filter(F.col(STATUS_COLUMN).isNotNull())
+    return diff.select(*[F.col(quote(c)) for c in recomputed.columns], *DIFF_EXTRA)

@@ -1,0 +1,320 @@
+"""The `scd2` strategy (see the package's docstring for the steps a batch goes through)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_COLUMN, STATUS_COLUMN
+from lakefresh.config.strategies import Scd2StrategyConfig
+from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.lakehouse.sql import quote
+from lakefresh.strategies.base import (
+    ChangeSet,
+    StageContext,
+    broadcast_if_small,
+    counts_and_superseded,
+    data_columns,
+    delete_flag,
+    is_temporal,
+    materialize,
+    null_key_problems,
+    require_columns,
+)
+from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC, decode, encode, stored_as_text
+from lakefresh.strategies.scd2.fast import fast_changes, fast_path_enabled
+from lakefresh.strategies.scd2.history import Shape, recompute
+from lakefresh.strategies.scd2.surrogate import follow_versions
+from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
+
+
+class Scd2Strategy:
+    kind = "scd2"
+    config_type = Scd2StrategyConfig
+    status_codes: ClassVar[dict[str, str]] = {
+        "N": "opens a key (first version, or after a delete)",
+        "C": "tracked change: opens a version",
+        "T": "untracked change: version updated in place",
+        "U": "nothing changed",
+        "D": "delete that closed a version",
+        "L": "late: slotted into history",
+    }
+    range_type = None
+
+    def __init__(self, config: Scd2StrategyConfig) -> None:
+        self.config = config
+
+    def unique_keys(self) -> list[str]:
+        return [*self.config.keys, self.config.valid_from_column]
+
+    def system_columns(self) -> list[str]:
+        cfg = self.config
+        out = [cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column]
+        out += [cfg.soft_delete_column] if cfg.soft_delete_column else []
+        sk = cfg.surrogate_key
+        return out + ([sk.column, sk.inferred_column] if sk else [])
+
+    def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        return null_key_problems(df, self.config.keys, self.config.sequence_by, "sequence_by")
+
+    def tracked(self, columns: list[str]) -> list[str]:
+        cfg = self.config
+        if cfg.track is not None:
+            return [c for c in cfg.track if c in columns]
+        skip = {*cfg.keys, *cfg.track_except, cfg.sequence_by, cfg.delete.column if cfg.delete else None}
+        return [c for c in columns if c not in skip]
+
+    def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        cfg = self.config
+        keys = list(cfg.keys)
+        require_columns(batch, keys, "key column(s)")
+        if cfg.sequence_by:
+            require_columns(batch, [cfg.sequence_by], "sequence_by")
+        system = set(self.system_columns())
+        columns = [c for c in data_columns(batch) if c not in system]
+        new = self._batch_events(ctx, batch, columns)
+        total = ctx.rows_of(batch)
+        target = ctx.target() if ctx.target_exists else None
+        as_text = self._events_as_text(None if target is None else target.schema)
+
+        # 1. the touched keys; 2. their stored versions (back as events further down)
+        stored = None
+        stored_data: list[str] = []
+        if target is not None:
+            touched = batch.select(*[quote(k) for k in keys]).distinct()
+            if cfg.full_snapshots:
+                absent, retired = self._retirements(ctx, batch, target, touched)
+                new = new.unionByName(retired, allowMissingColumns=True)
+                touched = touched.unionByName(absent).distinct()
+            stored = self._stored_versions(ctx, target, touched, total, as_text)
+            stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
+        all_columns = columns + [c for c in stored_data if c not in columns]
+        values = [c for c in all_columns if c not in keys]
+        shape = Shape(cfg, all_columns, self.tracked(all_columns), self._data_hash(values))
+
+        # keys with one batch event newer than all they hold (on a first load: one row) are
+        # written without recomputing; the other keys go on to steps 2-5
+        fast = None
+        if fast_path_enabled(ctx):
+            with_stored = new if stored is None else self._with_rows_back(new, stored, stored_data)
+            fast = fast_changes(cfg, new, stored, with_stored.schema, values, shape.tracked, shape.data_hash)
+        general_stored = stored
+        if fast is not None:
+            new = new.join(fast.keys, on=keys, how="left_anti")
+            if stored is not None:
+                general_stored = stored.join(fast.keys, on=keys, how="left_anti")
+        # with no other key touched (no retirements either), the fast path wrote the whole batch
+        retirements = cfg.full_snapshots and ctx.target_exists
+        coded: list[tuple[int, str, int]] = []
+        if fast is not None and fast.batch_rows == total and not retirements:
+            diff = fast.rows
+        else:
+            events = new if general_stored is None else self._with_rows_back(new, general_stored, stored_data)
+            diff, coded = recompute(shape, events, general_stored)  # 3-5
+            if fast is not None:
+                diff = diff.unionByName(fast.rows)
+        counts: dict[str, int] = dict(fast.counts) if fast is not None else {}
+        for _, code, n in coded:
+            counts[code] = counts.get(code, 0) + n
+        # the batch rows that lost to a later row of theirs on the same key and sequence value
+        handled = sum(n for source, _, n in coded if source == 1) + (fast.batch_rows if fast else 0)
+        change = self._change_set(ctx, shape, diff, stored, as_text)
+        change.counts, change.record_count, change.duplicates = counts, total, total - handled
+        return change
+
+    def _batch_events(self, ctx: StageContext, batch: DataFrame, columns: list[str]) -> DataFrame:
+        """The batch's rows as events: their values, sequence value (`sequence_by`, else the batch
+        time), whether each is a delete, and where it came from."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        seq = F.col(quote(cfg.sequence_by)) if cfg.sequence_by else F.lit(ctx.batch_time).cast("timestamp")
+        return batch.select(
+            *[F.col(quote(c)) for c in columns],
+            seq.alias(SEQ),
+            delete_flag(cfg.delete).alias(DEL),
+            F.lit(1).alias(SRC),
+            F.col(FILE_COLUMN),
+            F.col(RECORD_COLUMN),
+        )
+
+    def _retirements(
+        self, ctx: StageContext, batch: DataFrame, target: DataFrame, touched: DataFrame
+    ) -> tuple[DataFrame, DataFrame]:
+        """1. With full snapshots, the keys with a live current version that the batch lacks, and
+        a delete event for each: at the batch time in the sequence's own type (a date sequence:
+        the batch time's date); a numeric sequence retires at the batch's highest value."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        keys = list(cfg.keys)
+        sk = cfg.surrogate_key
+        live = F.col(quote(cfg.is_current_column))
+        if sk and sk.inferred_column in target.columns:  # skeletons wait for their record
+            live = live & ~F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
+        absent = target.filter(live).select(*[quote(k) for k in keys]).join(touched, on=keys, how="left_anti")
+        deletion_time = F.lit(ctx.batch_time).cast("timestamp")
+        if cfg.sequence_by:
+            seq_type = batch.schema[cfg.sequence_by].dataType
+            if is_temporal(seq_type):
+                deletion_time = deletion_time.cast(seq_type)
+            else:
+                deletion_time = F.lit(batch.agg(F.max(quote(cfg.sequence_by))).first()[0])  # type: ignore[index]
+        retired = absent.select(
+            *[F.col(quote(k)) for k in keys],
+            deletion_time.alias(SEQ),
+            F.lit(True).alias(DEL),
+            F.lit(2).alias(SRC),  # a batch event the batch did not send: never a duplicate
+            F.lit(None).cast("string").alias(FILE_COLUMN),
+            F.lit(None).cast("long").alias(RECORD_COLUMN),
+        )
+        return absent, retired
+
+    def _stored_versions(
+        self, ctx: StageContext, target: DataFrame, touched: DataFrame, total: int, as_text: bool
+    ) -> DataFrame:
+        """2. The touched keys' stored versions, their absorbed events decoded, materialized."""
+        from pyspark.sql import functions as F
+
+        touched = broadcast_if_small(ctx, touched, total)
+        rows = target.join(touched, on=list(self.config.keys), how="left_semi")
+        if as_text and SEEN in target.columns:
+            rows = rows.withColumn(
+                SEEN, decode(F.col(SEEN), target.schema[self.config.valid_from_column].dataType)
+            )
+        return materialize(rows)
+
+    def _change_set(
+        self, ctx: StageContext, shape: Shape, diff: DataFrame, stored: DataFrame | None, as_text: bool
+    ) -> ChangeSet:
+        """The change rows in the target's shape (surrogate keys given, events encoded),
+        materialized, with the audit's prediction and the rows of earlier batches they supersede."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        sk = cfg.surrogate_key
+        version_columns = [
+            *shape.keys,
+            *shape.values,
+            cfg.valid_from_column,
+            cfg.valid_to_column,
+            cfg.is_current_column,
+            *([cfg.soft_delete_column] if cfg.soft_delete_column else []),
+            HASH_COLUMN,
+            SEEN,
+        ]
+        own: list[str] = []
+        if sk:
+            stored_sk = stored is not None and sk.column in stored.columns
+            diff = follow_versions(cfg, ctx, diff, stored if stored_sk else None)
+            own = [sk.column, sk.inferred_column]
+        seq_type = diff.schema[SEEN].dataType.elementType["seq"].dataType  # type: ignore[attr-defined]
+        changes = materialize(
+            diff.select(
+                *[
+                    encode(F.col(SEEN), seq_type).alias(SEEN) if c == SEEN and as_text else F.col(quote(c))
+                    for c in version_columns
+                ],
+                *[F.col(quote(c)) for c in own],
+                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+                F.col(STATUS_COLUMN),
+                F.col("_lf_their_batch"),
+            )
+        )
+        # (skeletons belong to no batch)
+        ops, superseded = counts_and_superseded(changes, STATUS_COLUMN, "_lf_their_batch", ("U", "D"))
+        return ChangeSet(
+            rows=changes.drop("_lf_their_batch"),
+            expected_delta=ops.get("I", 0) - ops.get("D", 0),
+            written=ops.get("I", 0) + ops.get("U", 0),
+            superseded=superseded,
+        )
+
+    def _events_as_text(self, target: StructType | None) -> bool:
+        """Whether the target (its schema; None: not created yet) keeps `_lf_events` as text.
+        Tables it creates do (see events.py); older ones keep their array."""
+        return target is None or SEEN not in target.fieldNames() or stored_as_text(target[SEEN].dataType)
+
+    def _data_hash(self, values: list[str]) -> list[str]:
+        """The columns whose change is a change of the row: all values but `sequence_by`."""
+        return [c for c in values if c != self.config.sequence_by]
+
+    def _with_rows_back(self, new: DataFrame, stored: DataFrame, stored_data: list[str]) -> DataFrame:
+        """The batch's events and every event a stored version absorbed, back at its own sequence
+        value (kept in `_lf_events`): rows with the version's values, and deletes, so a late event
+        splits or closes the version exactly where a computation over all events would."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        point = F.explode(F.col(SEEN)).alias("_lf_point")
+        rows_back = stored.select(*[F.col(quote(c)) for c in stored_data], point).select(
+            *[
+                (
+                    F.col("_lf_point.seq").cast(stored.schema[c].dataType).alias(c)
+                    if c == cfg.sequence_by
+                    else F.col(quote(c))
+                )
+                for c in stored_data
+            ],
+            F.col("_lf_point.seq").alias(SEQ),
+            F.col("_lf_point.del").alias(DEL),
+            F.lit(0).alias(SRC),
+        )
+        return new.unionByName(rows_back, allowMissingColumns=True)
+
+    def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
+        """Target-shaped skeleton rows for natural keys the table lacks: `missing` holds the key
+        columns, any default values and `_lf_at`, the earliest time a fact needs the key at. A
+        skeleton is a current version from `_lf_at` that absorbed no event, so the key's real
+        events later replace it entirely; its first real version takes over its surrogate key."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        sk = cfg.surrogate_key
+        assert sk is not None
+        vf = cfg.valid_from_column
+        target = ctx.target().schema if ctx.target_exists else None
+        at_type = missing.schema["_lf_at"].dataType
+        if target is not None and vf in target.fieldNames():
+            at_type = target[vf].dataType
+        as_text = self._events_as_text(target)
+        rows = missing.withColumn(vf, F.col("_lf_at").cast(at_type))
+        start = largest_key(ctx, sk.column)
+        rows = with_surrogate_key(rows, sk, list(cfg.keys), F.lit(None), F.lit(True), start, also=(vf,))
+        events = f"array<struct<seq:{at_type.simpleString()},del:boolean>>"
+        return rows.select(
+            *[F.col(quote(c)) for c in missing.columns if not c.startswith("_lf_")],
+            F.col(quote(vf)),
+            F.lit(None).cast(at_type).alias(cfg.valid_to_column),
+            F.lit(True).alias(cfg.is_current_column),
+            *([F.lit(False).alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
+            F.col(quote(sk.column)),
+            F.lit(True).alias(sk.inferred_column),
+            F.lit(None).cast("binary").alias(HASH_COLUMN),
+            (F.lit("") if as_text else F.array().cast(events)).alias(SEEN),
+            F.lit(None).cast("string").alias(BATCH_ID_COLUMN),
+        )
+
+    def write(self, ctx: StageContext, change: ChangeSet) -> None:
+        from pyspark.sql import functions as F
+
+        columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
+        if not ctx.target_exists or not (change.written or change.expected_delta):
+            inserts = change.rows.filter(F.col(STATUS_COLUMN) == "I").select(*map(quote, columns))
+            ctx.backend.append(ctx.table, inserts)
+            return
+        ctx.backend.merge(
+            ctx.table,
+            change.rows,
+            MergeClauses(
+                keys=[*self.config.keys, self.config.valid_from_column],
+                update_columns=columns,
+                insert_columns=columns,
+                update_when=f"s.{STATUS_COLUMN} = 'U'",
+                delete_when=f"s.{STATUS_COLUMN} = 'D'",
+                insert_when=f"s.{STATUS_COLUMN} = 'I'",
+            ),
+        )

@@ -1,0 +1,48 @@
+"""Each strategy kind has one home: its config model (names, options, capabilities) and its
+strategy class (status codes, the commit), joined by a typed registry. No Spark needed."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from lakefresh.config.strategies import DIMENSION_KINDS, STRATEGY_KINDS, StrategyConfig
+from lakefresh.strategies import STRATEGIES, status_codes
+
+MODELS = get_args(StrategyConfig)
+
+
+def test_every_kind_a_pipeline_may_name_comes_from_the_config_union() -> None:
+    assert STRATEGY_KINDS == tuple(k for m in MODELS for k in m.kinds())
+    assert {"key", "scd1", "scd2", "append", "none", "full", "ledger", "snapshot"} <= set(STRATEGY_KINDS)
+    assert len(set(STRATEGY_KINDS)) == len(STRATEGY_KINDS)
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda m: m.kinds()[0])
+def test_every_config_model_has_one_strategy_with_its_status_codes(model: type) -> None:
+    strategy = STRATEGIES[model]
+    assert strategy.config_type is model  # type: ignore[attr-defined]
+    assert strategy.kind == model.kinds()[0]  # type: ignore[attr-defined]
+    codes = strategy.status_codes  # type: ignore[attr-defined]
+    assert codes and all(isinstance(v, str) and v for v in codes.values())
+
+
+def test_status_codes_by_kind_include_the_aliases() -> None:
+    codes = status_codes()
+    assert codes["scd1"] is codes["key"]
+    assert codes["none"] == {"N": "appended"}
+    assert set(codes["snapshot"]) == {"+A", "-R", "-C", "+C"}
+
+
+def test_capabilities_live_on_the_config_models() -> None:
+    assert DIMENSION_KINDS == ("key", "scd1", "scd2")
+    by_kind = {m.kinds()[0]: m for m in MODELS}
+    assert [k for k, m in by_kind.items() if m.change_log] == ["snapshot"]
+    key = by_kind["key"](kind="key", keys=["id"], history=True)
+    assert key.key_columns() == ["id"] and key.keeps_history() and key.corrected_rows_alone()
+    scd2 = by_kind["scd2"](kind="scd2", keys=["id"], full_snapshots=True)
+    assert scd2.validity_columns() == ("valid_from", "valid_to")
+    assert not scd2.corrected_rows_alone()  # a snapshot of a few rows would retire the rest
+    assert scd2.added_columns() == ["valid_from", "valid_to", "is_current"]
+    assert by_kind["append"](kind="append").key_columns() == []
