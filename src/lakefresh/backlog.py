@@ -62,6 +62,8 @@ def why_not(config: PipelineConfig, table: TableConfig, strategy: Strategy) -> s
     cfg = table.strategy
     if cfg.surrogate() or cfg.keeps_history():
         return "surrogate keys and history follow the commits"
+    if (options := cfg.one_batch_at_a_time()) is not None:
+        return options
     if table.transform is not None or table.lookups or table.rules:
         return "a transform, lookups or rules see one batch at a time"
     if write_mode.change_feed_readers(config, table):

@@ -23,7 +23,6 @@ from lakefresh.strategies.base import (
     broadcast_if_small,
     count_by,
     data_columns,
-    last_row_first,
     materialize,
     raise_stored_duplicates,
 )
@@ -196,7 +195,7 @@ def stage_key_group(strategy: Any, ctx: StageContext, batch: DataFrame, members:
     keys = list(strategy.config.keys)
     columns, rows = strategy.prepared(batch, member_column(members, "batch_time"), member_column(members))
     latest_first = Window.partitionBy(*[quote(k) for k in keys], F.col(SEQ_COLUMN)).orderBy(
-        *last_row_first(F.col(UPDATED_AT_COLUMN).desc())
+        *strategy.winner_first()
     )
     ranked = materialize(rows.withColumn("_lf_rank", F.row_number().over(latest_first)))
     read = ranked.count()
@@ -218,7 +217,7 @@ def stage_key_group(strategy: Any, ctx: StageContext, batch: DataFrame, members:
     else:
         kinds = {
             "_lf_t_hash": "binary",
-            "_lf_t_at": "timestamp",
+            "_lf_t_at": rows.schema[UPDATED_AT_COLUMN].dataType.simpleString(),
             "_lf_t_batch": "string",
             "_lf_t_exists": "boolean",
         }

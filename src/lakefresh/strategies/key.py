@@ -10,6 +10,10 @@ Every batch row gets a status against the stored record with the same key:
 | S    | unchanged, but with a more recent date                   | untouched  |
 | O    | older than the stored record                             | untouched  |
 | D    | a delete (marker column or condition) of a stored key    | deleted    |
+| R    | a stored key absent from a full snapshot                 | deleted    |
+| M    | a change of a stored key, `when_matched: ignore`         | untouched  |
+| X    | a new key, `when_not_matched: ignore`                    | untouched  |
+| T    | a delete of a key not stored, with `soft_delete_column`  | tombstone  |
 
 A stored row with no hash (written by another writer, or a skeleton row) is replaced by a batch
 row that is not older (C). A key stored twice stops the batch with an error naming the keys.
@@ -20,7 +24,16 @@ batch produced later wins and one produced earlier counts as O. A delete of
 a key the target does not hold changes nothing and counts as U; an older delete counts as O.
 
 Duplicate keys inside one batch: the row with the latest date wins; on equal dates, the row that
-comes last (by file name, then by record in the file). The others count as `duplicates`.
+comes last (by file name, then by record in the file; `dedupe: first` takes the first), or, with
+`dedupe: {by: column}`, the row with the highest (or lowest) value, ties to the first. The others
+count as `duplicates`. On equal dates across batches the later batch wins, as Hudi's ordering
+field and Databricks' sequence_by do ("the later write wins").
+
+Options (see KeyStrategyConfig): `soft_delete_column` keeps a deleted key as a tombstone (values
+NULL, the flag true, the delete's date), so an older row arriving later is O and never brings the
+key back, while a newer one does (C); `full_snapshots` deletes stored keys the batch lacks (R);
+`when_matched` (update, delete, ignore) and `when_not_matched` (insert, ignore) are a MERGE's
+clauses; `drop_columns` are read but not stored. A tombstone counts as not matched.
 
 Target system columns: `_lf_hash`, `_lf_updated_at` (the record's date), `_lf_batch_id`.
 """
@@ -38,7 +51,7 @@ from lakefresh.columns import (
     STATUS_COLUMN,
     UPDATED_AT_COLUMN,
 )
-from lakefresh.config.strategies import KeyStrategyConfig
+from lakefresh.config.strategies import DedupeBy, KeyStrategyConfig
 from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.functions import try_to_timestamp
 from lakefresh.lakehouse.sql import quote
@@ -63,7 +76,8 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 DELETE_FLAG = "_lf_delete"
-WRITES = ("N", "C", "D")
+WRITES = ("N", "C", "D", "R", "T")
+DEDUPE = "_lf_dedupe"  # the dedupe column's value, while a key's winning row is picked
 
 
 class KeyStrategy:
@@ -76,6 +90,10 @@ class KeyStrategy:
         "S": "unchanged, more recent date",
         "O": "older than the stored record (ignored)",
         "D": "deleted",
+        "R": "absent from the full snapshot: deleted",
+        "M": "matched, left alone (when_matched: ignore)",
+        "X": "not matched, left alone (when_not_matched: ignore)",
+        "T": "a delete of a key not stored: its tombstone is kept (soft_delete_column)",
     }
     range_type = None
 
@@ -95,13 +113,13 @@ class KeyStrategy:
         cfg = self.config
         sk = cfg.surrogate_key
         columns, rows = self.prepared(batch, F.lit(ctx.batch_time), F.lit(ctx.batch_id))
-        latest_first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(
-            *last_row_first(F.col(UPDATED_AT_COLUMN).desc())
-        )
+        latest_first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(*self.winner_first())
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
 
         stored_sk = F.lit(None).cast("long")
         stored_inferred = F.lit(False)
+        stored_deleted = F.lit(False)
+        soft = cfg.soft_delete_column
         batch_rows = ctx.rows_of(batch) if ctx.target_exists else 0
         if ctx.target_exists:
             stored_columns = set(ctx.target().columns)
@@ -109,6 +127,8 @@ class KeyStrategy:
                 stored_sk = F.col(quote(sk.column))
             if sk and sk.inferred_column in stored_columns:
                 stored_inferred = F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
+            if soft and soft in stored_columns:
+                stored_deleted = F.coalesce(F.col(quote(soft)), F.lit(False))
             # Only the key, hash and date columns of the target are read, and the batch's keys
             # are broadcast into that scan (unless the batch is too large to broadcast), so the
             # target is not shuffled. The keys come from the batch itself, not from `ranked`,
@@ -126,6 +146,7 @@ class KeyStrategy:
                     F.lit(True).alias("_lf_t_exists"),
                     stored_sk.alias("_lf_t_sk"),
                     stored_inferred.alias("_lf_t_inferred"),
+                    stored_deleted.alias("_lf_t_deleted"),
                 )
                 .join(batch_keys, on=list(cfg.keys), how="left_semi")
             )
@@ -133,32 +154,43 @@ class KeyStrategy:
         else:
             joined = (
                 ranked.withColumn("_lf_t_hash", F.lit(None).cast("binary"))
-                .withColumn("_lf_t_at", F.lit(None).cast("timestamp"))
+                .withColumn("_lf_t_at", F.lit(None).cast(rows.schema[UPDATED_AT_COLUMN].dataType))
                 .withColumn("_lf_t_batch", F.lit(None).cast("string"))
                 .withColumn("_lf_t_exists", F.lit(None).cast("boolean"))
                 .withColumn("_lf_t_sk", stored_sk)
                 .withColumn("_lf_t_inferred", stored_inferred)
+                .withColumn("_lf_t_deleted", stored_deleted)
             )
         new, at, old_at = (
             F.col("_lf_t_exists").isNull(),
             F.col(UPDATED_AT_COLUMN),
             F.col("_lf_t_at"),
         )
+        tombstone, deletes = F.col("_lf_t_deleted"), F.col(DELETE_FLAG)
+        inserted = F.lit("N" if cfg.when_not_matched == "insert" else "X")
+        changed = F.lit({"update": "C", "delete": "D", "ignore": "M"}[cfg.when_matched])
         status = (
             F.when(F.col("_lf_rank") > 1, F.lit("dup"))
-            .when(new & F.col(DELETE_FLAG), F.lit("U"))
-            .when(new, F.lit("N"))
+            .when(new & deletes, F.lit("T" if soft else "U"))
+            .when(new, inserted)
             .when(at < old_at, F.lit("O"))
-            .when(F.col(DELETE_FLAG), F.lit("D"))
+            .when(deletes & tombstone, F.lit("U"))
+            .when(deletes, F.lit("D"))
+            # a tombstone is not matched: a newer row brings the key back (an update of its row)
+            .when(tombstone, F.lit("C" if cfg.when_not_matched == "insert" else "X"))
+            .when(F.lit(cfg.when_matched == "delete"), F.lit("D"))
             .when(F.col("_lf_t_inferred"), F.lit("C"))  # a skeleton row gets its real values
             # a row another writer stored has no hash: the batch's values replace it
-            .when(F.col("_lf_t_hash").isNull(), F.lit("C"))
-            .when(F.col(HASH_COLUMN) != F.col("_lf_t_hash"), F.lit("C"))
+            .when(F.col("_lf_t_hash").isNull(), changed)
+            .when(F.col(HASH_COLUMN) != F.col("_lf_t_hash"), changed)
             .when(at > old_at, F.lit("S"))
             .otherwise(F.lit("U"))
         )
         target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
         joined = joined.withColumn(STATUS_COLUMN, status)
+        if soft:
+            joined = self._tombstones(joined, columns)
+            target_columns.insert(len(columns), soft)
         if sk:
             start = largest_key(ctx, sk.column)
             writes = F.col(STATUS_COLUMN).isin("N", "C")
@@ -172,27 +204,98 @@ class KeyStrategy:
                 F.col("_lf_t_batch"),
             )
         )
+        if cfg.full_snapshots and ctx.target_exists:
+            staged = materialize(
+                staged.unionByName(self._retired(ctx, batch, ctx.target(), rows), allowMissingColumns=True)
+            )
         # one pass: counts per status and, for changed or deleted rows, per batch that wrote the
         # stored row (it no longer owns it)
-        counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", "D"))
+        counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", "D", "R"))
         duplicates = counts.pop("dup", 0)
-        if ctx.target_exists and sum(counts.values()) + duplicates > batch_rows:
+        read = sum(n for code, n in counts.items() if code != "R") + duplicates
+        if ctx.target_exists and read > batch_rows:
             # a key stored twice joined its batch row twice: another writer broke the table
             raise_stored_duplicates(ctx, cfg.keys, batch)
+        removed = 0 if soft else counts.get("D", 0) + counts.get("R", 0)
         return ChangeSet(
             rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
             counts=counts,
-            record_count=sum(counts.values()) + duplicates,
+            record_count=read,
             duplicates=duplicates,
-            expected_delta=counts.get("N", 0) - counts.get("D", 0),
-            written=counts.get("N", 0) + counts.get("C", 0),
+            expected_delta=counts.get("N", 0) + counts.get("T", 0) - removed,
+            written=sum(counts.get(code, 0) for code in WRITES) - removed,
             superseded=superseded,
         )
 
+    def winner_first(self) -> list[Column]:
+        """Window order putting a key's winning row of a batch first: the latest date, then by
+        `dedupe` (the last row by file and record, the first, or a column's value)."""
+        from pyspark.sql import functions as F
+
+        at = F.col(UPDATED_AT_COLUMN).desc()
+        first = [F.col(FILE_COLUMN).asc_nulls_last(), F.col(RECORD_COLUMN).asc_nulls_last()]
+        dedupe = self.config.dedupe
+        if dedupe == "last":
+            return last_row_first(at)
+        if dedupe == "first":
+            return [at, *first]
+        value = F.col(DEDUPE)
+        return [at, value.desc_nulls_last() if dedupe.order == "desc" else value.asc_nulls_last(), *first]
+
+    def _tombstones(self, joined: DataFrame, columns: list[str]) -> DataFrame:
+        """With `soft_delete_column`: a deleting row (D, or R) becomes its key's tombstone, with
+        NULL values and no hash (so any newer row changes it); other rows are live."""
+        from pyspark.sql import functions as F
+
+        soft = self.config.soft_delete_column
+        assert soft is not None
+        dead = F.col(STATUS_COLUMN).isin("D", "R", "T")
+        values = [c for c in columns if c not in self.config.keys]
+        out = joined.withColumn(soft, dead)
+        for c in [*values, HASH_COLUMN]:
+            out = out.withColumn(c, F.when(~dead, F.col(quote(c))))
+        return out
+
+    def _retired(self, ctx: StageContext, batch: DataFrame, target: DataFrame, rows: DataFrame) -> DataFrame:
+        """With `full_snapshots`: the stored live keys the batch lacks, each as a row that deletes
+        it (R), at the batch time (a numeric date: the batch's highest), with the batch that
+        wrote it."""
+        from pyspark.sql import functions as F
+        from pyspark.sql import types as T
+
+        cfg = self.config
+        keys = list(cfg.keys)
+        live = target
+        if cfg.soft_delete_column and cfg.soft_delete_column in target.columns:
+            live = target.filter(~F.coalesce(F.col(quote(cfg.soft_delete_column)), F.lit(False)))
+        sk = cfg.surrogate_key
+        if sk and sk.inferred_column in target.columns:  # skeletons wait for their record
+            live = live.filter(~F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False)))
+        present = batch.select(*[quote(k) for k in keys]).distinct()
+        retired = live.select(
+            *[F.col(quote(k)) for k in keys],
+            *([F.col(quote(sk.column))] if sk and sk.column in target.columns else []),
+            F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
+        ).join(present, on=keys, how="left_anti")
+        at = F.lit(ctx.batch_time).cast("timestamp")
+        if isinstance(rows.schema[UPDATED_AT_COLUMN].dataType, T.NumericType):
+            at = F.lit(rows.agg(F.max(UPDATED_AT_COLUMN)).first()[0])  # type: ignore[index]
+        retired = retired.select(
+            "*",
+            at.alias(UPDATED_AT_COLUMN),
+            F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+            F.lit("R").alias(STATUS_COLUMN),
+        )
+        if cfg.soft_delete_column:
+            retired = retired.withColumn(cfg.soft_delete_column, F.lit(True))
+        return retired
+
     def prepared(self, batch: DataFrame, batch_time: Column, batch_id: Column) -> tuple[list[str], DataFrame]:
         """The batch's columns, and its rows with the hash, the record's date (`date_column`, or
-        `batch_time`), `batch_id`, the delete flag and the provenance that orders duplicates."""
+        `batch_time`; a numeric `date_column` stays a number), `batch_id`, the delete flag and
+        the provenance that orders duplicates."""
         from pyspark.sql import functions as F
+        from pyspark.sql import types as T
 
         cfg = self.config
         require_columns(batch, cfg.keys, "key column(s)")
@@ -200,6 +303,7 @@ class KeyStrategy:
             require_columns(batch, [cfg.date_column], "date_column")
         sk = cfg.surrogate_key
         own = {sk.column, sk.inferred_column} if sk else set()
+        own |= {*cfg.drop_columns, *([cfg.soft_delete_column] if cfg.soft_delete_column else [])}
         columns = [c for c in data_columns(batch) if c not in own]
         hashed = [
             c
@@ -209,11 +313,18 @@ class KeyStrategy:
             and c != cfg.date_column
             and c != (cfg.delete.column if cfg.delete else None)
         ]
-        record_date = (
-            try_to_timestamp(F.col(quote(cfg.date_column)))
-            if cfg.date_column
-            else batch_time.cast("timestamp")
-        )
+        dedupe = [F.col(quote(cfg.dedupe.by)).alias(DEDUPE)] if isinstance(cfg.dedupe, DedupeBy) else []
+        record_date = batch_time.cast("timestamp")
+        if cfg.date_column:
+            date = F.col(quote(cfg.date_column))
+            kind = batch.schema[cfg.date_column].dataType
+            # a sequence number orders as itself (Databricks' sequence_by, Hudi's ordering field)
+            if isinstance(kind, T.IntegralType):
+                record_date = date.cast("long")
+            elif isinstance(kind, T.NumericType):
+                record_date = date.cast("double")
+            else:
+                record_date = try_to_timestamp(date)
         rows = batch.select(
             *[F.col(quote(c)) for c in columns],
             hashdiff(hashed).alias(HASH_COLUMN),
@@ -223,6 +334,7 @@ class KeyStrategy:
             F.col(FILE_COLUMN),
             F.col(RECORD_COLUMN),
             *([F.col(SEQ_COLUMN)] if SEQ_COLUMN in batch.columns else []),
+            *dedupe,
         )
         return columns, rows
 
@@ -257,10 +369,11 @@ class KeyStrategy:
 
         columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
         writes = sum(change.counts.get(code, 0) for code in WRITES)
+        soft = self.config.soft_delete_column is not None
         if writes == 0 or not ctx.target_exists:
             # A new table takes only inserts. A batch that changes nothing still commits (an
             # empty append), so its id is in the lineage and it is never applied again.
-            inserts = change.rows.filter(F.col(STATUS_COLUMN) == "N").select(*map(quote, columns))
+            inserts = change.rows.filter(F.col(STATUS_COLUMN).isin("N", "T")).select(*map(quote, columns))
             ctx.backend.append(ctx.table, inserts)
             return
         ctx.backend.merge(
@@ -270,9 +383,9 @@ class KeyStrategy:
                 keys=list(self.config.keys),
                 update_columns=columns,
                 insert_columns=columns,
-                update_when=f"s.{STATUS_COLUMN} = 'C'",
-                delete_when=f"s.{STATUS_COLUMN} = 'D'",
-                insert_when=f"s.{STATUS_COLUMN} = 'N'",
+                update_when=f"s.{STATUS_COLUMN} IN ('C', 'D', 'R')" if soft else f"s.{STATUS_COLUMN} = 'C'",
+                delete_when=None if soft else f"s.{STATUS_COLUMN} IN ('D', 'R')",
+                insert_when=f"s.{STATUS_COLUMN} IN ('N', 'T')",
                 source_rows=writes,
             ),
         )
