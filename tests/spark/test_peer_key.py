@@ -192,8 +192,12 @@ def test_match_rules_insert_only_delete_on_match_and_update_only(ws):
     schema = "id: int, v: string"
     tables = (
         table("{kind: key, keys: [id], when_matched: ignore}", schema).replace("name: t", "name: insert_only")
-        + table("{kind: key, keys: [id], when_matched: delete}", schema).replace("name: t", "name: delete_on_match")
-        + table("{kind: key, keys: [id], when_not_matched: ignore}", schema).replace("name: t", "name: update_only")
+        + table("{kind: key, keys: [id], when_matched: delete}", schema).replace(
+            "name: t", "name: delete_on_match"
+        )
+        + table("{kind: key, keys: [id], when_not_matched: ignore}", schema).replace(
+            "name: t", "name: update_only"
+        )
     )
     ws.write("in/b1.csv", "id,v\n1,a\n2,b\n", mtime=1_700_000_000)
     p = ws.pipeline(tables)

@@ -174,6 +174,12 @@ class KeyStrategyConfig(StrategyBase):
         description="Each batch is a full snapshot of the source: stored keys the batch lacks are "
         "deleted (status R), as AUTO CDC FROM SNAPSHOT does for SCD type 1.",
     )
+    snapshot_scope: list[str] = Field(
+        default_factory=list,
+        description="With full_snapshots: only stored keys whose values in these columns occur in "
+        "the batch may be deleted, so a batch is a full snapshot of its partitions only (dlt's "
+        "merge_key).",
+    )
     when_matched: Literal["update", "delete", "ignore"] = Field(
         "update",
         description="What a row whose key is stored (and not older) does: update it (C), delete "
@@ -195,7 +201,7 @@ class KeyStrategyConfig(StrategyBase):
         "(valid_from, valid_to, is_current), refreshed from the same batches.",
     )
 
-    @field_validator("keys", "exclude_from_cdc", "drop_columns")
+    @field_validator("keys", "exclude_from_cdc", "drop_columns", "snapshot_scope")
     @classmethod
     def _names(cls, value: list[str]) -> list[str]:
         for v in value:
@@ -217,6 +223,8 @@ class KeyStrategyConfig(StrategyBase):
         clash = set(self.keys) & set(self.drop_columns)
         if clash:
             raise ValueError(f"key column(s) {sorted(clash)} must be stored: not in drop_columns")
+        if self.snapshot_scope and not self.full_snapshots:
+            raise ValueError("snapshot_scope limits what a full snapshot deletes: set full_snapshots")
         if isinstance(self.dedupe, DedupeBy) and self.date_column:
             raise ValueError(
                 "dedupe: {by: ...} picks a key's row when there is no ordering column; with "
@@ -268,6 +276,7 @@ class KeyStrategyConfig(StrategyBase):
             *named("date_column", self.date_column),
             *(self.delete.column_fields() if self.delete else []),
             *named("drop_columns", self.drop_columns),
+            *named("snapshot_scope", self.snapshot_scope),
             *(named("dedupe.by", self.dedupe.by) if isinstance(self.dedupe, DedupeBy) else []),
         ]
 
@@ -449,6 +458,39 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         "that the batch lacks is closed at the batch's time. Leave false for incremental feeds, "
         "where an absent key is simply unchanged.",
     )
+    snapshot_scope: list[str] = Field(
+        default_factory=list,
+        description="With full_snapshots: only keys whose current values in these columns occur "
+        "in the batch may be retired, so a batch is a full snapshot of its partitions only (dlt's "
+        "merge_key).",
+    )
+    change_detection: Literal["columns", "sequence"] = Field(
+        "columns",
+        description="columns: a change of the tracked columns opens a version; sequence: every "
+        "row whose sequence_by moved past the key's latest opens one, whatever its values (dbt's "
+        "timestamp strategy, SQLMesh's SCD_TYPE_2_BY_TIME; pair it with late_rows: ignore).",
+    )
+    late_rows: Literal["apply", "ignore", "error"] = Field(
+        "apply",
+        description="A row at or before its key's latest stored event: apply slots it into history "
+        "(L; at the same point the batch's row replaces the stored one), ignore leaves it out (O), "
+        "error refuses the batch.",
+    )
+    deletes: Literal["close", "new_record"] = Field(
+        "close",
+        description="close: a delete (or a key absent from a full snapshot) closes the version; "
+        "new_record: it also opens a version that repeats the last values with "
+        "soft_delete_column true (dbt's hard_deletes: new_record), closed when the key returns.",
+    )
+    first_valid_from: Literal["sequence", "epoch"] = Field(
+        "sequence",
+        description="sequence: a key's first version is valid from its first event; epoch: from "
+        "1970-01-01 (SQLMesh's SCD_TYPE_2_BY_TIME).",
+    )
+    valid_from_copy: str | None = Field(
+        None,
+        description="A column that repeats each version's valid_from (dbt's dbt_updated_at).",
+    )
     surrogate_key: SurrogateKeyConfig | None = Field(
         None, description="A surrogate key column: one key per version."
     )
@@ -465,18 +507,26 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         clash = set(self.keys) & set([*(self.track or []), *self.track_except])
         if clash:
             raise ValueError(f"key column(s) {sorted(clash)} cannot be tracked or excluded")
-        system = [self.valid_from_column, self.valid_to_column, self.is_current_column]
-        if self.soft_delete_column:
-            system.append(self.soft_delete_column)
-        if self.surrogate_key:
-            system += [self.surrogate_key.column, self.surrogate_key.inferred_column]
+        system = self.added_columns()
+        for name in system:
+            check_column_name(name, "column")
         if len({n.lower() for n in system}) != len(system):
             raise ValueError(
-                "valid_from, valid_to, is_current, soft-delete and surrogate key columns must "
-                f"differ: {system}"
+                "valid_from, valid_to, is_current, soft-delete, valid_from_copy and surrogate key "
+                f"columns must differ: {system}"
             )
         if self.sequence_by and self.sequence_by in self.keys:
             raise ValueError(f"sequence_by {self.sequence_by!r} cannot be a key column")
+        if self.change_detection == "sequence" and not self.sequence_by:
+            raise ValueError("change_detection: sequence needs sequence_by")
+        if self.change_detection == "sequence" and (self.track is not None or self.track_except):
+            raise ValueError("change_detection: sequence tracks no columns: drop track/track_except")
+        if self.deletes == "new_record" and not self.soft_delete_column:
+            raise ValueError("deletes: new_record flags its deletion versions: give soft_delete_column")
+        if self.snapshot_scope and not self.full_snapshots:
+            raise ValueError("snapshot_scope limits what a full snapshot retires: set full_snapshots")
+        for name in self.snapshot_scope:
+            check_column_name(name, "column")
         return self
 
     def surrogate(self) -> SurrogateKeyConfig | None:
@@ -493,6 +543,7 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         return [
             *own,
             *([self.soft_delete_column] if self.soft_delete_column else []),
+            *([self.valid_from_copy] if self.valid_from_copy else []),
             *super().added_columns(),
         ]
 
@@ -503,6 +554,7 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             *named("track_except", self.track_except),
             *named("sequence_by", self.sequence_by),
             *(self.delete.column_fields() if self.delete else []),
+            *named("snapshot_scope", self.snapshot_scope),
         ]
 
 

@@ -99,6 +99,39 @@ def one_event_per_point(shape: Shape, events: DataFrame) -> DataFrame:
     return ranked.filter(F.col("_lf_rank") == 1).drop("_lf_rank", FILE_COLUMN, RECORD_COLUMN)
 
 
+def deletion_records(shape: Shape, points: DataFrame) -> DataFrame:
+    """4a'. With `deletes: new_record`: a delete after a row becomes a row that repeats the key's
+    last values, marked (`_lf_marker`), with a tracked hash of its own, so it opens a deletion
+    version; a second delete repeats it (the same hash: nothing opens). `_lf_deleting` keeps
+    which events were deletes: `_lf_events` stores them as deletes, so the marker is made again
+    when a later batch recomputes the key. A delete of a key with no row stays a delete."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    before = _in_order(shape).rowsBetween(Window.unboundedPreceding, -1)
+    last_row = F.last(
+        F.when(
+            ~F.col(DEL),
+            F.struct(*[F.col(quote(c)) for c in shape.values], F.col(HASH_COLUMN), F.col(ROW_HASH)),
+        ),
+        ignorenulls=True,
+    ).over(before)
+    out = points.withColumn("_lf_deleting", F.col(DEL)).withColumn("_lf_prev_row", last_row)
+    marker = F.col(DEL) & F.col("_lf_prev_row").isNotNull()
+    out = out.withColumn("_lf_marker", marker)
+    for c in shape.values:
+        out = out.withColumn(
+            c, F.when(F.col("_lf_marker"), F.col(f"_lf_prev_row.{c}")).otherwise(F.col(quote(c)))
+        )
+
+    def marked_hash(column: str) -> Column:
+        deleted = F.unhex(F.md5(F.concat(F.hex(F.col("_lf_prev_row").getField(column)), F.lit("|deleted"))))
+        return F.when(F.col("_lf_marker"), deleted).otherwise(F.col(column))
+
+    out = out.withColumn(HASH_COLUMN, marked_hash(HASH_COLUMN)).withColumn(ROW_HASH, marked_hash(ROW_HASH))
+    return out.withColumn(DEL, F.col(DEL) & ~F.col("_lf_marker")).drop("_lf_prev_row")
+
+
 def in_sequence_order(shape: Shape, points: DataFrame) -> DataFrame:
     """4a. Each key's events in sequence order, marked: where a version opens (a row after
     nothing, a delete or another tracked hash), where one closes (a delete after a row), the
@@ -107,6 +140,10 @@ def in_sequence_order(shape: Shape, points: DataFrame) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    if shape.config.deletes == "new_record":
+        points = deletion_records(shape, points)
+    else:
+        points = points.withColumn("_lf_deleting", F.col(DEL)).withColumn("_lf_marker", F.lit(False))
     in_order = _in_order(shape)
     after = in_order.rowsBetween(1, Window.unboundedFollowing)
     prev_del = F.lag(F.col(DEL)).over(in_order)
@@ -145,9 +182,12 @@ def versions_of(shape: Shape, marked: DataFrame) -> DataFrame:
         F.col(HASH_COLUMN),
         F.col("_lf_to"),
         F.col("_lf_to_delete"),
+        F.col("_lf_marker"),
     )
     version = F.greatest(F.col("_lf_version"), F.lit(1)).alias("_lf_v")
-    events = F.array_sort(F.collect_list(F.struct(F.col(SEQ).alias("seq"), F.col(DEL).alias("del"))))
+    events = F.array_sort(
+        F.collect_list(F.struct(F.col(SEQ).alias("seq"), F.col("_lf_deleting").alias("del")))
+    )
     versions = marked.groupBy(*_by_key(shape), version).agg(
         F.min(F.when(is_row, F.col(SEQ))).alias("_lf_from"),
         F.min(F.col(SEQ)).alias("_lf_first"),
@@ -155,11 +195,17 @@ def versions_of(shape: Shape, marked: DataFrame) -> DataFrame:
         F.max(F.when(is_row, last_row)).alias("_lf_last"),
     )
     tombstone = F.col("_lf_from").isNull()
-    deleted = tombstone | F.coalesce(F.col("_lf_last._lf_to_delete"), F.lit(False))
+    deleted = (
+        tombstone | F.coalesce(F.col("_lf_last._lf_to_delete"), F.lit(False)) | F.col("_lf_last._lf_marker")
+    )
+    valid_from = F.coalesce(F.col("_lf_from"), F.col("_lf_first"))
+    if cfg.first_valid_from == "epoch":  # a key's first version is valid since 1970-01-01
+        epoch = F.lit("1970-01-01 00:00:00").cast(marked.schema[SEQ].dataType)
+        valid_from = F.when((F.col("_lf_v") == 1) & ~tombstone, epoch).otherwise(valid_from)
     return versions.select(
         *_by_key(shape),
         *[F.col("_lf_last").getField(c).alias(c) for c in shape.values],
-        F.coalesce(F.col("_lf_from"), F.col("_lf_first")).alias(vf),
+        valid_from.alias(vf),
         F.when(tombstone, F.col("_lf_first")).otherwise(F.col("_lf_last._lf_to")).alias(vt),
         (~tombstone & F.col("_lf_last._lf_to").isNull()).alias(cur),
         *([deleted.alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
@@ -176,9 +222,13 @@ def batch_row_codes(shape: Shape, marked: DataFrame) -> list[tuple[int, str, int
     prev_del = F.col("_lf_prev_del")
     was, was_del = F.col("_lf_was").isNotNull(), F.coalesce(F.col("_lf_was_del"), F.lit(False))
     same_tracked = F.col(HASH_COLUMN) == F.col("_lf_was_hash")
+    marker = F.col("_lf_marker")
     status = (
         # a batch event where one is stored: judged against what it replaces
-        F.when(was & F.col(DEL) & was_del, F.lit("U"))
+        F.when(was & F.col("_lf_deleting") & was_del, F.lit("U"))
+        # a delete that opens a deletion version (deletes: new_record), or repeats one
+        .when(marker & F.col("_lf_opens"), F.lit("D"))
+        .when(marker, F.lit("U"))
         .when(was & ~F.col(DEL) & same_tracked & (F.col(ROW_HASH) == F.col("_lf_was_row")), F.lit("U"))
         .when(was & ~F.col(DEL) & same_tracked, F.lit("T"))
         .when(F.col(DEL) & F.col("_lf_closes"), F.lit("D"))

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_COLUMN, STATUS_COLUMN
 from lakefresh.config.strategies import Scd2StrategyConfig
+from lakefresh.errors import SchemaError
 from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
@@ -41,6 +42,7 @@ class Scd2Strategy:
         "U": "nothing changed",
         "D": "delete that closed a version",
         "L": "late: slotted into history",
+        "O": "at or before the key's latest event: ignored (late_rows: ignore)",
     }
     range_type = None
 
@@ -54,6 +56,7 @@ class Scd2Strategy:
         cfg = self.config
         out = [cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column]
         out += [cfg.soft_delete_column] if cfg.soft_delete_column else []
+        out += [cfg.valid_from_copy] if cfg.valid_from_copy else []
         sk = cfg.surrogate_key
         return out + ([sk.column, sk.inferred_column] if sk else [])
 
@@ -62,12 +65,16 @@ class Scd2Strategy:
 
     def tracked(self, columns: list[str]) -> list[str]:
         cfg = self.config
+        if cfg.change_detection == "sequence":  # every move of the sequence is a version
+            return [c for c in [cfg.sequence_by] if c in columns]
         if cfg.track is not None:
             return [c for c in cfg.track if c in columns]
         skip = {*cfg.keys, *cfg.track_except, cfg.sequence_by, cfg.delete.column if cfg.delete else None}
         return [c for c in columns if c not in skip]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        from pyspark.sql import functions as F
+
         cfg = self.config
         keys = list(cfg.keys)
         require_columns(batch, keys, "key column(s)")
@@ -76,7 +83,13 @@ class Scd2Strategy:
         system = set(self.system_columns())
         columns = [c for c in data_columns(batch) if c not in system]
         new = self._batch_events(ctx, batch, columns)
+        if cfg.first_valid_from == "epoch" and not is_temporal(new.schema[SEQ].dataType):
+            raise SchemaError(
+                f"first_valid_from: epoch opens versions at 1970-01-01: sequence_by {cfg.sequence_by!r} "
+                f"must be a date or timestamp, not {new.schema[SEQ].dataType.simpleString()}"
+            )
         total = ctx.rows_of(batch)
+        late = 0
         target = ctx.target() if ctx.target_exists else None
         as_text = self._events_as_text(None if target is None else target.schema)
 
@@ -91,6 +104,8 @@ class Scd2Strategy:
                 touched = touched.unionByName(absent).distinct()
             stored = self._stored_versions(ctx, target, touched, total, as_text)
             stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
+            if cfg.late_rows != "apply":
+                new, late = self._without_late_rows(ctx, new, stored)
         all_columns = columns + [c for c in stored_data if c not in columns]
         values = [c for c in all_columns if c not in keys]
         shape = Shape(cfg, all_columns, self.tracked(all_columns), self._data_hash(values))
@@ -98,9 +113,15 @@ class Scd2Strategy:
         # keys with one batch event newer than all they hold (on a first load: one row) are
         # written without recomputing; the other keys go on to steps 2-5
         fast = None
-        if fast_path_enabled(ctx):
+        if fast_path_enabled(ctx) and cfg.first_valid_from == "sequence":
             with_stored = new if stored is None else self._with_rows_back(new, stored, stored_data)
-            fast = fast_changes(cfg, new, stored, with_stored.schema, values, shape.tracked, shape.data_hash)
+            candidates = new
+            if cfg.deletes == "new_record":  # a deletion version is the recomputation's to make
+                deleting = new.filter(F.col(DEL)).select(*[quote(k) for k in keys])
+                candidates = new.join(deleting, on=keys, how="left_anti")
+            fast = fast_changes(
+                cfg, candidates, stored, with_stored.schema, values, shape.tracked, shape.data_hash
+            )
         general_stored = stored
         if fast is not None:
             new = new.join(fast.keys, on=keys, how="left_anti")
@@ -119,10 +140,12 @@ class Scd2Strategy:
         counts: dict[str, int] = dict(fast.counts) if fast is not None else {}
         for _, code, n in coded:
             counts[code] = counts.get(code, 0) + n
+        if late:
+            counts["O"] = late
         # the batch rows that lost to a later row of theirs on the same key and sequence value
         handled = sum(n for source, _, n in coded if source == 1) + (fast.batch_rows if fast else 0)
         change = self._change_set(ctx, shape, diff, stored, as_text)
-        change.counts, change.record_count, change.duplicates = counts, total, total - handled
+        change.counts, change.record_count, change.duplicates = counts, total, total - handled - late
         return change
 
     def _batch_events(self, ctx: StageContext, batch: DataFrame, columns: list[str]) -> DataFrame:
@@ -141,6 +164,35 @@ class Scd2Strategy:
             F.col(RECORD_COLUMN),
         )
 
+    def _without_late_rows(
+        self, ctx: StageContext, new: DataFrame, stored: DataFrame
+    ) -> tuple[DataFrame, int]:
+        """With `late_rows: ignore | error`: the batch's events without the rows at or before
+        their key's latest stored event, and how many those were; `error` refuses the batch."""
+        from pyspark.sql import functions as F
+
+        from lakefresh.errors import BatchRefused
+
+        keys = list(self.config.keys)
+        latest = stored.groupBy(*[quote(k) for k in keys]).agg(
+            F.max(F.array_max(F.col(f"{SEEN}.seq"))).alias("_lf_latest")
+        )
+        flagged = new.join(latest, on=keys, how="left").withColumn(
+            "_lf_late",
+            (F.col(SRC) == 1) & F.coalesce(F.col(SEQ) <= F.col("_lf_latest"), F.lit(False)),
+        )
+        flagged = materialize(flagged)
+        late = flagged.filter(F.col("_lf_late"))
+        count = late.count()
+        if count and self.config.late_rows == "error":
+            shown = ", ".join(str(tuple(r[k] for k in keys)) for r in late.limit(3).collect())
+            raise BatchRefused(
+                f"{count} row(s) at or before their key's latest stored event (keys {shown}) and "
+                f"{ctx.table} refuses them (late_rows: error): nothing was written. Skip the batch "
+                f"for good with --skip-batch {ctx.batch_id}, or set late_rows: apply or ignore"
+            )
+        return flagged.filter(~F.col("_lf_late")).drop("_lf_latest", "_lf_late"), count
+
     def _retirements(
         self, ctx: StageContext, batch: DataFrame, target: DataFrame, touched: DataFrame
     ) -> tuple[DataFrame, DataFrame]:
@@ -155,7 +207,11 @@ class Scd2Strategy:
         live = F.col(quote(cfg.is_current_column))
         if sk and sk.inferred_column in target.columns:  # skeletons wait for their record
             live = live & ~F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
-        absent = target.filter(live).select(*[quote(k) for k in keys]).join(touched, on=keys, how="left_anti")
+        current = target.filter(live)
+        if cfg.snapshot_scope:  # a snapshot of the partitions it holds
+            scope = batch.select(*[quote(c) for c in cfg.snapshot_scope]).distinct()
+            current = current.join(scope, on=list(cfg.snapshot_scope), how="left_semi")
+        absent = current.select(*[quote(k) for k in keys]).join(touched, on=keys, how="left_anti")
         deletion_time = F.lit(ctx.batch_time).cast("timestamp")
         if cfg.sequence_by:
             seq_type = batch.schema[cfg.sequence_by].dataType
@@ -207,6 +263,8 @@ class Scd2Strategy:
             SEEN,
         ]
         own: list[str] = []
+        if cfg.valid_from_copy:
+            diff = diff.withColumn(cfg.valid_from_copy, F.col(quote(cfg.valid_from_column)))
         if sk:
             stored_sk = stored is not None and sk.column in stored.columns
             diff = follow_versions(cfg, ctx, diff, stored if stored_sk else None)
@@ -219,6 +277,7 @@ class Scd2Strategy:
                     for c in version_columns
                 ],
                 *[F.col(quote(c)) for c in own],
+                *([F.col(quote(cfg.valid_from_copy))] if cfg.valid_from_copy else []),
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.col(STATUS_COLUMN),
                 F.col("_lf_their_batch"),
