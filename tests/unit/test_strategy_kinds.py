@@ -46,3 +46,24 @@ def test_capabilities_live_on_the_config_models() -> None:
     assert not scd2.corrected_rows_alone()  # a snapshot of a few rows would retire the rest
     assert scd2.added_columns() == ["valid_from", "valid_to", "is_current"]
     assert by_kind["append"](kind="append").key_columns() == []
+
+
+@pytest.mark.parametrize(
+    ("strategy", "message"),
+    [
+        ({"kind": "scd2", "keys": ["id"], "change_detection": "sequence"}, "needs sequence_by"),
+        ({"kind": "scd2", "keys": ["id"], "deletes": "new_record"}, "give soft_delete_column"),
+        ({"kind": "scd2", "keys": ["id"], "snapshot_scope": ["d"]}, "set full_snapshots"),
+        ({"kind": "key", "keys": ["id"], "snapshot_scope": ["d"]}, "set full_snapshots"),
+        ({"kind": "key", "keys": ["id"], "drop_columns": ["id"]}, "must be stored"),
+        ({"kind": "key", "keys": ["id"], "date_column": "d", "dedupe": {"by": "p"}}, "no ordering column"),
+        ({"kind": "custom"}, "exactly one of delete_when or delete_matching"),
+        ({"kind": "custom", "delete_when": "true", "delete_matching": ["a"]}, "exactly one of"),
+        ({"kind": "custom", "delete_when": "this.a = input.a", "outside_rows": "drop"}, "target alone"),
+    ],
+)
+def test_new_options_are_checked_before_spark(strategy: dict, message: str) -> None:
+    from pydantic import TypeAdapter, ValidationError
+
+    with pytest.raises(ValidationError, match=message):
+        TypeAdapter(StrategyConfig).validate_python(strategy)

@@ -397,9 +397,23 @@ class CustomStrategyConfig(StrategyBase):
     """A delete predicate over the target (`this`) and the batch (`input`), then an append."""
 
     kind: Literal["custom"]
-    delete_when: str = Field(
+    delete_when: str | None = Field(
+        None,
         description="Target rows for which some batch row makes this true are deleted before the "
-        "batch is appended, e.g. this.region = input.region AND this.day >= input.day."
+        "batch is appended, e.g. this.region = input.region AND this.day >= input.day. A "
+        "condition on the target alone (this.day = '2024-01-01', Delta's replaceWhere) applies "
+        "even when the batch is empty.",
+    )
+    delete_matching: list[str] = Field(
+        default_factory=list,
+        description="Instead of delete_when: delete the target rows whose values in these columns "
+        "occur in the batch (rows with a NULL there are quarantined).",
+    )
+    outside_rows: Literal["keep", "drop", "refuse"] = Field(
+        "keep",
+        description="With a delete_when on the target alone: batch rows that do not satisfy it "
+        "are appended (keep), left out (drop, W), or refuse the whole batch (refuse, Delta's "
+        "replaceWhere constraint check).",
     )
     append_filter: str | None = Field(
         None, description="Only batch rows for which this is true are appended, e.g. amount > 0."
@@ -407,9 +421,30 @@ class CustomStrategyConfig(StrategyBase):
 
     @field_validator("delete_when")
     @classmethod
-    def _delete_when(cls, value: str) -> str:
-        parse_row_pure(value, ("this", "input"), "delete_when")
+    def _delete_when(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_row_pure(value, ("this", "input"), "delete_when")
         return value
+
+    @field_validator("delete_matching")
+    @classmethod
+    def _matching(cls, value: list[str]) -> list[str]:
+        for v in value:
+            check_column_name(v, "column")
+        if len(set(value)) != len(value):
+            raise ValueError(f"columns must not repeat, got {value}")
+        return value
+
+    @model_validator(mode="after")
+    def _one_predicate(self) -> CustomStrategyConfig:
+        if (self.delete_when is None) == (not self.delete_matching):
+            raise ValueError("give exactly one of delete_when or delete_matching")
+        if self.outside_rows != "keep" and self.input_columns():
+            raise ValueError(
+                "outside_rows judges batch rows by a delete_when on the target alone (this.*); "
+                "this one reads the batch (input.*)"
+            )
+        return self
 
     @field_validator("append_filter")
     @classmethod
@@ -420,10 +455,15 @@ class CustomStrategyConfig(StrategyBase):
 
     def input_columns(self) -> list[str]:
         """Batch columns the delete predicate reads."""
-        return parse_row_pure(self.delete_when, ("this", "input"), "delete_when").columns.get("input", [])
+        if self.delete_matching:
+            return list(self.delete_matching)
+        return parse_row_pure(self.delete_when or "", ("this", "input"), "delete_when").columns.get(
+            "input", []
+        )
 
     def column_fields(self) -> NamedColumns:
-        named_: NamedColumns = [(("delete_when",), c) for c in self.input_columns()]
+        field = "delete_matching" if self.delete_matching else "delete_when"
+        named_: NamedColumns = [((field,), c) for c in self.input_columns()]
         if self.append_filter:
             filtered = parse_row_pure(self.append_filter, ("input",), "append_filter").columns
             named_ += [(("append_filter",), c) for c in filtered.get("input", [])]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, ClassVar
 from lakefresh.columns import BATCH_ID_COLUMN, STATUS_COLUMN
 from lakefresh.config.expressions import parse_row_pure
 from lakefresh.config.strategies import CustomStrategyConfig
-from lakefresh.errors import SchemaError
+from lakefresh.errors import BatchRefused, SchemaError
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
@@ -40,18 +40,28 @@ class CustomStrategy:
         "N": "appended",
         "F": "left out by append_filter",
         "D": "target rows deleted",
+        "W": "outside the target-only delete_when: left out (outside_rows: drop)",
     }
     range_type = None
 
     def __init__(self, config: CustomStrategyConfig) -> None:
         self.config = config
-        self.predicate = parse_row_pure(config.delete_when, ("this", "input"), "delete_when")
+        self.delete_when = config.delete_when or " AND ".join(
+            f"this.{quote(c)} = input.{quote(c)}" for c in config.delete_matching
+        )
+        self.predicate = parse_row_pure(self.delete_when, ("this", "input"), "delete_when")
 
     def unique_keys(self) -> list[str]:
         return []
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        return []
+        from pyspark.sql import functions as F
+
+        return [
+            (F.col(quote(c)).isNull(), f"delete_matching column {c} is NULL")
+            for c in self.config.delete_matching
+            if c in df.columns
+        ]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import functions as F
@@ -59,16 +69,27 @@ class CustomStrategy:
         cfg = self.config
         require_columns(batch, self.config.required_columns(), "column(s) named by the custom strategy")
         keep = F.expr(cfg.append_filter) if cfg.append_filter else F.lit(True)
+        inputs = self.predicate.columns.get("input", [])
+        status = F.when(F.coalesce(keep, F.lit(False)), F.lit("N")).otherwise(F.lit("F"))
+        if not inputs and cfg.outside_rows != "keep":  # judged by the target-only predicate
+            inside = F.coalesce(F.expr(self.delete_when), F.lit(False))
+            batch = batch.alias("this").withColumn("_lf_inside", inside)
+            status = F.when(~F.col("_lf_inside"), F.lit("W")).otherwise(status)
         rows = materialize(
             batch.alias("input").select(
                 *[F.col(quote(c)) for c in data_columns(batch)],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-                F.when(F.coalesce(keep, F.lit(False)), F.lit("N")).otherwise(F.lit("F")).alias(STATUS_COLUMN),
+                status.alias(STATUS_COLUMN),
             )
         )
         counts = count_by(rows, STATUS_COLUMN)
         total = sum(counts.values())
-        inputs = self.predicate.columns.get("input", [])
+        if counts.get("W") and cfg.outside_rows == "refuse":
+            raise BatchRefused(
+                f"{counts['W']} row(s) of batch {ctx.batch_id} do not satisfy delete_when "
+                f"({self.delete_when}) and {ctx.table} refuses them (outside_rows: refuse): nothing "
+                f"was written. Fix the batch, or skip it for good with --skip-batch {ctx.batch_id}"
+            )
         matches = (
             rows.select(*[F.col(quote(c)) for c in inputs]).distinct()
             if inputs
@@ -76,7 +97,7 @@ class CustomStrategy:
         )
         matches = materialize(matches)
         owners: dict[str, int] = {}
-        if ctx.target_exists and total:
+        if ctx.target_exists and (total or not inputs):  # a target-only predicate: even when empty
             target = ctx.target()
             missing = [c for c in self.predicate.columns.get("this", []) if c not in target.columns]
             if missing:
@@ -84,20 +105,25 @@ class CustomStrategy:
                     f"delete_when names target column(s) {missing} that {ctx.table} does not have; "
                     f"its columns: {target.columns}"
                 )
-            doomed = target.alias("this").join(
-                F.broadcast(matches).alias("input"), F.expr(cfg.delete_when), "left_semi"
+            doomed = (
+                target.alias("this").join(
+                    F.broadcast(matches).alias("input"), F.expr(self.delete_when), "left_semi"
+                )
+                if inputs
+                else target.alias("this").filter(F.expr(self.delete_when))
             )
             owners = count_by(doomed, BATCH_ID_COLUMN)
         deleted = sum(owners.values())
         appended = counts.get("N", 0)
+        outside = {"W": counts["W"]} if counts.get("W") else {}
         return ChangeSet(
             rows=rows,
-            counts={"N": appended, "F": counts.get("F", 0), "D": deleted},
+            counts={"N": appended, "F": counts.get("F", 0), "D": deleted, **outside},
             record_count=total,
             expected_delta=appended - deleted,
             written=appended,
             superseded=owners,
-            delete_when=cfg.delete_when,
+            delete_when=self.delete_when,
             matches=matches if inputs else None,
         )
 
