@@ -4,11 +4,16 @@
 `input`), e.g. `this.region = input.region AND this.day >= input.day`. Every target row for which
 *some* batch row makes it true is deleted; then the batch rows for which `append_filter` (over
 `input` alone; optional) is true are appended. Both happen in one commit
-(`TableBackend.delete_and_append`). An empty batch deletes nothing, whatever the predicate.
+(`TableBackend.delete_and_append`). An empty batch deletes nothing, unless the predicate is on the
+target alone (`this.day = '2024-01-01'`, Delta's replaceWhere): that one always applies, and
+`outside_rows` says what happens to batch rows it does not hold (appended, left out as W, or the
+batch refused). `delete_matching: [a, b]` is `this.a = input.a AND this.b = input.b`, with NULLs
+in those columns quarantined.
 
 Both expressions must be row-pure; that is checked when the pipeline file is validated
 (`lakefresh.config.expressions`). Status codes: N rows appended, F batch rows the filter left out,
-D target rows deleted (counted before the commit; the audit checks the staged snapshot against it).
+W rows outside a target-only predicate left out, D target rows deleted (counted before the
+commit; the audit checks the staged snapshot against it).
 """
 
 from __future__ import annotations
