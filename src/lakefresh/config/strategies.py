@@ -60,11 +60,26 @@ class SnapshotStrategyConfig(KeyedStrategyBase):
     kind: Literal["snapshot"]
     event_time: str | None = Field(
         None,
-        description="Column holding when a row's state took effect. Without it, the batch's time "
-        "(the file's or folder's modification time) is every event's time.",
+        description="Column holding when a row's state took effect: a timestamp, a date, a number "
+        "(e.g. a year) or ISO text. Without it, the batch's time (the file's or folder's "
+        "modification time) is every event's time.",
+    )
+    compare_columns: list[str] | None = Field(
+        None,
+        description="The columns whose change is a change of the row (Open Data Fabric's "
+        "compareColumns); default: every column but the keys and event_time.",
+    )
+    op_codes: Literal["symbolic", "numeric"] = Field(
+        "symbolic",
+        description="The op column as text (+A, -R, -C, +C) or as Open Data Fabric's numbers "
+        "(0 append, 1 retract, 2 correct-from, 3 correct-to).",
     )
     op_column: str = Field("op", description="Name of the op column (+A, -R, -C, +C).")
-    system_time_column: str = Field("system_time", description="When lakefresh processed the batch.")
+    system_time_column: str = Field(
+        "system_time",
+        description="The batch's time, the same for all its events: re-running the same batches "
+        "gives the same log.",
+    )
     event_time_column: str = Field("event_time", description="When the change took effect.")
     offset_column: str = Field("offset", description="The event's position in the log (0, 1, ...).")
 
@@ -78,13 +93,22 @@ class SnapshotStrategyConfig(KeyedStrategyBase):
         clash = [k for k in self.keys if k.lower() in {n.lower() for n in system}]
         if clash:
             raise ValueError(f"key column(s) {clash} clash with the log's system columns {system}")
+        for name in self.compare_columns or []:
+            check_column_name(name, "column")
+        clash = [c for c in self.compare_columns or [] if c in self.keys or c == self.event_time]
+        if clash:
+            raise ValueError(f"compare_columns {clash}: keys and event_time are never compared")
         return self
 
     def added_columns(self) -> list[str]:
         return [self.op_column, self.system_time_column, self.event_time_column, self.offset_column]
 
     def column_fields(self) -> NamedColumns:
-        return [*named("keys", self.keys), *named("event_time", self.event_time)]
+        return [
+            *named("keys", self.keys),
+            *named("event_time", self.event_time),
+            *named("compare_columns", self.compare_columns),
+        ]
 
 
 class RangeStrategyBase(StrategyBase):

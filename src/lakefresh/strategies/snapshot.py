@@ -10,7 +10,8 @@ previous snapshots left, and the differences are appended to the target, which i
 | `-C` | a key's row changed: correct from ...     | the old row    |
 | `+C` | ... correct to                            | the new row    |
 
-Every event has `system_time` (when lakefresh processed the batch: the same for all its events),
+Every event has `system_time` (the batch's time, the same for all its events, so re-running the
+same batches gives the same log; never the wall clock of the run),
 `event_time` (the row's `event_time` column when configured, else the batch's time, e.g. the
 file's or folder's modification time; a retraction has no row: it carries the snapshot's latest
 event time, or the batch's time without an `event_time` column) and `offset` (its
@@ -30,7 +31,6 @@ The current state (the latest row of every live key) is `current_state(log)`, ex
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.columns import BATCH_ID_COLUMN, SYSTEM_PREFIX
@@ -44,6 +44,7 @@ from lakefresh.strategies.base import (
     count_by,
     data_columns,
     hashdiff,
+    is_temporal,
     last_row_first,
     materialize,
     null_key_problems,
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 OPS = ("-R", "-C", "+C", "+A")  # order of events of one key inside a batch
+NUMERIC_OPS = {"+A": 0, "-R": 1, "-C": 2, "+C": 3}  # Open Data Fabric's operation types
 
 
 def system_columns(cfg: SnapshotStrategyConfig) -> list[str]:
@@ -81,7 +83,8 @@ def current_state(log: DataFrame, cfg: SnapshotStrategyConfig) -> DataFrame:
             F.col(quote(cfg.offset_column)),
         ).alias("_lf_last")
     )
-    return latest.filter(F.col("_lf_last._lf_op").isin("+A", "+C")).select(
+    live = [NUMERIC_OPS["+A"], NUMERIC_OPS["+C"]] if cfg.op_codes == "numeric" else ["+A", "+C"]
+    return latest.filter(F.col("_lf_last._lf_op").isin(*live)).select(
         *[F.col(quote(k)) for k in keys], *[F.col("_lf_last").getField(c).alias(c) for c in values]
     )
 
@@ -109,6 +112,7 @@ class SnapshotStrategy:
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import Window
         from pyspark.sql import functions as F
+        from pyspark.sql import types as T
 
         cfg = self.config
         keys = list(cfg.keys)
@@ -117,20 +121,26 @@ class SnapshotStrategy:
         self._check_names(columns)
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
-            event_time = try_to_timestamp(F.col(quote(cfg.event_time)))
+            event_time = F.col(quote(cfg.event_time))
+            kind = batch.schema[cfg.event_time].dataType
+            if not (is_temporal(kind) or isinstance(kind, T.NumericType)):  # text: parsed
+                event_time = try_to_timestamp(event_time)
         else:
             event_time = F.lit(ctx.batch_time).cast("timestamp")
         batch_time = F.lit(ctx.batch_time).cast("timestamp")
+        system_time = batch_time
         if cfg.event_time:
             # a retraction has no row: it happened as of the snapshot, i.e. its latest event time
             latest = batch.agg(F.max(event_time)).first()[0]  # type: ignore[index]
             if latest is not None:
-                batch_time = F.lit(latest).cast("timestamp")
+                batch_time = F.lit(latest)
 
         latest_first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(
             *last_row_first(event_time.desc())
         )
         values = [c for c in columns if c not in keys and c != cfg.event_time]
+        if cfg.compare_columns is not None:
+            values = [c for c in values if c in cfg.compare_columns]
         snapshot = (
             batch.withColumn("_lf_rank", F.row_number().over(latest_first))
             .filter(F.col("_lf_rank") == 1)
@@ -146,6 +156,8 @@ class SnapshotStrategy:
             state = current_state(log, cfg)
             before = [c for c in state.columns if c not in keys]
             compared = [c for c in before if c != cfg.event_time]
+            if cfg.compare_columns is not None:
+                compared = [c for c in compared if c in cfg.compare_columns]
             base_offset = log.agg(F.max(F.col(quote(cfg.offset_column)))).first()[0]  # type: ignore[index]
             previous = state.select(
                 *[F.col(quote(k)) for k in keys],
@@ -189,17 +201,23 @@ class SnapshotStrategy:
         in_log_order = Window.orderBy(*[F.col(quote(k)) for k in keys], rank[F.col("_lf_op")])
         start = -1 if base_offset is None else int(base_offset)
         data = [c for c in events.columns if not c.startswith(SYSTEM_PREFIX)]
+        op = F.col("_lf_op")
+        if cfg.op_codes == "numeric":
+            codes = F.create_map(*[x for name, n in NUMERIC_OPS.items() for x in (F.lit(name), F.lit(n))])
+            op = codes[op].cast("tinyint")
         rows = materialize(
             events.select(
                 (F.lit(start) + F.row_number().over(in_log_order)).cast("bigint").alias(cfg.offset_column),
-                F.col("_lf_op").alias(cfg.op_column),
-                F.lit(datetime.now(UTC).replace(tzinfo=None)).cast("timestamp").alias(cfg.system_time_column),
+                op.alias(cfg.op_column),
+                system_time.alias(cfg.system_time_column),
                 F.col("_lf_event_time").alias(cfg.event_time_column),
                 *[F.col(quote(c)) for c in data if c.lower() != cfg.event_time_column.lower()],
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+                F.col("_lf_op"),
             )
         )
-        counts = count_by(rows, cfg.op_column)
+        counts = count_by(rows, "_lf_op")
+        rows = rows.drop("_lf_op")
         total = ctx.rows_of(batch)
         written = sum(counts.values())
         return ChangeSet(
