@@ -48,6 +48,11 @@ def spark(warehouse: Path) -> Iterator[Any]:
                 "spark.sql.shuffle.partitions": "2",
                 "spark.default.parallelism": "2",
                 "spark.sql.adaptive.enabled": "false",
+                # tests run many small queries of many shapes: compiling each costs more than
+                # interpreting its few rows (Spark's own suites run both modes); about 10 % off
+                # ten small key batches in a row, measured 2026-11-25
+                "spark.sql.codegen.wholeStage": "false",
+                "spark.sql.codegen.factoryMode": "NO_CODEGEN",
                 "spark.driver.memory": "2g",
             },
         ),

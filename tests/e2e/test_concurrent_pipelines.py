@@ -71,7 +71,9 @@ def test_two_pipelines_sharing_one_catalogs_control_tables_both_finish(tmp_path,
         out, err = proc.communicate(timeout=max(1, deadline - time.monotonic()))
         outputs.append((proc.returncode, out, err))
     for code, out, err in outputs:
-        assert code == 0, f"{out}\n{err[-3000:]}"
+        # the lines that say what failed, not only the end of a JVM stack trace
+        said = [line for line in err.splitlines() if "Error" in line or "Exception:" in line][:20]
+        assert code == 0, f"{out}\n" + "\n".join(said) + f"\n...\n{err[-1500:]}"
 
     from lakefresh.api import load_pipeline
 

@@ -70,7 +70,7 @@ def csv_with_deletes(events):
     )
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
 @given(batches=change_batches)
 def test_tombstones_one_by_one_equal_the_reference(spark, warehouse, tmp_path_factory, batches):
     ws = Workspace(tmp_path_factory.mktemp("tomb"), spark, warehouse)

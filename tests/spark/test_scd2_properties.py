@@ -69,7 +69,7 @@ MODES = [("columns", "close"), ("sequence", "close"), ("columns", "new_record")]
 
 
 @pytest.mark.parametrize(("detection", "deletes"), MODES, ids=["-".join(m) for m in MODES])
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(events=event_map, data=st.data())
 def test_any_batching_and_arrival_order_gives_the_reference_history(
     spark, warehouse, tmp_path_factory, detection, deletes, events, data
