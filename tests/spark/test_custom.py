@@ -40,18 +40,20 @@ def test_rows_matching_some_batch_row_are_deleted_then_the_filtered_batch_append
 def test_an_always_true_predicate_replaces_the_table_with_each_batch(ws):
     ws.write("in/b1.csv", "region,day,amount\neu,1,10\nus,1,5\n")
     ws.write("in/b2.csv", "region,day,amount\neu,2,20\neu,3,30\n")
-    ws.write("in/b3.csv", "region,day,amount\n")  # empty: deletes nothing
+    # empty: a predicate that reads no batch column still applies (as Delta's REPLACE WHERE on an
+    # empty source), like a `full` table's empty batch
+    ws.write("in/b3.csv", "region,day,amount\n")
     p = ws.pipeline(SALES % "'true'")
     result = p.run()
     assert result.ok, result.to_dict()
     assert [b.counts for b in result.batches] == [
         {"N": 2, "F": 0, "D": 0},
         {"N": 2, "F": 0, "D": 2},
-        {"N": 0, "F": 0, "D": 0},
+        {"N": 0, "F": 0, "D": 2},
     ]
-    assert rows(p.table("sales"), ["region", "day", "amount"]) == [("eu", 2, 20), ("eu", 3, 30)]
+    assert rows(p.table("sales"), ["region", "day", "amount"]) == []
     history = {r["batch_id"]: r["effective_count"] for r in p.history("sales")}
-    assert history == {"b1.csv": 0, "b2.csv": 2, "b3.csv": 0}
+    assert history == {"b1.csv": 0, "b2.csv": 0, "b3.csv": 0}
 
 
 def test_an_always_false_predicate_only_appends(ws):

@@ -6,7 +6,7 @@ from typing import ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import check_column_name
+from lakefresh.config.base import Model, check_column_name
 from lakefresh.config.expressions import parse_row_pure
 from lakefresh.config.strategy_base import (
     DeleteRule,
@@ -111,8 +111,49 @@ class SnapshotStrategyConfig(KeyedStrategyBase):
         ]
 
 
+class ExplicitRange(Model):
+    """A batch's range given with the batch rather than taken from its rows' min and max."""
+
+    pattern: str | None = Field(
+        None,
+        description="A regular expression over the batch id (a file's name) with groups named "
+        "start and end, e.g. 'sales_(?P<start>[0-9-]+)_(?P<end>[0-9-]+)[.]csv'.",
+    )
+    start_column: str | None = Field(None, description="A column holding the batch's start.")
+    end_column: str | None = Field(None, description="A column holding the batch's end.")
+    outside: Literal["error", "drop", "keep"] = Field(
+        "error",
+        description="Rows outside the range: refuse the batch (error, Delta's replaceWhere "
+        "check), leave them out (drop, W; SQLMesh's time-range filter), or append them (keep).",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ExplicitRange:
+        columns = self.start_column is not None and self.end_column is not None
+        if (self.pattern is not None) == columns or (not columns and (self.start_column or self.end_column)):
+            raise ValueError("give `pattern`, or both `start_column` and `end_column`")
+        if self.pattern is not None:
+            import re
+
+            try:
+                groups = re.compile(self.pattern).groupindex
+            except re.error as exc:
+                raise ValueError(f"pattern {self.pattern!r} is not a regular expression: {exc}") from None
+            if not {"start", "end"} <= set(groups):
+                raise ValueError(f"pattern {self.pattern!r} needs groups named start and end")
+        for name in (self.start_column, self.end_column):
+            if name is not None:
+                check_column_name(name, "column")
+        return self
+
+
 class RangeStrategyBase(StrategyBase):
     column: str = Field(description="The column whose range a batch replaces.")
+    range: ExplicitRange | None = Field(
+        None,
+        description="The batch's range given with it (its name, or two columns) instead of its "
+        "rows' [min, max]; a date-only end covers its whole day.",
+    )
 
     @field_validator("column")
     @classmethod
@@ -120,7 +161,8 @@ class RangeStrategyBase(StrategyBase):
         return check_column_name(value, "column")
 
     def column_fields(self) -> NamedColumns:
-        return named("column", self.column)
+        bounds = [c for c in (self.range.start_column, self.range.end_column) if c] if self.range else []
+        return [*named("column", self.column), *named("range", bounds)]
 
 
 class TimestampStrategyConfig(RangeStrategyBase):

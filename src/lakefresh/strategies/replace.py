@@ -91,9 +91,16 @@ class RangeReplace:
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
             )
         )
-        low, high, count = rows.agg(F.min(quote(column)), F.max(quote(column)), F.count(F.lit(1))).first()  # type: ignore[misc]
-        if not count:
-            return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0, superseded={})
+        outside = 0
+        if self.config.range is not None:
+            low, high = explicit_range(self.config, ctx.batch_id, batch, rows.schema[column].dataType)
+            rows, count, outside = self._inside(ctx, rows, low, high)
+            if low is None:
+                return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0, superseded={})
+        else:
+            low, high, count = rows.agg(F.min(quote(column)), F.max(quote(column)), F.count(F.lit(1))).first()  # type: ignore[misc]
+            if not count:
+                return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0, superseded={})
         condition = f"this.{quote(column)} BETWEEN {range_literal(low)} AND {range_literal(high)}"
         owners = (
             count_by(
@@ -105,8 +112,8 @@ class RangeReplace:
         replaced = sum(owners.values())
         return ChangeSet(
             rows=rows,
-            counts={"N": int(count), "D": replaced},
-            record_count=int(count),
+            counts={"N": int(count), "D": replaced, **({"W": outside} if outside else {})},
+            record_count=int(count) + outside,
             expected_delta=int(count) - replaced,
             written=int(count),
             range=(range_text(low), range_text(high)),
@@ -114,7 +121,90 @@ class RangeReplace:
             delete_when=condition,
         )
 
+    def _inside(self, ctx: StageContext, rows: DataFrame, low: Any, high: Any) -> tuple[DataFrame, int, int]:
+        """The rows to append given an explicit range: every row (`outside: keep`), or those in
+        it (`drop`); `error` refuses a batch with any row outside. Returns the rows, how many are
+        appended and how many were left out."""
+        from pyspark.sql import functions as F
+
+        from lakefresh.errors import BatchRefused
+
+        assert self.config.range is not None
+        column = self.config.column
+        if low is None:
+            return rows, 0, 0
+        inside = F.col(quote(column)).between(F.lit(low), F.lit(high))
+        total, out = rows.agg(F.count(F.lit(1)), F.count(F.when(~inside, 1))).first()  # type: ignore[misc]
+        policy = self.config.range.outside
+        if out and policy == "error":
+            raise BatchRefused(
+                f"{out} row(s) of batch {ctx.batch_id} lie outside its range [{range_text(low)}, "
+                f"{range_text(high)}] of {column} and {ctx.table} refuses them (range.outside: "
+                f"error): nothing was written. Fix the batch, or skip it for good with "
+                f"--skip-batch {ctx.batch_id}"
+            )
+        if out and policy == "drop":
+            return materialize(rows.filter(inside)), int(total) - int(out), int(out)
+        return rows, int(total), 0
+
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         ctx.backend.delete_and_append(
             ctx.table, change.rows, change.delete_when, None, change.counts.get("D", 0)
         )
+
+
+def explicit_range(
+    config: TimestampStrategyConfig | SequenceStrategyConfig, batch_id: str, batch: DataFrame, kind: Any
+) -> tuple[Any, Any]:
+    """The batch's [start, end] from its name (`range.pattern`) or its columns, in the range
+    column's type; (None, None) when the columns give none (an empty batch). A date-only end of a
+    timestamp range covers its whole day."""
+    import re
+
+    from pyspark.sql import functions as F
+
+    from lakefresh.errors import SchemaError
+
+    spec = config.range
+    assert spec is not None
+    if spec.pattern is not None:
+        found = re.search(spec.pattern, batch_id)
+        if found is None:
+            raise SchemaError(f"batch {batch_id!r} does not match range.pattern {spec.pattern!r}")
+        start, end = found.group("start"), found.group("end")
+    else:
+        assert spec.start_column and spec.end_column
+        start, end = batch.agg(F.min(quote(spec.start_column)), F.max(quote(spec.end_column))).first()  # type: ignore[misc]
+        if start is None or end is None:
+            return None, None
+    low, high = _bound(start, kind, False), _bound(end, kind, True)
+    if low > high:
+        raise SchemaError(f"batch {batch_id!r}: its range starts at {start} after it ends at {end}")
+    return low, high
+
+
+def _bound(value: Any, kind: Any, end: bool) -> Any:
+    """A range bound as the range column's type: a date-only end of a timestamp range is the
+    last microsecond of its day."""
+    from datetime import timedelta
+
+    from pyspark.sql import types as T
+
+    from lakefresh.errors import SchemaError
+
+    try:
+        if isinstance(kind, T.TimestampType | T.TimestampNTZType):
+            if isinstance(value, datetime):
+                return value
+            day_only = isinstance(value, date) or (isinstance(value, str) and len(value.strip()) == 10)
+            moment = datetime.fromisoformat(
+                value.isoformat() if isinstance(value, date) else str(value).strip()
+            )
+            return moment + timedelta(days=1, microseconds=-1) if end and day_only else moment
+        if isinstance(kind, T.DateType):
+            return value if isinstance(value, date) else date.fromisoformat(str(value).strip()[:10])
+        if isinstance(kind, T.IntegralType):
+            return int(value)
+        return Decimal(str(value))
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"range bound {value!r} is not a {kind.simpleString()}: {exc}") from None

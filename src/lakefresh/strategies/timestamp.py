@@ -27,6 +27,7 @@ class TimestampStrategy(RangeReplace):
     status_codes: ClassVar[dict[str, str]] = {
         "N": "appended",
         "D": "target rows in the batch's range, replaced",
+        "W": "outside the batch's explicit range: left out (range.outside: drop)",
     }
     range_type = "timestamp"
     config: TimestampStrategyConfig
