@@ -216,3 +216,23 @@ def test_match_rules_insert_only_delete_on_match_and_update_only(ws):
     # an update-only table inserts nothing, its first batch neither: it only updates what
     # another writer stored
     assert rows(p.table("update_only"), ["id", "v"]) == []
+
+
+def test_dlt_merge_key_scopes_a_full_snapshot_to_its_partitions(ws):
+    """dlt, docs/website/docs/general-usage/merge-loading.md, `merge_key` (the "partition"
+    example, here for a current-state table): a load of 2024-01-02 deletes nothing of
+    2024-01-01; a later load of 2024-01-01 deletes b, which it lacks."""
+    p = ws.pipeline(
+        table(
+            "{kind: key, keys: [date, name], full_snapshots: true, snapshot_scope: [date]}",
+            "date: date, name: string",
+        )
+    )
+    loads = ["date,name\n2024-01-01,a\n2024-01-01,b\n", "date,name\n2024-01-02,c\n2024-01-02,d\n"]
+    loads.append("date,name\n2024-01-01,a\n2024-01-01,bb\n")
+    codes = []
+    for i, text in enumerate(loads):
+        ws.write(f"in/l{i}.csv", text, mtime=1_704_000_000 + 3600 * i)
+        codes.append(counts(p.run(), f"l{i}.csv"))
+    assert codes[1] == {"N": 2} and codes[2] == {"S": 1, "N": 1, "R": 1}
+    assert [r[0] for r in rows(p.table("t"), ["name"])] == ["a", "bb", "c", "d"]

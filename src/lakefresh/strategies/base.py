@@ -245,6 +245,31 @@ def counts_and_superseded(
     return counts, superseded
 
 
+def absent_from_snapshot(
+    target: DataFrame,
+    batch: DataFrame,
+    keys: list[str],
+    live: Column,
+    skeleton_column: str | None,
+    scope: list[str],
+    carry: tuple[str, ...] = (),
+) -> DataFrame:
+    """For a batch that is a full snapshot: the keys of the stored rows where `live` holds that
+    the batch lacks (with the `carry` columns). Skeleton rows (`skeleton_column` true) wait for
+    their record; with a `scope`, only rows whose values there occur in the batch count (a
+    snapshot of the partitions it holds: dlt's merge_key)."""
+    from pyspark.sql import functions as F
+
+    if skeleton_column and skeleton_column in target.columns:
+        live = live & ~F.coalesce(F.col(quote(skeleton_column)), F.lit(False))
+    current = target.filter(live)
+    if scope:
+        current = current.join(batch.select(*[quote(c) for c in scope]).distinct(), on=scope, how="left_semi")
+    present = batch.select(*[quote(k) for k in keys]).distinct()
+    kept = [F.col(quote(c)) for c in [*keys, *carry] if c in target.columns]
+    return current.select(*kept).join(present, on=keys, how="left_anti")
+
+
 def count_by(df: DataFrame, column: str) -> dict[str, int]:
     return {r[0]: int(r[1]) for r in df.groupBy(column).count().collect()}
 

@@ -58,6 +58,7 @@ from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
+    absent_from_snapshot,
     broadcast_if_small,
     counts_and_superseded,
     data_columns,
@@ -264,19 +265,16 @@ class KeyStrategy:
         from pyspark.sql import types as T
 
         cfg = self.config
-        keys = list(cfg.keys)
-        live = target
-        if cfg.soft_delete_column and cfg.soft_delete_column in target.columns:
-            live = target.filter(~F.coalesce(F.col(quote(cfg.soft_delete_column)), F.lit(False)))
+        live = F.lit(True)
+        if cfg.soft_delete_column and cfg.soft_delete_column in target.columns:  # not tombstones
+            live = ~F.coalesce(F.col(quote(cfg.soft_delete_column)), F.lit(False))
         sk = cfg.surrogate_key
-        if sk and sk.inferred_column in target.columns:  # skeletons wait for their record
-            live = live.filter(~F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False)))
-        present = batch.select(*[quote(k) for k in keys]).distinct()
-        retired = live.select(
-            *[F.col(quote(k)) for k in keys],
-            *([F.col(quote(sk.column))] if sk and sk.column in target.columns else []),
-            F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
-        ).join(present, on=keys, how="left_anti")
+        skeleton, carry = (
+            (sk.inferred_column, (sk.column, BATCH_ID_COLUMN)) if sk else (None, (BATCH_ID_COLUMN,))
+        )
+        retired = absent_from_snapshot(
+            target, batch, list(cfg.keys), live, skeleton, cfg.snapshot_scope, carry
+        ).withColumnRenamed(BATCH_ID_COLUMN, "_lf_t_batch")
         at = F.lit(ctx.batch_time).cast("timestamp")
         if isinstance(rows.schema[UPDATED_AT_COLUMN].dataType, T.NumericType):
             at = F.lit(rows.agg(F.max(UPDATED_AT_COLUMN)).first()[0])  # type: ignore[index]

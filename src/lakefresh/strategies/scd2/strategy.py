@@ -12,6 +12,7 @@ from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
+    absent_from_snapshot,
     broadcast_if_small,
     counts_and_superseded,
     data_columns,
@@ -99,7 +100,7 @@ class Scd2Strategy:
         if target is not None:
             touched = batch.select(*[quote(k) for k in keys]).distinct()
             if cfg.full_snapshots:
-                absent, retired = self._retirements(ctx, batch, target, touched)
+                absent, retired = self._retirements(ctx, batch, target)
                 new = new.unionByName(retired, allowMissingColumns=True)
                 touched = touched.unionByName(absent).distinct()
             stored = self._stored_versions(ctx, target, touched, total, as_text)
@@ -194,7 +195,7 @@ class Scd2Strategy:
         return flagged.filter(~F.col("_lf_late")).drop("_lf_latest", "_lf_late"), count
 
     def _retirements(
-        self, ctx: StageContext, batch: DataFrame, target: DataFrame, touched: DataFrame
+        self, ctx: StageContext, batch: DataFrame, target: DataFrame
     ) -> tuple[DataFrame, DataFrame]:
         """1. With full snapshots, the keys with a live current version that the batch lacks, and
         a delete event for each: at the batch time in the sequence's own type (a date sequence:
@@ -203,15 +204,9 @@ class Scd2Strategy:
 
         cfg = self.config
         keys = list(cfg.keys)
-        sk = cfg.surrogate_key
+        skeleton = cfg.surrogate_key.inferred_column if cfg.surrogate_key else None
         live = F.col(quote(cfg.is_current_column))
-        if sk and sk.inferred_column in target.columns:  # skeletons wait for their record
-            live = live & ~F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
-        current = target.filter(live)
-        if cfg.snapshot_scope:  # a snapshot of the partitions it holds
-            scope = batch.select(*[quote(c) for c in cfg.snapshot_scope]).distinct()
-            current = current.join(scope, on=list(cfg.snapshot_scope), how="left_semi")
-        absent = current.select(*[quote(k) for k in keys]).join(touched, on=keys, how="left_anti")
+        absent = absent_from_snapshot(target, batch, keys, live, skeleton, cfg.snapshot_scope)
         deletion_time = F.lit(ctx.batch_time).cast("timestamp")
         if cfg.sequence_by:
             seq_type = batch.schema[cfg.sequence_by].dataType
