@@ -335,18 +335,22 @@ class Pipeline:
         return self.backend.read(self.config.qualified(self._table(name)))
 
     def current(self, table: str) -> DataFrame:
-        """The current state of a change-log table (`snapshot`): the latest row of every live
-        key, derived from its event log (so it always agrees with it)."""
-        from lakefresh.config.strategies import SnapshotStrategyConfig
-        from lakefresh.strategies.snapshot import current_state
+        """The current state of a change-log table (`snapshot`, or `key`, `ledger` or `append`
+        with `output: change_log`): each key's latest row whose latest event is +A or +C, with
+        that event's op, offset, system_time and event_time. Derived from the log on demand,
+        so it always agrees with it."""
+        from lakefresh.config.change_log import ChangeLogColumns
+        from lakefresh.strategies.changelog import current_state
 
         config = self._table(table)
-        if not config.strategy.change_log or not isinstance(config.strategy, SnapshotStrategyConfig):
+        strategy = config.strategy
+        if not isinstance(strategy, ChangeLogColumns) or not strategy.writes_change_log():
             raise ConfigError(
-                f"table {config.name!r} uses strategy {config.strategy.kind!r}; current() derives "
-                "the state of change-log tables (`snapshot`; other targets are their own current state)"
+                f"table {config.name!r} is not a change log (strategy {strategy.kind!r}); current() "
+                "derives the state of change-log tables (`snapshot`, or `output: change_log`); "
+                "other targets are their own current state"
             )
-        return current_state(self.table(table), config.strategy)
+        return current_state(self.table(table), strategy, strategy.key_columns(), strategy.event_time)
 
     def reset_load(self, table: str, snapshot_id: int | None = None) -> str:
         """Restart a `table_changes` table's load log at a snapshot of its source (default: the

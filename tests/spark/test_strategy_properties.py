@@ -79,3 +79,45 @@ def test_each_batch_replaces_its_range_as_the_reference_does(spark, warehouse, t
 
 def rows_sorted(items):
     return sorted(items, key=lambda t: tuple((x is None, str(x)) for x in t))
+
+
+SOURCE = (
+    "{kind: files, path: in, format: csv, order_by: modified, schema: {id: int, v: string, gone: boolean}}"
+)
+UPSERT_TWINS = f"""
+- name: table
+  source: {SOURCE}
+  strategy: {{kind: key, keys: [id], delete: {{column: gone}}, drop_columns: [gone]}}
+- name: log
+  source: {SOURCE}
+  strategy: {{kind: key, keys: [id], delete: {{column: gone}}, drop_columns: [gone], output: change_log}}
+"""
+upserts = st.lists(st.tuples(st.integers(1, 4), st.sampled_from("ab"), st.booleans()), max_size=4)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(batches=st.lists(upserts, min_size=1, max_size=4))
+def test_an_upsert_streams_log_folds_to_the_key_table_of_the_same_batches(
+    spark, warehouse, tmp_path_factory, batches
+):
+    """`key` with `output: change_log` against `key` itself: the log's current state, and the
+    log folded event by event (+A/+C set a key, -R removes it; -C precedes its +C), equal the
+    table the same batches make; its offsets run 0, 1, 2, ... without a gap."""
+    ws = Workspace(tmp_path_factory.mktemp("upserts"), spark, warehouse)
+    for n, batch in enumerate(batches):
+        body = "".join(f"{k},{'' if gone else v},{str(gone).lower()}\n" for k, v, gone in batch)
+        ws.write(f"in/b{n}.csv", "id,v,gone\n" + body, mtime=1.7e9 + n * 60)
+    p = ws.pipeline(UPSERT_TWINS)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    table = rows(p.table("table"), ["id", "v"])
+    assert rows(p.current("log"), ["id", "v"]) == table
+    folded: dict[int, str] = {}
+    events = p.table("log").orderBy("offset").collect()
+    for event in events:
+        if event["op"] in ("+A", "+C"):
+            folded[event["id"]] = event["v"]
+        elif event["op"] == "-R":
+            del folded[event["id"]]
+    assert sorted(folded.items()) == table
+    assert [e["offset"] for e in events] == list(range(len(events)))

@@ -7,6 +7,7 @@ from typing import get_args
 
 import pytest
 
+from lakefresh.config.change_log import ChangeLogColumns
 from lakefresh.config.strategies import DIMENSION_KINDS, STRATEGY_KINDS, StrategyConfig
 from lakefresh.strategies import STRATEGIES, status_codes
 
@@ -38,7 +39,15 @@ def test_status_codes_by_kind_include_the_aliases() -> None:
 def test_capabilities_live_on_the_config_models() -> None:
     assert DIMENSION_KINDS == ("key", "scd1", "scd2")
     by_kind = {m.kinds()[0]: m for m in MODELS}
-    assert [k for k, m in by_kind.items() if m.change_log] == ["snapshot"]
+    # snapshot always writes a change log; key, ledger and append may (output: change_log)
+    loggers = [k for k, m in by_kind.items() if issubclass(m, ChangeLogColumns)]
+    assert loggers == ["key", "append", "ledger", "snapshot"]
+    assert by_kind["snapshot"](kind="snapshot", keys=["id"]).writes_change_log()
+    log = by_kind["key"](kind="key", keys=["id"], output="change_log")
+    assert log.writes_change_log() and not log.corrected_rows_alone()
+    assert log.one_batch_at_a_time() is not None
+    assert log.added_columns() == ["offset", "op", "system_time", "event_time"]
+    assert not by_kind["ledger"](kind="ledger", keys=["id"]).writes_change_log()
     key = by_kind["key"](kind="key", keys=["id"], history=True)
     assert key.key_columns() == ["id"] and key.keeps_history() and key.corrected_rows_alone()
     scd2 = by_kind["scd2"](kind="scd2", keys=["id"], full_snapshots=True)

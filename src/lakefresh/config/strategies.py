@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal, get_args
+from typing import Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
 from lakefresh.config.base import Model, check_column_name
+from lakefresh.config.change_log import OUTPUT_DESCRIPTION, ChangeLogColumns, Output
 from lakefresh.config.expressions import parse_row_pure
 from lakefresh.config.strategy_base import (
     DeleteRule,
@@ -19,14 +20,25 @@ from lakefresh.config.strategy_base import (
 from lakefresh.config.strategy_key import DedupeBy, KeyStrategyConfig
 from lakefresh.config.strategy_scd2 import Scd2StrategyConfig
 
+EVENT_TIME_IN_LOG = (
+    "With output: change_log, the log's event time is this column's value (a timestamp, a date, "
+    "or a number such as a year); a NULL takes the batch's time (a number cannot: quarantined). "
+    "Without it, every event's time is the batch's time."
+)
 
-class AppendStrategyConfig(StrategyBase):
+
+class AppendStrategyConfig(ChangeLogColumns):
     """Every batch is appended; each row carries its batch id."""
 
     kind: Literal["append", "none"]
+    output: Output = Field("table", description=OUTPUT_DESCRIPTION)
+    event_time: str | None = Field(None, description=EVENT_TIME_IN_LOG)
 
     def corrected_rows_alone(self) -> bool:
-        return True
+        return not self.writes_change_log()
+
+    def column_fields(self) -> NamedColumns:
+        return named("event_time", self.event_time)
 
 
 class FullStrategyConfig(StrategyBase):
@@ -35,29 +47,30 @@ class FullStrategyConfig(StrategyBase):
     kind: Literal["full"]
 
 
-class LedgerStrategyConfig(KeyedStrategyBase):
+class LedgerStrategyConfig(ChangeLogColumns, KeyedStrategyBase):
     """Append-only with a primary key: a key already in the ledger is never appended again."""
 
     kind: Literal["ledger"]
     event_time: str | None = Field(
         None,
         description="When a batch holds several rows with one key, the one with the earliest "
-        "event time is kept (then the first by file and record). Without it: the first row.",
+        "event time is kept (then the first by file and record). Without it: the first row. "
+        + EVENT_TIME_IN_LOG,
     )
+    output: Output = Field("table", description=OUTPUT_DESCRIPTION)
 
     def corrected_rows_alone(self) -> bool:
-        return True
+        return not self.writes_change_log()
 
     def column_fields(self) -> NamedColumns:
         return [*named("keys", self.keys), *named("event_time", self.event_time)]
 
 
-class SnapshotStrategyConfig(KeyedStrategyBase):
+class SnapshotStrategyConfig(ChangeLogColumns, KeyedStrategyBase):
     """Each batch is a full snapshot; the target is the log of changes between snapshots."""
 
-    change_log: ClassVar[bool] = True
-
     kind: Literal["snapshot"]
+    output: Literal["change_log"] = Field("change_log", description="Always a change log.")
     event_time: str | None = Field(
         None,
         description="Column holding when a row's state took effect: a timestamp, a date, a number "
@@ -69,39 +82,15 @@ class SnapshotStrategyConfig(KeyedStrategyBase):
         description="The columns whose change is a change of the row (Open Data Fabric's "
         "compareColumns); default: every column but the keys and event_time.",
     )
-    op_codes: Literal["symbolic", "numeric"] = Field(
-        "symbolic",
-        description="The op column as text (+A, -R, -C, +C) or as Open Data Fabric's numbers "
-        "(0 append, 1 retract, 2 correct-from, 3 correct-to).",
-    )
-    op_column: str = Field("op", description="Name of the op column (+A, -R, -C, +C).")
-    system_time_column: str = Field(
-        "system_time",
-        description="The batch's time, the same for all its events: re-running the same batches "
-        "gives the same log.",
-    )
-    event_time_column: str = Field("event_time", description="When the change took effect.")
-    offset_column: str = Field("offset", description="The event's position in the log (0, 1, ...).")
 
     @model_validator(mode="after")
-    def _distinct_system_columns(self) -> SnapshotStrategyConfig:
-        system = [self.op_column, self.system_time_column, self.event_time_column, self.offset_column]
-        for name in system:
-            check_column_name(name, "column")
-        if len({n.lower() for n in system}) != len(system):
-            raise ValueError(f"op, system time, event time and offset columns must differ, got {system}")
-        clash = [k for k in self.keys if k.lower() in {n.lower() for n in system}]
-        if clash:
-            raise ValueError(f"key column(s) {clash} clash with the log's system columns {system}")
+    def _compared(self) -> SnapshotStrategyConfig:
         for name in self.compare_columns or []:
             check_column_name(name, "column")
         clash = [c for c in self.compare_columns or [] if c in self.keys or c == self.event_time]
         if clash:
             raise ValueError(f"compare_columns {clash}: keys and event_time are never compared")
         return self
-
-    def added_columns(self) -> list[str]:
-        return [self.op_column, self.system_time_column, self.event_time_column, self.offset_column]
 
     def column_fields(self) -> NamedColumns:
         return [

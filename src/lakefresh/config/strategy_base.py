@@ -28,13 +28,16 @@ class StrategyBase(Model):
 
     # a lookup may take surrogate keys from a table of this kind (with `surrogate_key`)
     dimension: ClassVar[bool] = False
-    # the table's rows are change events (+A -R -C +C): `current()` derives each key's latest state
-    change_log: ClassVar[bool] = False
 
     @classmethod
     def kinds(cls) -> tuple[str, ...]:
         """The `kind` values (the name and its aliases) that select this model."""
         return tuple(get_args(cls.model_fields["kind"].annotation))
+
+    def writes_change_log(self) -> bool:
+        """Whether the table's rows are change events (+A -R -C +C) from which `current()` derives
+        each key's latest state (config/change_log.py)."""
+        return False
 
     def key_columns(self) -> list[str]:
         """The columns that identify a row's entity (its natural key); [] for unkeyed kinds."""

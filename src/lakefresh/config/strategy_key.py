@@ -7,7 +7,8 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from lakefresh.config.base import Model, check_column_name
-from lakefresh.config.strategy_base import DeleteRule, NamedColumns, StrategyBase, SurrogateKeyConfig, named
+from lakefresh.config.change_log import OUTPUT_DESCRIPTION, ChangeLogColumns, Output
+from lakefresh.config.strategy_base import DeleteRule, NamedColumns, SurrogateKeyConfig, named
 
 
 class DedupeBy(Model):
@@ -23,7 +24,7 @@ class DedupeBy(Model):
         return check_column_name(value, "column")
 
 
-class KeyStrategyConfig(StrategyBase):
+class KeyStrategyConfig(ChangeLogColumns):
     """Upsert by natural key, with change detection by hash and record status codes N/C/U/S/O."""
 
     dimension: ClassVar[bool] = True
@@ -85,6 +86,17 @@ class KeyStrategyConfig(StrategyBase):
         description="Also keep `<table>_history`: every change of a key as an SCD2 version "
         "(valid_from, valid_to, is_current), refreshed from the same batches.",
     )
+    output: Output = Field(
+        "table",
+        description=OUTPUT_DESCRIPTION + " As an upsert stream (Open Data Fabric's UpsertStream): "
+        "+A for a new key, -C and +C for a change, -R for a delete, nothing for an unchanged row.",
+    )
+    event_time: str | None = Field(
+        None,
+        description="With output: change_log, the column whose value is an event's time (a "
+        "timestamp, a date or a number); a NULL takes the batch's time; -C and -R carry the old "
+        "row's. Without it, the record's date (date_column, or the batch's time).",
+    )
 
     @field_validator("keys", "exclude_from_cdc", "drop_columns", "snapshot_scope")
     @classmethod
@@ -95,10 +107,28 @@ class KeyStrategyConfig(StrategyBase):
             raise ValueError(f"columns must not repeat, got {value}")
         return value
 
-    @field_validator("soft_delete_column")
+    @field_validator("soft_delete_column", "event_time")
     @classmethod
     def _soft(cls, value: str | None) -> str | None:
         return value if value is None else check_column_name(value, "column")
+
+    @model_validator(mode="after")
+    def _log(self) -> KeyStrategyConfig:
+        if self.output == "change_log":
+            table_only = {
+                "surrogate_key": self.surrogate_key,
+                "history": self.history,
+                "soft_delete_column": self.soft_delete_column,
+            }
+            used = [name for name, value in table_only.items() if value]
+            if used:
+                raise ValueError(
+                    f"{', '.join(used)}: not with output: change_log (the log keeps every version "
+                    "and every delete already)"
+                )
+        elif self.event_time:
+            raise ValueError("event_time names the change log's event time: set output: change_log")
+        return self
 
     @model_validator(mode="after")
     def _disjoint(self) -> KeyStrategyConfig:
@@ -138,7 +168,7 @@ class KeyStrategyConfig(StrategyBase):
         return self.history
 
     def corrected_rows_alone(self) -> bool:
-        return not self.full_snapshots
+        return not self.full_snapshots and not self.writes_change_log()
 
     def added_columns(self) -> list[str]:
         soft = [self.soft_delete_column] if self.soft_delete_column else []
@@ -152,13 +182,16 @@ class KeyStrategyConfig(StrategyBase):
             "when_not_matched": self.when_not_matched != "insert",
         }
         used = [name for name, on in options.items() if on]
-        return f"{', '.join(used)}: applied one batch at a time" if used else None
+        if used:
+            return f"{', '.join(used)}: applied one batch at a time"
+        return super().one_batch_at_a_time()
 
     def column_fields(self) -> NamedColumns:
         return [
             *named("keys", self.keys),
             *named("exclude_from_cdc", self.exclude_from_cdc),
             *named("date_column", self.date_column),
+            *named("event_time", self.event_time),
             *(self.delete.column_fields() if self.delete else []),
             *named("drop_columns", self.drop_columns),
             *named("snapshot_scope", self.snapshot_scope),

@@ -15,6 +15,7 @@ from lakefresh.strategies.base import ChangeSet, Dimension, GroupStaging, StageC
 from lakefresh.strategies.custom import CustomStrategy
 from lakefresh.strategies.full import FullStrategy
 from lakefresh.strategies.key import KeyStrategy
+from lakefresh.strategies.key_log import KeyLogStrategy
 from lakefresh.strategies.ledger import LedgerStrategy
 from lakefresh.strategies.rebuild import Rebuild
 from lakefresh.strategies.scd2 import Scd2Strategy
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 STRATEGIES: dict[type[StrategyBase], Callable[[Any], Strategy]] = {
     cls.config_type: cls
     for cls in (
-        KeyStrategy,
+        KeyStrategy,  # a table, or an upsert stream's log (KeyLogStrategy)
         Scd2Strategy,
         AppendStrategy,
         FullStrategy,
@@ -65,6 +66,7 @@ __all__ = [
     "Dimension",
     "FullStrategy",
     "GroupStaging",
+    "KeyLogStrategy",
     "KeyStrategy",
     "LedgerStrategy",
     "Rebuild",

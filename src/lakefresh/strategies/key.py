@@ -98,6 +98,13 @@ class KeyStrategy:
     }
     range_type = None
 
+    def __new__(cls, config: KeyStrategyConfig) -> KeyStrategy:
+        if cls is KeyStrategy and config.writes_change_log():  # an upsert stream's log
+            from lakefresh.strategies.key_log import KeyLogStrategy
+
+            cls = KeyLogStrategy
+        return object.__new__(cls)
+
     def __init__(self, config: KeyStrategyConfig) -> None:
         self.config = config
 

@@ -11,6 +11,10 @@ differ: a ledger records what happened, and a fact once recorded is not restated
 Several rows with one key in a batch: the one with the earliest `event_time` is kept; on equal
 event times (or without an event time column), the first by file name, then by record in the file.
 The others count as `duplicates`. NULL keys and NULL event times go to quarantine.
+
+With `output: change_log` the ledger is an event log (strategies/changelog.py): every appended
+row is a `+A` event, in arrival order (file, then record), and a NULL date or timestamp event
+time takes the batch's time instead of going to quarantine.
 """
 
 from __future__ import annotations
@@ -30,6 +34,15 @@ from lakefresh.strategies.base import (
     null_key_problems,
     require_columns,
 )
+from lakefresh.strategies.changelog import (
+    EVENT_TIME,
+    OP,
+    arrival_order,
+    as_log,
+    check_names,
+    event_time_of,
+    numeric_event_time_problems,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -48,6 +61,11 @@ class LedgerStrategy:
         return list(self.config.keys)
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        if self.config.writes_change_log():
+            return [
+                *null_key_problems(df, self.config.keys),
+                *numeric_event_time_problems(df, self.config.event_time),
+            ]
         return null_key_problems(df, self.config.keys, self.config.event_time, "event time")
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
@@ -58,8 +76,14 @@ class LedgerStrategy:
         keys = list(cfg.keys)
         require_columns(batch, keys, "key column(s)")
         order = [F.col(FILE_COLUMN).asc_nulls_first(), F.col(RECORD_COLUMN).asc_nulls_first()]
+        log = cfg.writes_change_log()
+        if log:
+            check_names(cfg, data_columns(batch), cfg.event_time)
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
+            if log:  # a NULL event time is the batch's
+                batch_time = F.lit(ctx.batch_time).cast("timestamp")
+                batch = batch.withColumn(cfg.event_time, event_time_of(batch, cfg.event_time, batch_time))
             order.insert(0, F.col(quote(cfg.event_time)).asc())
         first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(*order)
         ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
@@ -78,9 +102,15 @@ class LedgerStrategy:
             firsts = firsts.join(seen, on=keys, how="left")
         else:
             firsts = firsts.withColumn("_lf_seen", F.lit(None).cast("boolean"))
+        log_time = (
+            [event_time_of(firsts, cfg.event_time, F.lit(ctx.batch_time).cast("timestamp")).alias(EVENT_TIME)]
+            if log
+            else []
+        )
         staged = materialize(
             firsts.select(
                 *[F.col(quote(c)) for c in columns],
+                *([F.col(FILE_COLUMN), F.col(RECORD_COLUMN), *log_time] if log else []),
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.when(F.col("_lf_seen"), F.lit("K")).otherwise(F.lit("N")).alias("_lf_code"),
             )
@@ -88,6 +118,9 @@ class LedgerStrategy:
         counts = count_by(staged, "_lf_code")
         appended = counts.get("N", 0)
         rows = staged.filter(F.col("_lf_code") == "N").drop("_lf_code")
+        if log:
+            events = rows.withColumn(OP, F.lit("+A"))
+            rows = materialize(as_log(events, cfg, ctx, arrival_order(), columns).drop(OP))
         return ChangeSet(
             rows=rows,
             counts={"N": appended, "K": counts.get("K", 0)},

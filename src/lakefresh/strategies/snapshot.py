@@ -12,10 +12,12 @@ previous snapshots left, and the differences are appended to the target, which i
 
 Every event has `system_time` (the batch's time, the same for all its events, so re-running the
 same batches gives the same log; never the wall clock of the run),
-`event_time` (the row's `event_time` column when configured, else the batch's time, e.g. the
-file's or folder's modification time; a retraction has no row: it carries the snapshot's latest
+`event_time` (the row's `event_time` column when configured, a NULL taking the batch's time, else
+the batch's time, e.g. the file's or folder's modification time; a -C carries the new row's time,
+when the correction took effect; a retraction has no row: it carries the snapshot's latest
 event time, or the batch's time without an `event_time` column) and `offset` (its
-position in the log: 0, 1, 2, ... in the order key, then -R, -C, +C, +A). An identical snapshot
+position in the log: 0, 1, 2, ... in the order key, then -R, -C, +C, +A). The log's shape is
+shared with the other change logs (strategies/changelog.py). An identical snapshot
 appends nothing (its commit is empty, so it is still applied exactly once).
 
 The comparison runs over the union of the state's and the snapshot's columns, a missing column
@@ -33,10 +35,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, ClassVar
 
-from lakefresh.columns import BATCH_ID_COLUMN, SYSTEM_PREFIX
 from lakefresh.config.strategies import SnapshotStrategyConfig
-from lakefresh.errors import SchemaError
-from lakefresh.lakehouse.functions import try_to_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
@@ -44,49 +43,25 @@ from lakefresh.strategies.base import (
     count_by,
     data_columns,
     hashdiff,
-    is_temporal,
     last_row_first,
     materialize,
     null_key_problems,
     require_columns,
 )
+from lakefresh.strategies.changelog import (
+    EVENT_TIME,
+    OP,
+    as_log,
+    check_names,
+    current_state,
+    event_time_of,
+    keyed_order,
+    numeric_event_time_problems,
+    state_columns,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-
-OPS = ("-R", "-C", "+C", "+A")  # order of events of one key inside a batch
-NUMERIC_OPS = {"+A": 0, "-R": 1, "-C": 2, "+C": 3}  # Open Data Fabric's operation types
-
-
-def system_columns(cfg: SnapshotStrategyConfig) -> list[str]:
-    return [cfg.offset_column, cfg.op_column, cfg.system_time_column, cfg.event_time_column]
-
-
-def state_columns(cfg: SnapshotStrategyConfig, log_columns: list[str]) -> list[str]:
-    """The log's data columns: without lakefresh's columns (the event time column stays when the
-    data's own event time column carries its name)."""
-    system = {c.lower() for c in system_columns(cfg)}
-    if cfg.event_time and cfg.event_time == cfg.event_time_column:
-        system.discard(cfg.event_time_column.lower())
-    return [c for c in log_columns if c.lower() not in system and not c.startswith(SYSTEM_PREFIX)]
-
-
-def current_state(log: DataFrame, cfg: SnapshotStrategyConfig) -> DataFrame:
-    """The latest row of every key whose latest event is +A or +C."""
-    from pyspark.sql import functions as F
-
-    keys = list(cfg.keys)
-    values = [c for c in state_columns(cfg, log.columns) if c not in keys]
-    latest = log.groupBy(*[quote(k) for k in keys]).agg(
-        F.max_by(
-            F.struct(F.col(quote(cfg.op_column)).alias("_lf_op"), *[F.col(quote(c)) for c in values]),
-            F.col(quote(cfg.offset_column)),
-        ).alias("_lf_last")
-    )
-    live = [NUMERIC_OPS["+A"], NUMERIC_OPS["+C"]] if cfg.op_codes == "numeric" else ["+A", "+C"]
-    return latest.filter(F.col("_lf_last._lf_op").isin(*live)).select(
-        *[F.col(quote(k)) for k in keys], *[F.col("_lf_last").getField(c).alias(c) for c in values]
-    )
 
 
 class SnapshotStrategy:
@@ -107,33 +82,30 @@ class SnapshotStrategy:
         return []  # the log holds many events per key
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        return null_key_problems(df, self.config.keys, self.config.event_time, "event time")
+        return [
+            *null_key_problems(df, self.config.keys),
+            *numeric_event_time_problems(df, self.config.event_time),
+        ]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import Window
         from pyspark.sql import functions as F
-        from pyspark.sql import types as T
 
         cfg = self.config
         keys = list(cfg.keys)
         require_columns(batch, keys, "key column(s)")
         columns = data_columns(batch)
-        self._check_names(columns)
+        check_names(cfg, columns, cfg.event_time)
+        batch_time = F.lit(ctx.batch_time).cast("timestamp")
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
-            event_time = F.col(quote(cfg.event_time))
-            kind = batch.schema[cfg.event_time].dataType
-            if not (is_temporal(kind) or isinstance(kind, T.NumericType)):  # text: parsed
-                event_time = try_to_timestamp(event_time)
-        else:
-            event_time = F.lit(ctx.batch_time).cast("timestamp")
-        batch_time = F.lit(ctx.batch_time).cast("timestamp")
-        system_time = batch_time
+        event_time = event_time_of(batch, cfg.event_time, batch_time)
+        retracted_at = batch_time
         if cfg.event_time:
             # a retraction has no row: it happened as of the snapshot, i.e. its latest event time
             latest = batch.agg(F.max(event_time)).first()[0]  # type: ignore[index]
             if latest is not None:
-                batch_time = F.lit(latest)
+                retracted_at = F.lit(latest)
 
         latest_first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(
             *last_row_first(event_time.desc())
@@ -153,13 +125,11 @@ class SnapshotStrategy:
         )
         if ctx.target_exists:
             log = ctx.target()
-            state = current_state(log, cfg)
-            before = [c for c in state.columns if c not in keys]
+            before = [c for c in state_columns(cfg, log.columns, cfg.event_time) if c not in keys]
             compared = [c for c in before if c != cfg.event_time]
             if cfg.compare_columns is not None:
                 compared = [c for c in compared if c in cfg.compare_columns]
-            base_offset = log.agg(F.max(F.col(quote(cfg.offset_column)))).first()[0]  # type: ignore[index]
-            previous = state.select(
+            previous = current_state(log, cfg, keys, cfg.event_time).select(
                 *[F.col(quote(k)) for k in keys],
                 *[F.col(quote(c)).alias(f"_lf_p_{c}") for c in before],
                 hashdiff(compared).alias("_lf_p_hash"),
@@ -167,7 +137,7 @@ class SnapshotStrategy:
             )
             joined = snapshot.join(previous, on=keys, how="full_outer")
         else:
-            before, base_offset = [], None
+            before = []
             joined = snapshot.withColumn("_lf_p", F.lit(None).cast("boolean")).withColumn(
                 "_lf_p_hash", F.lit(None).cast("binary")
             )
@@ -185,39 +155,20 @@ class SnapshotStrategy:
         )
         new_side = joined.filter(F.col("_lf_kind").isin("A", "C")).select(
             *[F.col(quote(c)) for c in columns],
-            F.when(F.col("_lf_kind") == "A", F.lit("+A")).otherwise(F.lit("+C")).alias("_lf_op"),
-            F.col("_lf_n_time").alias("_lf_event_time"),
+            F.when(F.col("_lf_kind") == "A", F.lit("+A")).otherwise(F.lit("+C")).alias(OP),
+            F.col("_lf_n_time").alias(EVENT_TIME),
         )
         old_side = joined.filter(F.col("_lf_kind").isin("R", "C")).select(
             *[F.col(quote(k)) for k in keys],
             *[F.col(quote(f"_lf_p_{c}")).alias(c) for c in before],
-            F.when(F.col("_lf_kind") == "R", F.lit("-R")).otherwise(F.lit("-C")).alias("_lf_op"),
-            F.when(F.col("_lf_kind") == "R", batch_time)
-            .otherwise(F.col("_lf_n_time"))
-            .alias("_lf_event_time"),
+            F.when(F.col("_lf_kind") == "R", F.lit("-R")).otherwise(F.lit("-C")).alias(OP),
+            F.when(F.col("_lf_kind") == "R", retracted_at).otherwise(F.col("_lf_n_time")).alias(EVENT_TIME),
         )
         events = new_side.unionByName(old_side, allowMissingColumns=True)
-        rank = F.create_map(*[x for i, op in enumerate(OPS) for x in (F.lit(op), F.lit(i))])
-        in_log_order = Window.orderBy(*[F.col(quote(k)) for k in keys], rank[F.col("_lf_op")])
-        start = -1 if base_offset is None else int(base_offset)
-        data = [c for c in events.columns if not c.startswith(SYSTEM_PREFIX)]
-        op = F.col("_lf_op")
-        if cfg.op_codes == "numeric":
-            codes = F.create_map(*[x for name, n in NUMERIC_OPS.items() for x in (F.lit(name), F.lit(n))])
-            op = codes[op].cast("tinyint")
-        rows = materialize(
-            events.select(
-                (F.lit(start) + F.row_number().over(in_log_order)).cast("bigint").alias(cfg.offset_column),
-                op.alias(cfg.op_column),
-                system_time.alias(cfg.system_time_column),
-                F.col("_lf_event_time").alias(cfg.event_time_column),
-                *[F.col(quote(c)) for c in data if c.lower() != cfg.event_time_column.lower()],
-                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-                F.col("_lf_op"),
-            )
-        )
-        counts = count_by(rows, "_lf_op")
-        rows = rows.drop("_lf_op")
+        data = [c for c in events.columns if not c.startswith("_lf_")]
+        rows = materialize(as_log(events, cfg, ctx, keyed_order(keys), data))
+        counts = count_by(rows, OP)
+        rows = rows.drop(OP)
         total = ctx.rows_of(batch)
         written = sum(counts.values())
         return ChangeSet(
@@ -229,19 +180,6 @@ class SnapshotStrategy:
             written=written,
             superseded={},
         )
-
-    def _check_names(self, columns: list[str]) -> None:
-        cfg = self.config
-        taken = {c.lower(): c for c in system_columns(cfg)}
-        for column in columns:
-            name = taken.get(column.lower())
-            if name is None or (column == cfg.event_time and name == cfg.event_time_column):
-                continue
-            raise SchemaError(
-                f"the snapshot has a column {column!r}, which the event log uses for its own "
-                f"{name!r} column; rename it in the log with the strategy's op_column, "
-                "system_time_column, event_time_column or offset_column option"
-            )
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         ctx.backend.append(ctx.table, change.rows)

@@ -1,0 +1,127 @@
+"""Strategy `key` with `output: change_log`: an upsert stream (Open Data Fabric's UpsertStream).
+
+The batch is judged exactly as `key` judges it (strategies/key.py: the same status codes, dates,
+deletes, dedupe, full snapshots and match rules), against the log's current state instead of a
+table; then, instead of a MERGE, the outcome is appended as events (strategies/changelog.py):
+
+| status         | events                                                      |
+| -------------- | ----------------------------------------------------------- |
+| N              | `+A` with the new row                                       |
+| C              | `-C` with the old row, then `+C` with the new row            |
+| D, R           | `-R` with the old row                                       |
+| U, S, O, M, X  | nothing                                                     |
+
+Intra-batch changes are compacted: a key's rows in one batch give at most one outcome (its
+winning row). An event's time is the `event_time` column's (a NULL takes the batch's time), or,
+without one, the record's date (`date_column`, or the batch's time); `-C` and `-R` carry the old
+row's, as they carry its values. Each event stores `_lf_hash` and `_lf_updated_at`, so the next
+batch compares against the state without recomputing it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.columns import HASH_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
+from lakefresh.config.strategies import KeyStrategyConfig
+from lakefresh.lakehouse.sql import quote
+from lakefresh.strategies.base import ChangeSet, StageContext, data_columns, materialize
+from lakefresh.strategies.changelog import (
+    EVENT_TIME,
+    OP,
+    as_log,
+    check_names,
+    current_state,
+    event_time_of,
+    keyed_order,
+    numeric_event_time_problems,
+    state_columns,
+)
+from lakefresh.strategies.key import KeyStrategy
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+
+STATE = (HASH_COLUMN, UPDATED_AT_COLUMN)  # what an event stores for the next comparison
+
+
+@dataclass
+class _AgainstState(StageContext):
+    """The batch's context, with the log's current state standing for the target."""
+
+    state: Any = None
+
+    def target(self) -> DataFrame:
+        return self.state  # type: ignore[no-any-return]
+
+
+class KeyLogStrategy(KeyStrategy):
+    """`key`'s judgement, written as an upsert stream's events."""
+
+    def __init__(self, config: KeyStrategyConfig) -> None:
+        # the event time says when, not what: a row whose only difference is its event time is
+        # unchanged (as in `snapshot`)
+        when = config.event_time
+        if when and when not in config.keys and when not in config.exclude_from_cdc:
+            config = config.model_copy(update={"exclude_from_cdc": [*config.exclude_from_cdc, when]})
+        super().__init__(config)
+
+    def unique_keys(self) -> list[str]:
+        return []  # the log holds many events per key
+
+    def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
+        return [*super().row_problems(df), *numeric_event_time_problems(df, self.config.event_time)]
+
+    def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        keys = list(cfg.keys)
+        check_names(cfg, [c for c in data_columns(batch) if c not in cfg.drop_columns], cfg.event_time)
+        state = None
+        if ctx.target_exists:
+            state = materialize(current_state(ctx.target(), cfg, keys, cfg.event_time, system=True))
+        judged = super().stage(_AgainstState(**vars(ctx), state=state), batch)
+        outcome = judged.rows.filter(F.col(STATUS_COLUMN).isin("N", "C", "D", "R"))
+        batch_time = F.lit(ctx.batch_time).cast("timestamp")
+        if cfg.event_time:
+            new_time = event_time_of(outcome, cfg.event_time, batch_time)
+        else:
+            new_time = F.col(UPDATED_AT_COLUMN)
+        columns = [c for c in data_columns(outcome) if c != STATUS_COLUMN]
+        new_side = outcome.filter(F.col(STATUS_COLUMN).isin("N", "C")).select(
+            *[F.col(quote(c)) for c in columns],
+            *[F.col(c) for c in STATE],
+            F.when(F.col(STATUS_COLUMN) == "N", F.lit("+A")).otherwise(F.lit("+C")).alias(OP),
+            new_time.alias(EVENT_TIME),
+        )
+        events = new_side
+        if state is not None:
+            before = [c for c in state_columns(cfg, state.columns, cfg.event_time) if c not in keys]
+            old = state.select(
+                *[F.col(quote(k)) for k in keys],
+                *[F.col(quote(c)) for c in [*before, *STATE]],
+                F.col(quote(cfg.event_time_column)).alias(EVENT_TIME),
+            )
+            leaving = outcome.filter(F.col(STATUS_COLUMN).isin("C", "D", "R")).select(
+                *[F.col(quote(k)) for k in keys],
+                F.when(F.col(STATUS_COLUMN) == "C", F.lit("-C")).otherwise(F.lit("-R")).alias(OP),
+            )
+            old_side = leaving.join(old, on=keys, how="inner")
+            events = new_side.unionByName(old_side, allowMissingColumns=True)
+        data = [c for c in events.columns if not c.startswith("_lf_")]
+        rows = materialize(as_log(events, cfg, ctx, keyed_order(keys), data, STATE))
+        written = rows.count()
+        return ChangeSet(
+            rows=rows.drop(OP),
+            counts=judged.counts,
+            record_count=judged.record_count,
+            duplicates=judged.duplicates,
+            expected_delta=written,
+            written=written,
+            superseded={},
+        )
+
+    def write(self, ctx: StageContext, change: ChangeSet) -> None:
+        ctx.backend.append(ctx.table, change.rows)
