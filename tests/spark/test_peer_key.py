@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from tests.conftest import rows
 
+T0 = 1.7e9
+
 
 def table(strategy: str, schema: str) -> str:
     return f"""
@@ -236,3 +238,40 @@ def test_dlt_merge_key_scopes_a_full_snapshot_to_its_partitions(ws):
         codes.append(counts(p.run(), f"l{i}.csv"))
     assert codes[1] == {"N": 2} and codes[2] == {"S": 1, "N": 1, "R": 1}
     assert [r[0] for r in rows(p.table("t"), ["name"])] == ["a", "bb", "c", "d"]
+
+
+def test_databricks_auto_cdc_scd1_with_truncate(ws):
+    """Databricks, "The AUTO CDC APIs" (docs.databricks.com/aws/en/ldp/cdc), the SCD type 1
+    example with apply_as_truncates = operation = 'TRUNCATE': the example's rows plus a TRUNCATE
+    at sequenceNum 3 (keys NULL). Rows sequenced before it (124 and 126 at 1 and 2, the INSERTs
+    of 123 and 125) are truncated away; 125's UPDATE at 6 stays; 123's DELETE at 6 leaves
+    nothing."""
+    ws.write("in/b1.csv", AUTO_CDC + ",,,TRUNCATE,3\n")
+    strategy = (
+        "{kind: key, keys: [userId], date_column: sequenceNum, drop_columns: [operation, sequenceNum],"
+        " delete: {condition: \"operation = 'DELETE'\"}, truncate: {condition: \"operation = 'TRUNCATE'\"}}"
+    )
+    p = ws.pipeline(table(strategy, AUTO_CDC_SCHEMA))
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("t"), ["userId", "name", "city"]) == [(125, "Mercedes", "Guadalajara")]
+    # 4 rows before the marker (O), the marker (Z), 123's delete of a key not stored (U), 125 (N);
+    # 123's and 125's late UPDATEs at 5 lose to their rows at 6 (duplicates)
+    assert result.batches[0].counts == {"O": 4, "Z": 1, "U": 1, "N": 1}
+    assert result.batches[0].duplicates == 2
+
+
+def test_a_truncate_marker_deletes_the_stored_keys_not_newer_than_it(ws):
+    """Databricks' rule across batches ("the later write wins"): the marker at 5 deletes the
+    stored keys at 1 and 5 (E) but not the one at 9, which is newer than the truncate; the
+    batch's rows after the marker are applied."""
+    ws.write("in/b1.csv", "id,v,seq,op\n1,a,1,I\n2,b,5,I\n3,c,9,I\n", mtime=T0)
+    ws.write("in/b2.csv", "id,v,seq,op\n4,d,4,I\n,,5,T\n5,e,6,I\n", mtime=T0 + 86400)
+    strategy = (
+        "{kind: key, keys: [id], date_column: seq, drop_columns: [op], truncate: {column: op, value: T}}"
+    )
+    p = ws.pipeline(table(strategy, "id: int, v: string, seq: int, op: string"))
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert [b.counts for b in result.batches] == [{"N": 3}, {"O": 1, "Z": 1, "N": 1, "E": 2}]
+    assert rows(p.table("t"), ["id", "v"]) == [(3, "c"), (5, "e")]

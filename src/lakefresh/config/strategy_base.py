@@ -98,8 +98,8 @@ class DeleteRule(Model):
     def _condition(cls, value: str | None) -> str | None:
         return value if value is None else check_condition(value, "the condition")
 
-    def column_fields(self) -> NamedColumns:
-        return [(("delete", *path), column) for path, column in named("column", self.column)]
+    def column_fields(self, field: str = "delete") -> NamedColumns:
+        return [((field, *path), column) for path, column in named("column", self.column)]
 
 
 class SurrogateKeyConfig(Model):

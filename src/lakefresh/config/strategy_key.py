@@ -41,6 +41,13 @@ class KeyStrategyConfig(ChangeLogColumns):
         default_factory=list, description="Columns ignored by change detection (still stored)."
     )
     delete: DeleteRule | None = Field(None, description="Rows that delete their key.")
+    truncate: DeleteRule | None = Field(
+        None,
+        description="Rows that truncate the table (Databricks' apply_as_truncates), e.g. "
+        "{condition: \"op = 'TRUNCATE'\"}: every stored key not newer than the marker is deleted "
+        "(E) and the batch's rows before it are dropped (O); the marker itself is not stored (Z) "
+        "and may have NULL keys.",
+    )
     soft_delete_column: str | None = Field(
         None,
         description="A delete leaves a tombstone: the key's row stays, its values NULL, this "
@@ -180,6 +187,7 @@ class KeyStrategyConfig(ChangeLogColumns):
             "soft_delete_column": self.soft_delete_column,
             "when_matched": self.when_matched != "update",
             "when_not_matched": self.when_not_matched != "insert",
+            "truncate": self.truncate,
         }
         used = [name for name, on in options.items() if on]
         if used:
@@ -193,6 +201,7 @@ class KeyStrategyConfig(ChangeLogColumns):
             *named("date_column", self.date_column),
             *named("event_time", self.event_time),
             *(self.delete.column_fields() if self.delete else []),
+            *(self.truncate.column_fields("truncate") if self.truncate else []),
             *named("drop_columns", self.drop_columns),
             *named("snapshot_scope", self.snapshot_scope),
             *(named("dedupe.by", self.dedupe.by) if isinstance(self.dedupe, DedupeBy) else []),

@@ -58,7 +58,6 @@ from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
-    absent_from_snapshot,
     broadcast_if_small,
     counts_and_superseded,
     data_columns,
@@ -71,13 +70,15 @@ from lakefresh.strategies.base import (
     require_columns,
 )
 from lakefresh.strategies.group import GroupChange, Member, stage_key_group
+from lakefresh.strategies.key_deletes import REMOVES, retired, tombstones, truncated
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
+from lakefresh.strategies.truncate import TRUNCATE_FLAG, marker_problems, split_at_marker
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
 DELETE_FLAG = "_lf_delete"
-WRITES = ("N", "C", "D", "R", "T")
+WRITES = ("N", "C", "D", "R", "T", "E")
 DEDUPE = "_lf_dedupe"  # the dedupe column's value, while a key's winning row is picked
 
 
@@ -95,6 +96,8 @@ class KeyStrategy:
         "M": "matched, left alone (when_matched: ignore)",
         "X": "not matched, left alone (when_not_matched: ignore)",
         "T": "a delete of a key not stored: its tombstone is kept (soft_delete_column)",
+        "Z": "a truncate marker (not stored)",
+        "E": "a stored key not newer than a truncate marker: deleted",
     }
     range_type = None
 
@@ -112,7 +115,10 @@ class KeyStrategy:
         return list(self.config.keys)
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        return null_key_problems(df, self.config.keys, self.config.date_column, "date")
+        problems = null_key_problems(df, self.config.keys, self.config.date_column, "date")
+        if self.config.truncate:
+            return marker_problems(problems, self.config.keys, delete_flag(self.config.truncate))
+        return problems
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import Window
@@ -121,6 +127,9 @@ class KeyStrategy:
         cfg = self.config
         sk = cfg.surrogate_key
         columns, rows = self.prepared(batch, F.lit(ctx.batch_time), F.lit(ctx.batch_id))
+        truncation = None
+        if cfg.truncate:
+            rows, truncation = split_at_marker(rows)
         latest_first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(*self.winner_first())
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
 
@@ -197,7 +206,7 @@ class KeyStrategy:
         target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
         joined = joined.withColumn(STATUS_COLUMN, status)
         if soft:
-            joined = self._tombstones(joined, columns)
+            joined = tombstones(cfg, joined, columns)
             target_columns.insert(len(columns), soft)
         if sk:
             start = largest_key(ctx, sk.column)
@@ -214,17 +223,25 @@ class KeyStrategy:
         )
         if cfg.full_snapshots and ctx.target_exists:
             staged = materialize(
-                staged.unionByName(self._retired(ctx, batch, ctx.target(), rows), allowMissingColumns=True)
+                staged.unionByName(retired(cfg, ctx, batch, ctx.target(), rows), allowMissingColumns=True)
+            )
+        if truncation and ctx.target_exists:
+            staged = materialize(
+                staged.unionByName(truncated(cfg, ctx, rows, truncation), allowMissingColumns=True)
             )
         # one pass: counts per status and, for changed or deleted rows, per batch that wrote the
         # stored row (it no longer owns it)
-        counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", "D", "R"))
+        counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", *REMOVES))
         duplicates = counts.pop("dup", 0)
-        read = sum(n for code, n in counts.items() if code != "R") + duplicates
+        if truncation:
+            counts["Z"] = truncation.markers
+            counts["O"] = counts.get("O", 0) + truncation.older
+            counts = {code: n for code, n in counts.items() if n}
+        read = sum(n for code, n in counts.items() if code not in ("R", "E")) + duplicates
         if ctx.target_exists and read > batch_rows:
             # a key stored twice joined its batch row twice: another writer broke the table
             raise_stored_duplicates(ctx, cfg.keys, batch)
-        removed = 0 if soft else counts.get("D", 0) + counts.get("R", 0)
+        removed = 0 if soft else sum(counts.get(code, 0) for code in REMOVES)
         return ChangeSet(
             rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
             counts=counts,
@@ -249,51 +266,6 @@ class KeyStrategy:
             return [at, *first]
         value = F.col(DEDUPE)
         return [at, value.desc_nulls_last() if dedupe.order == "desc" else value.asc_nulls_last(), *first]
-
-    def _tombstones(self, joined: DataFrame, columns: list[str]) -> DataFrame:
-        """With `soft_delete_column`: a deleting row (D, or R) becomes its key's tombstone, with
-        NULL values and no hash (so any newer row changes it); other rows are live."""
-        from pyspark.sql import functions as F
-
-        soft = self.config.soft_delete_column
-        assert soft is not None
-        dead = F.col(STATUS_COLUMN).isin("D", "R", "T")
-        values = [c for c in columns if c not in self.config.keys]
-        out = joined.withColumn(soft, dead)
-        for c in [*values, HASH_COLUMN]:
-            out = out.withColumn(c, F.when(~dead, F.col(quote(c))))
-        return out
-
-    def _retired(self, ctx: StageContext, batch: DataFrame, target: DataFrame, rows: DataFrame) -> DataFrame:
-        """With `full_snapshots`: the stored live keys the batch lacks, each as a row that deletes
-        it (R), at the batch time (a numeric date: the batch's highest), with the batch that
-        wrote it."""
-        from pyspark.sql import functions as F
-        from pyspark.sql import types as T
-
-        cfg = self.config
-        live = F.lit(True)
-        if cfg.soft_delete_column and cfg.soft_delete_column in target.columns:  # not tombstones
-            live = ~F.coalesce(F.col(quote(cfg.soft_delete_column)), F.lit(False))
-        sk = cfg.surrogate_key
-        skeleton, carry = (
-            (sk.inferred_column, (sk.column, BATCH_ID_COLUMN)) if sk else (None, (BATCH_ID_COLUMN,))
-        )
-        retired = absent_from_snapshot(
-            target, batch, list(cfg.keys), live, skeleton, cfg.snapshot_scope, carry
-        ).withColumnRenamed(BATCH_ID_COLUMN, "_lf_t_batch")
-        at = F.lit(ctx.batch_time).cast("timestamp")
-        if isinstance(rows.schema[UPDATED_AT_COLUMN].dataType, T.NumericType):
-            at = F.lit(rows.agg(F.max(UPDATED_AT_COLUMN)).first()[0])  # type: ignore[index]
-        retired = retired.select(
-            "*",
-            at.alias(UPDATED_AT_COLUMN),
-            F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-            F.lit("R").alias(STATUS_COLUMN),
-        )
-        if cfg.soft_delete_column:
-            retired = retired.withColumn(cfg.soft_delete_column, F.lit(True))
-        return retired
 
     def prepared(self, batch: DataFrame, batch_time: Column, batch_id: Column) -> tuple[list[str], DataFrame]:
         """The batch's columns, and its rows with the hash, the record's date (`date_column`, or
@@ -336,6 +308,7 @@ class KeyStrategy:
             record_date.alias(UPDATED_AT_COLUMN),
             batch_id.alias(BATCH_ID_COLUMN),
             delete_flag(cfg.delete).alias(DELETE_FLAG),
+            *([delete_flag(cfg.truncate).alias(TRUNCATE_FLAG)] if cfg.truncate else []),
             F.col(FILE_COLUMN),
             F.col(RECORD_COLUMN),
             *([F.col(SEQ_COLUMN)] if SEQ_COLUMN in batch.columns else []),
@@ -388,8 +361,10 @@ class KeyStrategy:
                 keys=list(self.config.keys),
                 update_columns=columns,
                 insert_columns=columns,
-                update_when=f"s.{STATUS_COLUMN} IN ('C', 'D', 'R')" if soft else f"s.{STATUS_COLUMN} = 'C'",
-                delete_when=None if soft else f"s.{STATUS_COLUMN} IN ('D', 'R')",
+                update_when=f"s.{STATUS_COLUMN} IN ('C', 'D', 'R', 'E')"
+                if soft
+                else f"s.{STATUS_COLUMN} = 'C'",
+                delete_when=None if soft else f"s.{STATUS_COLUMN} IN ('D', 'R', 'E')",
                 insert_when=f"s.{STATUS_COLUMN} IN ('N', 'T')",
                 source_rows=writes,
             ),
