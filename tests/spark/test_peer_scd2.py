@@ -220,3 +220,106 @@ def test_late_rows_error_refuses_the_batch_and_names_the_keys(ws):
         and "--skip-batch b2.csv" in (batch.error or "")
     )
     assert rows(p.table("t"), ["id", "v", "valid_from", "valid_to"]) == [(1, "a", 5, None)]
+
+
+def test_sqlmesh_scd_type_2_by_column(ws):
+    """SQLMesh, tests/core/engine_adapter/integration/test_integration.py::test_scd_type_2_by_column
+    (check_columns [name, status], execution_time_as_valid_from false): the first (truncate) load
+    opens every key at 1970-01-01; later, a change opens a version at the run's time (2023-01-05),
+    a missing key closes then, and the new key 5 opens then, not at 1970-01-01."""
+    strategy = (
+        "{kind: scd2, keys: [id], track: [name, status], full_snapshots: true,"
+        " first_valid_from: epoch_on_first_load}"
+    )
+    p = ws.pipeline(table(strategy, "id: int, name: string, status: string"))
+    ws.write(
+        "in/l1.csv",
+        "id,name,status\n1,a,active\n2,b,inactive\n3,c,active\n4,d,active\n",
+        mtime=epoch("2023-01-01 00:00:00"),
+    )
+    assert p.run().ok
+    ws.write(
+        "in/l2.csv",
+        "id,name,status\n1,x,active\n3,c,active\n4,d,inactive\n5,e,inactive\n",
+        mtime=epoch("2023-01-05 00:00:00"),
+    )
+    result = p.run()
+    assert result.ok, result.to_dict()
+    run = at("2023-01-05 00:00:00")
+    assert rows(p.table("t"), ["id", "name", "status", "valid_from", "valid_to"]) == [
+        (1, "a", "active", EPOCH, run),
+        (1, "x", "active", run, None),
+        (2, "b", "inactive", EPOCH, run),
+        (3, "c", "active", EPOCH, None),
+        (4, "d", "active", EPOCH, run),
+        (4, "d", "inactive", run, None),
+        (5, "e", "inactive", run, None),
+    ]
+
+
+def test_sqlmesh_a_returning_key_never_starts_before_its_deletion(ws):
+    """SQLMesh, docs/concepts/models/model_kinds.md, "Example of SCD Type 2 By Time in Action"
+    (invalidate_hard_deletes true): Cheeseburger, deleted by the run at 2020-01-02 11:00, comes
+    back "with it's original updated at timestamp of 2020-01-01 00:00:00": its valid_from is
+    2020-01-02 11:00, the deleted version's valid_to (valid_from = max(updated_at, valid_to) in
+    sqlmesh/core/engine_adapter/base.py::_scd_type_2); in lakefresh one microsecond later, so
+    the deletion stays in the history. Without the rule the row would be late (O)."""
+    strategy = (
+        "{kind: scd2, keys: [id], sequence_by: updated_at, change_detection: sequence,"
+        " late_rows: ignore, first_valid_from: epoch, full_snapshots: true}"
+    )
+    p = ws.pipeline(table(strategy, "id: int, name: string, price: double, updated_at: timestamp"))
+    header = "id,name,price,updated_at\n"
+    ws.write(
+        "in/l1.csv",
+        header + "1,Chicken Sandwich,10.99,2020-01-01 00:00:00\n2,Cheeseburger,8.99,2020-01-01 00:00:00\n"
+        "3,French Fries,4.99,2020-01-01 00:00:00\n",
+        mtime=epoch("2020-01-01 00:00:00"),
+    )
+    ws.write(
+        "in/l2.csv",
+        header + "1,Chicken Sandwich,12.99,2020-01-02 00:00:00\n3,French Fries,4.99,2020-01-01 00:00:00\n",
+        mtime=epoch("2020-01-02 11:00:00"),
+    )
+    ws.write(
+        "in/l3.csv",
+        header + "1,Chicken Sandwich,12.99,2020-01-02 00:00:00\n2,Cheeseburger,8.99,2020-01-01 00:00:00\n"
+        "3,French Fries,4.99,2020-01-01 00:00:00\n",
+        mtime=epoch("2020-01-03 00:00:00"),
+    )
+    result = p.run()
+    assert result.ok, result.to_dict()
+    deleted = at("2020-01-02 11:00:00")
+    assert rows(p.table("t").filter("id = 2"), ["name", "updated_at", "valid_from", "valid_to"]) == [
+        ("Cheeseburger", at("2020-01-01 00:00:00"), EPOCH, deleted),
+        ("Cheeseburger", at("2020-01-01 00:00:00"), at("2020-01-02 11:00:00.000001"), None),
+    ]
+
+
+def test_dlt_scd2_identity_by_row_hash(ws):
+    """dlt, tests/load/pipeline/test_scd2.py::test_core_functionality (docs: general-usage/
+    merge-loading.md, "scd2 strategy": "A row hash is stored in _dlt_id and used as a surrogate
+    key"): no natural key; a changed row retires its old hash and opens the new one; a row
+    missing from the extract is retired; a new row opens at its load's time."""
+    strategy = "{kind: scd2, row_hash: _dlt_id, full_snapshots: true}"
+    p = ws.pipeline(table(strategy, "nk: int, c1: string, c2: string"))
+    loads = [
+        "1,foo,foo\n2,bar,bar\n",
+        "1,foo,foo_updated\n2,bar,bar\n",
+        "1,foo,foo_updated\n",
+        "1,foo,foo_updated\n3,baz,baz\n",
+    ]
+    ts = [epoch(f"2024-01-0{i + 1} 00:00:00") for i in range(4)]
+    for i, body in enumerate(loads):
+        ws.write(f"in/l{i + 1}.csv", "nk,c1,c2\n" + body, mtime=ts[i])
+    result = p.run()
+    assert result.ok, result.to_dict()
+    day = [at(f"2024-01-0{i + 1} 00:00:00") for i in range(4)]
+    assert rows(p.table("t"), ["nk", "c2", "valid_from", "valid_to"]) == [
+        (1, "foo", day[0], day[1]),
+        (1, "foo_updated", day[1], None),
+        (2, "bar", day[0], day[2]),
+        (3, "baz", day[3], None),
+    ]
+    hashes = p.table("t").select("_dlt_id").distinct().count()
+    assert hashes == 4 and len(p.table("t").first()["_dlt_id"]) == 32  # hex of 16 bytes

@@ -22,6 +22,16 @@ class Scd2StrategyConfig(KeyedStrategyBase):
     dimension: ClassVar[bool] = True
 
     kind: Literal["scd2"]
+    keys: list[str] = Field(
+        default_factory=list,
+        description="Natural key columns. Without keys, give row_hash: each distinct row is its own entity.",
+    )
+    row_hash: str | None = Field(
+        None,
+        description="Instead of keys: a column lakefresh fills with a hash of the whole row "
+        "(dlt's _dlt_id), which identifies it. A changed row retires its old hash and opens the "
+        "new one; needs full_snapshots.",
+    )
     track: list[str] | None = Field(
         None, description="Columns whose change opens a new version (default: all non-key columns)."
     )
@@ -68,14 +78,21 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         "new_record: it also opens a version that repeats the last values with "
         "soft_delete_column true (dbt's hard_deletes: new_record), closed when the key returns.",
     )
-    first_valid_from: Literal["sequence", "epoch"] = Field(
+    first_valid_from: Literal["sequence", "epoch", "epoch_on_first_load"] = Field(
         "sequence",
         description="sequence: a key's first version is valid from its first event; epoch: from "
-        "1970-01-01 (SQLMesh's SCD_TYPE_2_BY_TIME).",
+        "1970-01-01 (SQLMesh's SCD_TYPE_2_BY_TIME); epoch_on_first_load: from 1970-01-01 for the "
+        "keys of the table's first load only, later keys from their first event (SQLMesh's "
+        "SCD_TYPE_2_BY_COLUMN).",
     )
     valid_from_copy: str | None = Field(
         None,
         description="A column that repeats each version's valid_from (dbt's dbt_updated_at).",
+    )
+    drop_columns: list[str] = Field(
+        default_factory=list,
+        description="Batch columns that are read (a delete marker, an operation column) but not "
+        "stored in the versions, as Databricks' except_column_list.",
     )
     surrogate_key: SurrogateKeyConfig | None = Field(
         None, description="A surrogate key column: one key per version."
@@ -83,6 +100,26 @@ class Scd2StrategyConfig(KeyedStrategyBase):
     valid_from_column: str = Field("valid_from", description="Name of the valid-from column.")
     valid_to_column: str = Field("valid_to", description="Name of the valid-to column (NULL: open).")
     is_current_column: str = Field("is_current", description="Name of the is-current flag.")
+
+    @model_validator(mode="after")
+    def _identity(self) -> Scd2StrategyConfig:
+        if bool(self.keys) == bool(self.row_hash):
+            raise ValueError("give keys, or row_hash (a row is identified by its hash), not both")
+        if self.row_hash:
+            check_column_name(self.row_hash, "row_hash")
+            if not self.full_snapshots:
+                raise ValueError(
+                    "row_hash identifies whole rows: a changed row leaves only when a "
+                    "full snapshot lacks it; set full_snapshots: true"
+                )
+            if self.surrogate_key or self.track is not None or self.track_except:
+                raise ValueError(
+                    "row_hash: every column is the identity; no surrogate_key, track or track_except"
+                )
+        return self
+
+    def key_columns(self) -> list[str]:
+        return [self.row_hash] if self.row_hash else list(self.keys)
 
     @model_validator(mode="after")
     def _consistent(self) -> Scd2StrategyConfig:
@@ -111,8 +148,11 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             raise ValueError("deletes: new_record flags its deletion versions: give soft_delete_column")
         if self.snapshot_scope and not self.full_snapshots:
             raise ValueError("snapshot_scope limits what a full snapshot retires: set full_snapshots")
-        for name in self.snapshot_scope:
+        for name in [*self.snapshot_scope, *self.drop_columns]:
             check_column_name(name, "column")
+        clash = set(self.keys) & set(self.drop_columns)
+        if clash:
+            raise ValueError(f"key column(s) {sorted(clash)} must be stored: not in drop_columns")
         return self
 
     def surrogate(self) -> SurrogateKeyConfig | None:
@@ -133,6 +173,9 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             *super().added_columns(),
         ]
 
+    def one_batch_at_a_time(self) -> str | None:
+        return "row_hash: applied one batch at a time" if self.row_hash else None
+
     def column_fields(self) -> NamedColumns:
         return [
             *named("keys", self.keys),
@@ -141,4 +184,5 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             *named("sequence_by", self.sequence_by),
             *(self.delete.column_fields() if self.delete else []),
             *named("snapshot_scope", self.snapshot_scope),
+            *named("drop_columns", self.drop_columns),
         ]

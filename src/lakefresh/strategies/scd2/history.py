@@ -29,6 +29,7 @@ class Shape:
     all_columns: list[str]  # the batch's and the stored versions' data columns
     tracked: list[str]  # whose change opens a version
     data_hash: list[str]  # whose change is a change of the row (all values but sequence_by)
+    first_load: bool = False  # the table does not exist yet
 
     @property
     def keys(self) -> list[str]:
@@ -47,6 +48,8 @@ def recompute(
     points = one_event_per_point(shape, events)  # 3.
     marked = in_sequence_order(shape, points)  # 4.
     versions = versions_of(shape, marked)
+    if shape.config.first_valid_from == "epoch_on_first_load":
+        versions = epoch_for_first_load(shape, versions, stored)
     coded = batch_row_codes(shape, marked)
     return against_stored(shape, versions, stored), coded  # 5.
 
@@ -212,6 +215,34 @@ def versions_of(shape: Shape, marked: DataFrame) -> DataFrame:
         F.col(f"_lf_last.{HASH_COLUMN}").alias(HASH_COLUMN),
         F.col(SEEN),
     )
+
+
+def epoch_for_first_load(shape: Shape, versions: DataFrame, stored: DataFrame | None) -> DataFrame:
+    """4c. With `first_valid_from: epoch_on_first_load` (SQLMesh's SCD_TYPE_2_BY_COLUMN): the
+    first version of a key of the first load is valid since 1970-01-01 (keys first seen later
+    open at their first event). A stored key whose first version opens at 1970-01-01 came with
+    the first load."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    cfg = shape.config
+    vf, vt = F.col(quote(cfg.valid_from_column)), F.col(quote(cfg.valid_to_column))
+    epoch = F.lit("1970-01-01 00:00:00").cast(versions.schema[cfg.valid_from_column].dataType)
+    if shape.first_load:
+        eligible = versions.withColumn("_lf_epoch", F.lit(True))
+    elif stored is None:
+        return versions
+    else:
+        first_loaded = (
+            stored.groupBy(*_by_key(shape))
+            .agg(F.min(vf).alias("_lf_min"))
+            .filter(F.col("_lf_min") == epoch)
+            .select(*_by_key(shape), F.lit(True).alias("_lf_epoch"))
+        )
+        eligible = versions.join(first_loaded, on=shape.keys, how="left")
+    first = F.min(vf).over(Window.partitionBy(*_by_key(shape)))
+    opens = F.coalesce(F.col("_lf_epoch"), F.lit(False)) & (vf == first) & (vt.isNull() | (vt > vf))
+    return eligible.withColumn(cfg.valid_from_column, F.when(opens, epoch).otherwise(vf)).drop("_lf_epoch")
 
 
 def batch_row_codes(shape: Shape, marked: DataFrame) -> list[tuple[int, str, int]]:

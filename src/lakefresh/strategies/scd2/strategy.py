@@ -17,6 +17,7 @@ from lakefresh.strategies.base import (
     counts_and_superseded,
     data_columns,
     delete_flag,
+    hashdiff,
     is_temporal,
     materialize,
     null_key_problems,
@@ -30,7 +31,7 @@ from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-    from pyspark.sql.types import StructType
+    from pyspark.sql.types import DataType, StructType
 
 
 class Scd2Strategy:
@@ -48,6 +49,8 @@ class Scd2Strategy:
     range_type = None
 
     def __init__(self, config: Scd2StrategyConfig) -> None:
+        if config.row_hash:  # the row's hash is its key from here on
+            config = config.model_copy(update={"keys": [config.row_hash]})
         self.config = config
 
     def unique_keys(self) -> list[str]:
@@ -78,16 +81,19 @@ class Scd2Strategy:
 
         cfg = self.config
         keys = list(cfg.keys)
+        if cfg.row_hash:
+            batch = self._with_row_hash(batch)
         require_columns(batch, keys, "key column(s)")
         if cfg.sequence_by:
             require_columns(batch, [cfg.sequence_by], "sequence_by")
         system = set(self.system_columns())
-        columns = [c for c in data_columns(batch) if c not in system]
+        columns = [c for c in data_columns(batch) if c not in system and c not in cfg.drop_columns]
         new = self._batch_events(ctx, batch, columns)
-        if cfg.first_valid_from == "epoch" and not is_temporal(new.schema[SEQ].dataType):
+        if cfg.first_valid_from != "sequence" and not is_temporal(new.schema[SEQ].dataType):
             raise SchemaError(
-                f"first_valid_from: epoch opens versions at 1970-01-01: sequence_by {cfg.sequence_by!r} "
-                f"must be a date or timestamp, not {new.schema[SEQ].dataType.simpleString()}"
+                f"first_valid_from: {cfg.first_valid_from} opens versions at 1970-01-01: "
+                f"sequence_by {cfg.sequence_by!r} must be a date or timestamp, "
+                f"not {new.schema[SEQ].dataType.simpleString()}"
             )
         total = ctx.rows_of(batch)
         late = 0
@@ -109,7 +115,9 @@ class Scd2Strategy:
                 new, late = self._without_late_rows(ctx, new, stored)
         all_columns = columns + [c for c in stored_data if c not in columns]
         values = [c for c in all_columns if c not in keys]
-        shape = Shape(cfg, all_columns, self.tracked(all_columns), self._data_hash(values))
+        shape = Shape(
+            cfg, all_columns, self.tracked(all_columns), self._data_hash(values), first_load=target is None
+        )
 
         # keys with one batch event newer than all they hold (on a first load: one row) are
         # written without recomputing; the other keys go on to steps 2-5
@@ -149,6 +157,16 @@ class Scd2Strategy:
         change.counts, change.record_count, change.duplicates = counts, total, total - handled - late
         return change
 
+    def _with_row_hash(self, batch: DataFrame) -> DataFrame:
+        """The batch with `row_hash`: the hex of the hash of its stored columns (names sorted,
+        NULLs left out), which identifies each row."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        own = {*self.system_columns(), *cfg.drop_columns, cfg.row_hash}
+        hashed = [c for c in data_columns(batch) if c not in own]
+        return batch.withColumn(str(cfg.row_hash), F.hex(hashdiff(hashed)))
+
     def _batch_events(self, ctx: StageContext, batch: DataFrame, columns: list[str]) -> DataFrame:
         """The batch's rows as events: their values, sequence value (`sequence_by`, else the batch
         time), whether each is a delete, and where it came from."""
@@ -169,18 +187,32 @@ class Scd2Strategy:
         self, ctx: StageContext, new: DataFrame, stored: DataFrame
     ) -> tuple[DataFrame, int]:
         """With `late_rows: ignore | error`: the batch's events without the rows at or before
-        their key's latest stored event, and how many those were; `error` refuses the batch."""
+        their key's latest stored event, and how many those were; `error` refuses the batch.
+        A row of a key whose history ends in a delete is no late row: the key returns, and its
+        version never starts before the previous one ended (SQLMesh: valid_from = max(updated_at,
+        the deleted version's valid_to)); it starts just after (1 microsecond, a day for a date
+        sequence, 1 for an integer one), so the deletion stays in the history."""
         from pyspark.sql import functions as F
 
         from lakefresh.errors import BatchRefused
 
-        keys = list(self.config.keys)
+        cfg = self.config
+        keys = list(cfg.keys)
+        live = F.col(quote(cfg.is_current_column))
+        if cfg.soft_delete_column and cfg.soft_delete_column in stored.columns:  # a deletion record
+            live = live & ~F.coalesce(F.col(quote(cfg.soft_delete_column)), F.lit(False))
         latest = stored.groupBy(*[quote(k) for k in keys]).agg(
-            F.max(F.array_max(F.col(f"{SEEN}.seq"))).alias("_lf_latest")
+            F.max(F.array_max(F.col(f"{SEEN}.seq"))).alias("_lf_latest"),
+            F.max(live.cast("int")).alias("_lf_open"),
         )
-        flagged = new.join(latest, on=keys, how="left").withColumn(
-            "_lf_late",
-            (F.col(SRC) == 1) & F.coalesce(F.col(SEQ) <= F.col("_lf_latest"), F.lit(False)),
+        at_or_before = (F.col(SRC) == 1) & F.coalesce(F.col(SEQ) <= F.col("_lf_latest"), F.lit(False))
+        after_end = _just_after(F.col("_lf_latest"), new.schema[SEQ].dataType)
+        returning = at_or_before & ~F.col(DEL) & (F.col("_lf_open") == 0) & F.lit(after_end is not None)
+        flagged = (
+            new.join(latest, on=keys, how="left")
+            .withColumn("_lf_late", at_or_before & ~returning)
+            .withColumn(SEQ, F.when(returning, after_end).otherwise(F.col(SEQ)))
+            .drop("_lf_open")
         )
         flagged = materialize(flagged)
         late = flagged.filter(F.col("_lf_late"))
@@ -372,3 +404,18 @@ class Scd2Strategy:
                 insert_when=f"s.{STATUS_COLUMN} = 'I'",
             ),
         )
+
+
+def _just_after(point: Column, kind: DataType) -> Column | None:
+    """The next value after a sequence point: a microsecond, a day, or 1 later; None for a
+    fractional sequence."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if isinstance(kind, T.TimestampType | T.TimestampNTZType):
+        return point + F.expr("INTERVAL 1 MICROSECOND")
+    if isinstance(kind, T.DateType):
+        return F.date_add(point, 1)
+    if isinstance(kind, T.IntegralType):
+        return point + F.lit(1)
+    return None
