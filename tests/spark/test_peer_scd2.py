@@ -323,3 +323,22 @@ def test_dlt_scd2_identity_by_row_hash(ws):
     ]
     hashes = p.table("t").select("_dlt_id").distinct().count()
     assert hashes == 4 and len(p.table("t").first()["_dlt_id"]) == 32  # hex of 16 bytes
+
+
+def test_dbt_snapshot_check_strategy_ignores_unchecked_columns(ws):
+    """dbt, website/docs/docs/build/snapshots.md, "Check strategy" (check_cols: only these columns
+    are compared; dbt never updates a snapshot row but for dbt_valid_to): a change of an
+    unchecked column neither opens a version nor changes the current one."""
+    strategy = "{kind: scd2, keys: [id], track: [status], untracked: ignore}"
+    p = ws.pipeline(table(strategy, "id: int, status: string, note: string"))
+    times = [epoch(f"2024-01-0{i} 00:00:00") for i in (1, 2, 3)]
+    for i, body in enumerate(["1,pending,a\n", "1,pending,b\n", "1,shipped,c\n"]):
+        ws.write(f"in/r{i + 1}.csv", "id,status,note\n" + body, mtime=times[i])
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert [b.counts for b in result.batches] == [{"N": 1}, {"U": 1}, {"C": 1}]
+    day1, day3 = at("2024-01-01 00:00:00"), at("2024-01-03 00:00:00")
+    assert rows(p.table("t"), ["id", "status", "note", "valid_from", "valid_to"]) == [
+        (1, "pending", "a", day1, day3),
+        (1, "shipped", "c", day3, None),
+    ]

@@ -39,6 +39,12 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         default_factory=list,
         description="Columns that never open a version; a change to them updates the version in place.",
     )
+    untracked: Literal["update", "ignore"] = Field(
+        "update",
+        description="A change of columns that are not tracked: update the current version in "
+        "place (T), or ignore it, keeping the values that opened the version (dbt's check "
+        "strategy).",
+    )
     sequence_by: str | None = Field(
         None,
         description="Timestamp or number ordering a key's changes; a version is valid from it. "

@@ -195,7 +195,8 @@ def versions_of(shape: Shape, marked: DataFrame) -> DataFrame:
         F.min(F.when(is_row, F.col(SEQ))).alias("_lf_from"),
         F.min(F.col(SEQ)).alias("_lf_first"),
         events.alias(SEEN),
-        F.max(F.when(is_row, last_row)).alias("_lf_last"),
+        # the values of the version's last row (untracked: update), or of the row that opened it
+        (F.max if cfg.untracked == "update" else F.min)(F.when(is_row, last_row)).alias("_lf_last"),
     )
     tombstone = F.col("_lf_from").isNull()
     deleted = (
@@ -251,6 +252,7 @@ def batch_row_codes(shape: Shape, marked: DataFrame) -> list[tuple[int, str, int
     from pyspark.sql import functions as F
 
     prev_del = F.col("_lf_prev_del")
+    untracked = "T" if shape.config.untracked == "update" else "U"  # an untracked change later on
     was, was_del = F.col("_lf_was").isNotNull(), F.coalesce(F.col("_lf_was_del"), F.lit(False))
     same_tracked = F.col(HASH_COLUMN) == F.col("_lf_was_hash")
     marker = F.col("_lf_marker")
@@ -267,7 +269,7 @@ def batch_row_codes(shape: Shape, marked: DataFrame) -> list[tuple[int, str, int
         .when(F.col("_lf_stored_max").isNotNull() & (F.col(SEQ) < F.col("_lf_stored_max")), F.lit("L"))
         .when(F.col("_lf_opens") & (prev_del.isNull() | prev_del), F.lit("N"))
         .when(F.col("_lf_opens"), F.lit("C"))
-        .when(F.col(ROW_HASH) != F.col("_lf_prev_row_hash"), F.lit("T"))
+        .when(F.col(ROW_HASH) != F.col("_lf_prev_row_hash"), F.lit(untracked))
         .otherwise(F.lit("U"))
     )
     coded_rows = marked.withColumn("_lf_code", status).filter(F.col(SRC) >= 1)

@@ -40,7 +40,7 @@ class Scd2Strategy:
     status_codes: ClassVar[dict[str, str]] = {
         "N": "opens a key (first version, or after a delete)",
         "C": "tracked change: opens a version",
-        "T": "untracked change: version updated in place",
+        "T": "untracked change: version updated in place (untracked: update)",
         "U": "nothing changed",
         "D": "delete that closed a version",
         "L": "late: slotted into history",
@@ -122,7 +122,7 @@ class Scd2Strategy:
         # keys with one batch event newer than all they hold (on a first load: one row) are
         # written without recomputing; the other keys go on to steps 2-5
         fast = None
-        if fast_path_enabled(ctx) and cfg.first_valid_from == "sequence":
+        if fast_path_enabled(ctx) and cfg.first_valid_from == "sequence" and cfg.untracked == "update":
             with_stored = new if stored is None else self._with_rows_back(new, stored, stored_data)
             candidates = new
             if cfg.deletes == "new_record":  # a deletion version is the recomputation's to make
