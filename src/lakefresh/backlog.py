@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.config import write_mode
+from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import AuditError, StateError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
@@ -64,6 +65,9 @@ def why_not(config: PipelineConfig, table: TableConfig, strategy: Strategy) -> s
         return "surrogate keys and history follow the commits"
     if (options := cfg.one_batch_at_a_time()) is not None:
         return options
+    timed = table.source.batch_time if isinstance(table.source, FilesSourceConfig) else None
+    if timed is not None and timed.column:
+        return "batch_time.column: each batch's time is known only once it is read"
     if table.transform is not None or table.lookups or table.rules:
         return "a transform, lookups or rules see one batch at a time"
     if write_mode.change_feed_readers(config, table):

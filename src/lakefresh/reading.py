@@ -6,11 +6,13 @@ rows to load and the rows to quarantine, and joined to its lookups.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import refusal
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN, SEQ_COLUMN
-from lakefresh.errors import BatchRefused
+from lakefresh.errors import BatchRefused, SourceError
+from lakefresh.lakehouse.sql import quote
 from lakefresh.lookups import with_lookups
 from lakefresh.rules import apply_row_rules
 from lakefresh.strategies.base import materialize
@@ -35,6 +37,7 @@ class ReadRows:
     skeletons: int = 0
     rules: dict[str, int] = field(default_factory=dict)  # row rules: violations of each
     loaded: int | None = None  # rows in `good`, counted with the quarantined ones (None: unknown)
+    batch_time: datetime | None = None  # the batch's time, when its rows say it (batch_time.column)
 
     def quarantine_rows(self) -> DataFrame:
         """The bad rows in the quarantine table's shape."""
@@ -66,10 +69,32 @@ def read_batch(
     out = checked(table, strategy, rows)
     if out.quarantined and table.bad_rows == "refuse":
         raise BatchRefused(refusal(ref.batch_id, table.name, out.bad, out.quarantined))
+    out.batch_time = time_from_rows(table, out.good, ref.batch_id)
     if table.lookups:
-        out.good, out.skeletons = with_lookups(config, backend, table, out.good, ref.batch_time)
+        batch_time = out.batch_time or ref.batch_time
+        out.good, out.skeletons = with_lookups(config, backend, table, out.good, batch_time)
         out.loaded = None  # counted again by whoever needs it
     return out
+
+
+def time_from_rows(table: TableConfig, good: DataFrame, batch_id: str) -> datetime | None:
+    """With `batch_time: {column: c}`: the batch's time, its largest value of c (UTC)."""
+    from pyspark.sql import functions as F
+
+    from lakefresh.config.sources import FilesSourceConfig
+
+    source = table.source
+    if not isinstance(source, FilesSourceConfig) or source.batch_time is None or not source.batch_time.column:
+        return None
+    column = source.batch_time.column
+    if column not in good.columns:
+        raise SourceError(f"batch {batch_id!r} has no column {column!r} (batch_time.column)")
+    value = good.agg(F.max(F.col(quote(column)))).first()[0]  # type: ignore[index]
+    if value is None:
+        raise SourceError(f"batch {batch_id!r}: column {column!r} has no value to be its time")
+    if not isinstance(value, datetime):  # a date
+        value = datetime(value.year, value.month, value.day)
+    return value
 
 
 def read_group(

@@ -24,7 +24,7 @@ import json
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -188,6 +188,8 @@ class BatchSteps:
         if a.exists and self.backend.commits_at_once(a.name):  # what undo_since goes back to
             a.head = self.backend.head(a.name)
         a.rows = read_batch(self.config, self.backend, a.table, a.strategy, source, a.ref, a.target_schema)
+        if a.rows.batch_time is not None:  # the batch's rows say when it was produced
+            a.ref = replace(a.ref, batch_time=a.rows.batch_time)
         a.result.quarantined, a.result.skeletons = a.rows.quarantined, a.rows.skeletons
         a.result.rules = dict(a.rows.rules)
         a.times.read = time.perf_counter() - clock

@@ -58,6 +58,45 @@ class CsvOptions(Model):
         return value
 
 
+class BatchTimeConfig(Model):
+    """Where a `files` batch's time comes from, besides its files' modification time
+    (sources/batch_times.py). Give one of name, metadata or column."""
+
+    name: str | None = Field(
+        None,
+        description="A regular expression over the batch's file (or folder) name with a group "
+        "named time, e.g. 'export_(?P<time>[0-9T:.-]+Z)[.]csv'.",
+    )
+    metadata: str | None = Field(
+        None,
+        description="A JSON file beside the batch ({batch}: its name, {stem}: without extension; "
+        "with layout: folder, inside it), e.g. '{stem}.meta.json'. The batch waits until it is there.",
+    )
+    field: str = Field("batch_time", description="The metadata file's field holding the time.")
+    column: str | None = Field(
+        None, description="A column of the batch: its largest value is the batch's time."
+    )
+    format: str | None = Field(
+        None,
+        description="A datetime.strptime format for the name's or the field's text (microseconds: "
+        "%f); default ISO 8601. An offset converts to UTC; a time without one is UTC.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> BatchTimeConfig:
+        given = [n for n in ("name", "metadata", "column") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give one of name, metadata or column, got {given or 'none'}")
+        if self.name is not None:
+            try:
+                groups = re.compile(self.name).groupindex
+            except re.error as exc:
+                raise ValueError(f"name {self.name!r} is not a regular expression: {exc}") from None
+            if "time" not in groups:
+                raise ValueError(f"name {self.name!r} needs a group named time: (?P<time>...)")
+        return self
+
+
 class FilesSourceConfig(SourceBase):
     """A folder where each batch is a file, or a subfolder of files."""
 
@@ -71,8 +110,20 @@ class FilesSourceConfig(SourceBase):
         None,
         description="Glob of the files that make up batches; default *.csv, *.parquet or *.json*.",
     )
-    order_by: Literal["name", "modified"] = Field(
-        "name", description="Batch order: by name, or by modification time (then name)."
+    order_by: Literal["name", "modified", "batch_time", "version"] = Field(
+        "name",
+        description="Batch order: by name, by modification time (then name), by batch_time (its "
+        "name or metadata; then name), or by the integer version in the name (see version).",
+    )
+    batch_time: BatchTimeConfig | None = Field(
+        None,
+        description="The batch's time from its name, a metadata file or a column, exactly "
+        "(microseconds), instead of its files' newest modification time.",
+    )
+    version: str | None = Field(
+        None,
+        description="With order_by: version, a regular expression whose first group is the "
+        "batch's integer version in its name, e.g. 'snapshot_([0-9]+)'.",
     )
     completion_marker: str | None = Field(
         "_SUCCESS",
@@ -125,6 +176,17 @@ class FilesSourceConfig(SourceBase):
     def _marker_only_for_folders(self) -> FilesSourceConfig:
         if self.format != "csv" and "csv" in self.model_fields_set:
             raise ValueError(f"csv options are only for format: csv, not {self.format}")
+        if self.order_by == "version" and self.version is None:
+            raise ValueError("order_by: version needs version: a regular expression with one group")
+        if self.version is not None:
+            try:
+                if re.compile(self.version).groups < 1:
+                    raise ValueError(f"version {self.version!r} needs a group: ([0-9]+)")
+            except re.error as exc:
+                raise ValueError(f"version {self.version!r} is not a regular expression: {exc}") from None
+        timed = self.batch_time is not None and self.batch_time.column is None
+        if self.order_by == "batch_time" and not timed:
+            raise ValueError("order_by: batch_time needs batch_time: {name: ...} or {metadata: ...}")
         return self
 
     @property

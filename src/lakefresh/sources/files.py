@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import difflib
-import fnmatch
 from typing import TYPE_CHECKING
 
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN, SEQ_COLUMN
@@ -33,6 +32,7 @@ from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import quote
 from lakefresh.lakehouse.storage import FileEntry, Storage
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
+from lakefresh.sources.file_listing import Listing
 from lakefresh.sources.text import (
     BAD_BYTES,
     CORRUPT,
@@ -57,71 +57,19 @@ class FilesSource:
         self.spark = ctx.spark
         self.storage = Storage(ctx.spark)
         self.path = ctx.resolve(config.path)
+        self.listing = Listing(config, self.storage, self.path)
 
     # --- listing -----------------------------------------------------------------------------
 
     def list_batches(self) -> list[BatchRef]:
-        if not self.storage.exists(self.path):
-            raise SourceError(f"source folder {self.path} does not exist")
-        entries = [e for e in self.storage.list(self.path) if not _hidden(e.name)]
-        refs = []
-        if self.config.layout == "file":
-            for entry in entries:
-                if not entry.is_dir and fnmatch.fnmatch(entry.name, self.config.file_pattern):
-                    refs.append(self._ref(entry.name, [entry]))
-        else:
-            for entry in entries:
-                if not entry.is_dir:
-                    continue
-                children = self.storage.list(entry.path)
-                marker = self.config.completion_marker
-                if marker and not any(c.name == marker for c in children):
-                    continue  # still being written
-                files = [
-                    c
-                    for c in children
-                    if not c.is_dir
-                    and not _hidden(c.name)
-                    and fnmatch.fnmatch(c.name, self.config.file_pattern)
-                ]
-                refs.append(self._ref(entry.name, files))
-        return sorted(refs, key=lambda r: r.order_key)
+        return self.listing.batches()
 
     def waiting(self) -> list[tuple[str, str]]:
         """What the folder holds that is not listed as a batch yet, with the reason (`plan`)."""
-        marker = self.config.completion_marker
-        if self.config.layout == "file" or not marker or not self.storage.exists(self.path):
-            return []
-        return [
-            (e.name, f"no completion marker {marker!r} yet: still being written")
-            for e in self.storage.list(self.path)
-            if e.is_dir
-            and not _hidden(e.name)
-            and not any(c.name == marker for c in self.storage.list(e.path))
-        ]
+        return self.listing.waiting()
 
     def _ref(self, batch_id: str, files: list[FileEntry]) -> BatchRef:
-        newest = max((f.modified for f in files), default=None)
-        if newest is None:  # an empty folder batch: its own listing time
-            from datetime import UTC, datetime
-
-            newest = datetime.now(UTC).replace(tzinfo=None)
-        order: tuple[str, ...]
-        if self.config.order_by == "modified":
-            order = (newest.isoformat(), batch_id)
-            position = f"{newest.isoformat()} {batch_id}"
-        else:
-            order = (batch_id,)
-            position = batch_id
-        paths = tuple(f.path for f in files)
-        return BatchRef(
-            batch_id=batch_id,
-            position=position,
-            order_key=order,
-            batch_time=newest,
-            files=paths,
-            replay={"kind": "files", "files": list(paths)},
-        )
+        return self.listing.ref(batch_id, files)
 
     def published(self, ref: BatchRef) -> bool:
         return False  # the target's lineage is the whole record of what was taken
@@ -436,7 +384,3 @@ def _count_newlines(column: Column) -> Column:
 
 def _ddl(schema: dict[str, str]) -> str:
     return ", ".join(f"{quote(c)} {t}" for c, t in schema.items())
-
-
-def _hidden(name: str) -> bool:
-    return name.startswith((".", "_"))
