@@ -342,3 +342,23 @@ def test_dbt_snapshot_check_strategy_ignores_unchecked_columns(ws):
         (1, "pending", "a", day1, day3),
         (1, "shipped", "c", day3, None),
     ]
+
+
+def test_a_column_that_appears_later_is_tracked_without_a_config_change(ws):
+    """Issue 16, item 3 (dlt and SQLMesh `columns *` track every column the source has): a column
+    that first appears in a later batch is tracked at once: its first value opens a version (the
+    earlier versions hold NULL there), and its next change opens another."""
+    p = ws.pipeline(table("{kind: scd2, keys: [id]}", "id: int, name: string, tier: string"))
+    times = [epoch(f"2024-02-0{i} 00:00:00") for i in (1, 2, 3)]
+    ws.write("in/r1.csv", "id,name\n1,ann\n", mtime=times[0])
+    ws.write("in/r2.csv", "id,name,tier\n1,ann,gold\n", mtime=times[1])
+    ws.write("in/r3.csv", "id,name,tier\n1,ann,silver\n", mtime=times[2])
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert [b.counts for b in result.batches] == [{"N": 1}, {"C": 1}, {"C": 1}]
+    d = [at(f"2024-02-0{i} 00:00:00") for i in (1, 2, 3)]
+    assert rows(p.table("t"), ["id", "tier", "valid_from", "valid_to"]) == [
+        (1, "gold", d[1], d[2]),
+        (1, "silver", d[2], None),
+        (1, None, d[0], d[1]),
+    ]
