@@ -86,15 +86,27 @@ def time_from_rows(table: TableConfig, good: DataFrame, batch_id: str) -> dateti
     source = table.source
     if not isinstance(source, FilesSourceConfig) or source.batch_time is None or not source.batch_time.column:
         return None
+    from pyspark.sql import types as T
+
+    from lakefresh.lakehouse.functions import try_to_timestamp
+
     column = source.batch_time.column
     if column not in good.columns:
         raise SourceError(f"batch {batch_id!r} has no column {column!r} (batch_time.column)")
-    value = good.agg(F.max(F.col(quote(column)))).first()[0]  # type: ignore[index]
-    if value is None:
-        raise SourceError(f"batch {batch_id!r}: column {column!r} has no value to be its time")
-    if not isinstance(value, datetime):  # a date
-        value = datetime(value.year, value.month, value.day)
-    return value
+    kind = good.schema[column].dataType
+    value = F.col(quote(column))
+    if isinstance(kind, T.StringType):
+        value = try_to_timestamp(value)
+    elif not isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType):
+        raise SourceError(
+            f"batch_time.column {column!r} is {kind.simpleString()}: give a timestamp, a date or ISO text"
+        )
+    found = good.agg(F.max(value)).first()[0]  # type: ignore[index]
+    if found is None:  # no rows (or no value): the files' time stands
+        return None
+    if not isinstance(found, datetime):  # a date
+        found = datetime(found.year, found.month, found.day)
+    return found
 
 
 def read_group(

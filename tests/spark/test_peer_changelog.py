@@ -188,3 +188,25 @@ def test_append_as_a_change_log_with_null_and_numeric_event_times(ws):
     assert rows(p.quarantine("n"), ["line", "reason"]) == [
         (3, "event time column at is NULL (a number: no default)")
     ]
+
+
+def test_a_truncate_marker_retracts_the_keys_it_erases_from_the_log(ws):
+    """`key`'s truncate markers in its upsert stream: every key the marker erases (E) gets its
+    -R event, so the log's current state agrees with the key table the same batches make."""
+    ws.write("in/b0.csv", "id,v,seq,op\n1,a,1,I\n2,b,2,I\n3,c,9,I\n", mtime=T0)
+    ws.write("in/b1.csv", "id,v,seq,op\n,,5,T\n4,d,6,I\n", mtime=T0 + DAY)
+    p = ws.pipeline(
+        """
+- name: t
+  source: {kind: files, path: in, format: csv, order_by: modified,
+           schema: {id: int, v: string, seq: int, op: string}}
+  strategy: {kind: key, keys: [id], date_column: seq, drop_columns: [op],
+             truncate: {column: op, value: T}, output: change_log}
+"""
+    )
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.batches[1].counts == {"Z": 1, "E": 2, "N": 1}
+    got = [(r["offset"], r["op"], r["id"], r["v"]) for r in p.table("t").orderBy("offset").collect()]
+    assert got[3:] == [(3, "-R", 1, "a"), (4, "-R", 2, "b"), (5, "+A", 4, "d")]
+    assert rows(p.current("t"), ["id", "v"]) == [(3, "c"), (4, "d")]

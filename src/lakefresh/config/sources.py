@@ -74,7 +74,9 @@ class BatchTimeConfig(Model):
     )
     field: str = Field("batch_time", description="The metadata file's field holding the time.")
     column: str | None = Field(
-        None, description="A column of the batch: its largest value is the batch's time."
+        None,
+        description="A timestamp, date or ISO-text column of the batch: its largest value is the "
+        "batch's time (a batch with no value keeps its files' time).",
     )
     format: str | None = Field(
         None,

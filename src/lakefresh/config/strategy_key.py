@@ -145,6 +145,12 @@ class KeyStrategyConfig(ChangeLogColumns):
         clash = set(self.keys) & set(self.drop_columns)
         if clash:
             raise ValueError(f"key column(s) {sorted(clash)} must be stored: not in drop_columns")
+        if self.truncate and self.full_snapshots:
+            raise ValueError(
+                "truncate: not with full_snapshots (a full snapshot deletes what it lacks already)"
+            )
+        if self.event_time and self.event_time in {*self.drop_columns}:
+            raise ValueError(f"event_time {self.event_time!r} is written to the log: not in drop_columns")
         if self.snapshot_scope and not self.full_snapshots:
             raise ValueError("snapshot_scope limits what a full snapshot deletes: set full_snapshots")
         if isinstance(self.dedupe, DedupeBy) and self.date_column:

@@ -127,8 +127,13 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     """Start (or join) the Spark session with these settings and check that Iceberg loaded."""
     from pyspark.sql import SparkSession
 
-    if settings.get("spark.master", "").startswith("local"):
+    local = settings.get("spark.master", "").startswith("local")
+    if local:
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no hostname lookup for local runs
+    # pyspark takes the executors' Python from PYSPARK_PYTHON only when it starts the context
+    # itself (spark-submit maps the setting): the pipeline's spark.pyspark.python must work too
+    if "spark.pyspark.python" in settings and "PYSPARK_PYTHON" not in os.environ:
+        os.environ["PYSPARK_PYTHON"] = settings["spark.pyspark.python"]
     builder = SparkSession.builder
     for key, value in settings.items():
         builder = builder.config(key, value)
@@ -140,7 +145,38 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     for key, value in settings.items():
         if key.startswith("spark.sql.") and not key.startswith("spark.sql.extensions"):
             session.conf.set(key, value)  # a joined session takes runtime settings too
+    if not local:
+        check_executor_python(session)
     return session
+
+
+def check_executor_python(session: SparkSession) -> None:
+    """On a cluster: the executors must run the driver's Python version (pickled functions do
+    not cross versions); else one line naming both, instead of a worker's stack trace."""
+    import sys
+
+    def version(_: object) -> tuple[int, int]:
+        import sys as worker_sys
+
+        return worker_sys.version_info[0], worker_sys.version_info[1]
+
+    driver = sys.version_info[:2]
+    try:
+        found = set(session.sparkContext.parallelize([0], 1).map(version).collect())
+    except Exception as exc:  # a worker that cannot even start its Python
+        raise SetupError(
+            f"the executors cannot run Python {driver[0]}.{driver[1]} as the driver does "
+            f"({str(exc).splitlines()[0][:200]}); set spark.pyspark.python (pipeline spark.conf) or "
+            "PYSPARK_PYTHON to that Python on every node"
+        ) from None
+    other = sorted(v for v in found if v != tuple(driver))
+    if other:
+        shown = ", ".join(f"{a}.{b}" for a, b in other)
+        raise SetupError(
+            f"the executors run Python {shown}, the driver Python {driver[0]}.{driver[1]}: set "
+            "spark.pyspark.python (pipeline spark.conf) or PYSPARK_PYTHON to the driver's version "
+            "on every node"
+        )
 
 
 def parse_schema(ddl: str) -> StructType:

@@ -44,12 +44,13 @@ class Listing:
 
     def candidates(self) -> list[tuple[str, list[FileEntry], Metadata | None]]:
         """Every batch the folder holds (complete or not), with its metadata file, if any."""
-        entries = [e for e in self.storage.list(self.path) if not hidden(e.name)]
+        listed = self.storage.list(self.path)
+        entries = [e for e in listed if not hidden(e.name)]
         timed = self.config.batch_time
         meta = timed is not None and timed.metadata is not None
         out = []
         if self.config.layout == "file":
-            names = {e.name for e in entries}
+            names = {e.name for e in listed}  # a metadata file may be named like a hidden one
             files = [e for e in entries if not e.is_dir and fnmatch.fnmatch(e.name, self.config.file_pattern)]
             metadata = {f.name: metadata_name(timed, f.name) for f in files} if meta and timed else {}
             taken = set(metadata.values())

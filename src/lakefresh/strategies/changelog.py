@@ -10,8 +10,9 @@ Every event row is `offset, op, system_time, event_time`, then the row's own col
 - `system_time` is the batch's time (the same for all its events): re-running the same batches
   gives the same log, never the wall clock of a run;
 - `event_time` is the row's event time column when one is configured (any orderable type), else
-  the batch's time; a NULL in a timestamp or date column takes the batch's time on `+A` and `+C`,
-  and `-R`/`-C` carry the old row's.
+  the batch's time; a NULL in a timestamp or date column takes the batch's time on `+A` and `+C`.
+  In `key`'s log, `-R`/`-C` carry the old row's; in `snapshot`'s, the time the change took
+  effect (strategies/snapshot.py).
 
 Inside a batch, keyed events are ordered by key, then `-R`, `-C`, `+C`, `+A`; unkeyed ones (an
 `append` log, a `ledger`'s appends) by arrival: file, then record.

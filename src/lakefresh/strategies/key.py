@@ -289,6 +289,7 @@ class KeyStrategy:
             and c not in cfg.exclude_from_cdc
             and c != cfg.date_column
             and c != (cfg.delete.column if cfg.delete else None)
+            and c != (cfg.truncate.column if cfg.truncate else None)
         ]
         dedupe = [F.col(quote(cfg.dedupe.by)).alias(DEDUPE)] if isinstance(cfg.dedupe, DedupeBy) else []
         record_date = batch_time.cast("timestamp")

@@ -20,7 +20,7 @@ REMOVES = ("D", "R", "E")  # the codes whose rows delete their key
 
 
 def tombstones(cfg: KeyStrategyConfig, joined: DataFrame, columns: list[str]) -> DataFrame:
-    """With `soft_delete_column`: a deleting row (D, or R) becomes its key's tombstone, with
+    """With `soft_delete_column`: a deleting row (D, R, E, or T) becomes its key's tombstone, with
     NULL values and no hash (so any newer row changes it); other rows are live."""
     from pyspark.sql import functions as F
 

@@ -8,8 +8,8 @@ table; then, instead of a MERGE, the outcome is appended as events (strategies/c
 | -------------- | ----------------------------------------------------------- |
 | N              | `+A` with the new row                                       |
 | C              | `-C` with the old row, then `+C` with the new row            |
-| D, R           | `-R` with the old row                                       |
-| U, S, O, M, X  | nothing                                                     |
+| D, R, E        | `-R` with the old row                                       |
+| U, S, O, M, X, Z | nothing                                                   |
 
 Intra-batch changes are compacted: a key's rows in one batch give at most one outcome (its
 winning row). An event's time is the `event_time` column's (a NULL takes the batch's time), or,
@@ -83,7 +83,7 @@ class KeyLogStrategy(KeyStrategy):
         if ctx.target_exists:
             state = materialize(current_state(ctx.target(), cfg, keys, cfg.event_time, system=True))
         judged = super().stage(_AgainstState(**vars(ctx), state=state), batch)
-        outcome = judged.rows.filter(F.col(STATUS_COLUMN).isin("N", "C", "D", "R"))
+        outcome = judged.rows.filter(F.col(STATUS_COLUMN).isin("N", "C", "D", "R", "E"))
         batch_time = F.lit(ctx.batch_time).cast("timestamp")
         if cfg.event_time:
             new_time = event_time_of(outcome, cfg.event_time, batch_time)
@@ -104,7 +104,7 @@ class KeyLogStrategy(KeyStrategy):
                 *[F.col(quote(c)) for c in [*before, *STATE]],
                 F.col(quote(cfg.event_time_column)).alias(EVENT_TIME),
             )
-            leaving = outcome.filter(F.col(STATUS_COLUMN).isin("C", "D", "R")).select(
+            leaving = outcome.filter(F.col(STATUS_COLUMN).isin("C", "D", "R", "E")).select(
                 *[F.col(quote(k)) for k in keys],
                 F.when(F.col(STATUS_COLUMN) == "C", F.lit("-C")).otherwise(F.lit("-R")).alias(OP),
             )

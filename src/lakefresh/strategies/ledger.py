@@ -81,10 +81,12 @@ class LedgerStrategy:
             check_names(cfg, data_columns(batch), cfg.event_time)
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
-            if log:  # a NULL event time is the batch's
+            when = F.col(quote(cfg.event_time))
+            if log:  # the log's event time: a NULL date or timestamp is the batch's
                 batch_time = F.lit(ctx.batch_time).cast("timestamp")
-                batch = batch.withColumn(cfg.event_time, event_time_of(batch, cfg.event_time, batch_time))
-            order.insert(0, F.col(quote(cfg.event_time)).asc())
+                batch = batch.withColumn(EVENT_TIME, event_time_of(batch, cfg.event_time, batch_time))
+                when = F.col(EVENT_TIME)
+            order.insert(0, when.asc())
         first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(*order)
         ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
         columns = data_columns(batch)
@@ -102,11 +104,9 @@ class LedgerStrategy:
             firsts = firsts.join(seen, on=keys, how="left")
         else:
             firsts = firsts.withColumn("_lf_seen", F.lit(None).cast("boolean"))
-        log_time = (
-            [event_time_of(firsts, cfg.event_time, F.lit(ctx.batch_time).cast("timestamp")).alias(EVENT_TIME)]
-            if log
-            else []
-        )
+        # the log's event time, computed above (NULLs filled), or the batch's time
+        when_logged = F.col(EVENT_TIME) if cfg.event_time else F.lit(ctx.batch_time).cast("timestamp")
+        log_time = [when_logged.alias(EVENT_TIME)] if log else []
         staged = materialize(
             firsts.select(
                 *[F.col(quote(c)) for c in columns],

@@ -43,7 +43,8 @@ def _before(at: Any, file: str | None, record: int | None) -> Column:
     date, f, r = F.col(UPDATED_AT_COLUMN), F.col(FILE_COLUMN), F.col(RECORD_COLUMN)
     same_file_earlier = (f == F.lit(file)) & (r < F.lit(record)) if record is not None else F.lit(False)
     earlier_file = f < F.lit(file) if file is not None else F.lit(False)
-    return (date < F.lit(at)) | ((date == F.lit(at)) & (earlier_file | same_file_earlier))
+    before = (date < F.lit(at)) | ((date == F.lit(at)) & (earlier_file | same_file_earlier))
+    return F.coalesce(before, F.lit(False))  # a row without a date or place is kept
 
 
 def split_at_marker(rows: DataFrame) -> tuple[DataFrame, Truncation | None]:

@@ -348,7 +348,8 @@ def _each_aside(
     for ref in refs:
         target_schema = backend.schema(scratch) if exists else None
         read = read_batch(plan.pipeline, backend, table, strategy, plan.source, ref, target_schema)
-        ctx = StageContext(backend, scratch, ref.batch_id, ref.batch_time, exists, read.loaded)
+        batch_time = read.batch_time or ref.batch_time  # batch_time.column: the rows say it
+        ctx = StageContext(backend, scratch, ref.batch_id, batch_time, exists, read.loaded)
         change = strategy.stage(ctx, read.good)
         shape_target(ctx, change, staged_commits=False)
         strategy.write(ctx, change)

@@ -1,0 +1,58 @@
+"""The options of issue 16 refuse the combinations they cannot honour, with a message that says
+why (no Spark needed)."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from lakefresh.config.sources import FilesSourceConfig
+from lakefresh.config.strategies import KeyStrategyConfig, Scd2StrategyConfig
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (
+            {"truncate": {"column": "op", "value": "T"}, "full_snapshots": True},
+            "truncate: not with full_snapshots",
+        ),
+        ({"event_time": "at"}, "event_time names the change log's event time"),
+        ({"output": "change_log", "history": True}, "history: not with output: change_log"),
+        ({"output": "change_log", "event_time": "at", "drop_columns": ["at"]}, "not in drop_columns"),
+        ({"output": "change_log", "keys": ["offset"]}, "clash with the log's system columns"),
+    ],
+)
+def test_key_refuses(options, message):
+    with pytest.raises(ValidationError, match=message):
+        KeyStrategyConfig(**{"kind": "key", "keys": ["id"], **options})
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({}, "give keys, or row_hash"),
+        ({"keys": ["id"], "row_hash": "h", "full_snapshots": True}, "give keys, or row_hash"),
+        ({"row_hash": "h"}, "set full_snapshots: true"),
+        ({"row_hash": "h", "full_snapshots": True, "track": ["a"]}, "every column is the identity"),
+        ({"keys": ["id"], "drop_columns": ["id"]}, "must be stored"),
+    ],
+)
+def test_scd2_refuses(options, message):
+    with pytest.raises(ValidationError, match=message):
+        Scd2StrategyConfig(**{"kind": "scd2", **options})
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"order_by": "version"}, "order_by: version needs version"),
+        ({"order_by": "version", "version": "snapshot_[0-9]+"}, "needs a group"),
+        ({"order_by": "batch_time"}, "order_by: batch_time needs batch_time"),
+        ({"batch_time": {"name": "x", "metadata": "y"}}, "give one of name, metadata or column"),
+        ({"batch_time": {"name": "_(?P<when>[0-9]+)"}}, "needs a group named time"),
+    ],
+)
+def test_files_batch_time_refuses(options, message):
+    with pytest.raises(ValidationError, match=message):
+        FilesSourceConfig(**{"kind": "files", "path": "in", "format": "csv", **options})
