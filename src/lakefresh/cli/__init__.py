@@ -281,6 +281,27 @@ def reset_load(
         _fail(exc)
 
 
+@app.command("submit-args")
+def submit_args(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
+    """The spark-submit arguments that run this pipeline: its Spark settings as --conf (the jars
+    and the SQL extensions must be there when the driver starts), then lakefresh's entry point.
+    Give the master to spark-submit: eval spark-submit --master URL $(lakefresh submit-args
+    pipeline.yml) run pipeline.yml"""
+    import shlex
+
+    import lakefresh
+
+    try:
+        settings = _load(pipeline, var, quiet=True).spark_settings()
+    except Exception as exc:
+        _fail(exc)
+        return
+    for key, value in settings.items():
+        if key != "spark.master":  # spark-submit's --master names the cluster
+            print("--conf", shlex.quote(f"{key}={value}"))
+    print(shlex.quote(str(Path(lakefresh.__file__).with_name("__main__.py"))))
+
+
 @app.command()
 def jars(
     package: list[str] = typer.Option(

@@ -127,9 +127,14 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     """Start (or join) the Spark session with these settings and check that Iceberg loaded."""
     from pyspark.sql import SparkSession
 
-    local = settings.get("spark.master", "").startswith("local")
-    if local:
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # no hostname lookup for local runs
+    master = settings.get("spark.master", "")
+    local = master.startswith("local")
+    if local or _loopback(master):
+        # no hostname lookup for local runs; on a loopback cluster, the executors must reach the
+        # driver where they are, not at the machine's outward address
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        if not local:
+            settings = {"spark.driver.host": "127.0.0.1", **settings}
     # pyspark takes the executors' Python from PYSPARK_PYTHON only when it starts the context
     # itself (spark-submit maps the setting): the pipeline's spark.pyspark.python must work too
     if "spark.pyspark.python" in settings and "PYSPARK_PYTHON" not in os.environ:
@@ -148,6 +153,12 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     if not local:
         check_executor_python(session)
     return session
+
+
+def _loopback(master: str) -> bool:
+    """Whether a cluster master URL (spark://host:port) names this machine's loopback."""
+    host = master.split("://", 1)[-1].split(":", 1)[0]
+    return master.startswith("spark://") and host in ("127.0.0.1", "localhost", "::1")
 
 
 def check_executor_python(session: SparkSession) -> None:
