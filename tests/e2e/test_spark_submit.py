@@ -1,6 +1,7 @@
 """lakefresh as an application submitted with `spark-submit` (issue 19, item 3), the way cluster
 schedulers launch Spark jobs: `lakefresh submit-args` gives the pipeline's settings and the entry
-point, spark-submit starts the driver, and the run's JSON says what it applied."""
+point, spark-submit starts the driver on the master it is given (not the pipeline's), and the
+run's JSON says what it applied."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ pytestmark = pytest.mark.e2e
 
 PIPELINE = """\
 catalog: {warehouse: ./warehouse}
-spark: {master: "local[1]"}
+spark: {master: "spark://127.0.0.1:1"}  # nothing listens there: spark-submit's --master must win
 defaults: {namespace: shop}
 tables:
   - name: customers

@@ -127,6 +127,9 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     """Start (or join) the Spark session with these settings and check that Iceberg loaded."""
     from pyspark.sql import SparkSession
 
+    if os.environ.get("PYSPARK_GATEWAY_PORT"):
+        # under spark-submit, whose --master names the cluster: the builder would override it
+        settings = {k: v for k, v in settings.items() if k != "spark.master"}
     master = settings.get("spark.master", "")
     local = master.startswith("local")
     if local or _loopback(master):
@@ -150,7 +153,7 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     for key, value in settings.items():
         if key.startswith("spark.sql.") and not key.startswith("spark.sql.extensions"):
             session.conf.set(key, value)  # a joined session takes runtime settings too
-    if not local:
+    if not (session.sparkContext.master or "local").startswith("local"):
         check_executor_python(session)
     return session
 
