@@ -91,11 +91,14 @@ class Listing:
         """What the folder holds that is not listed as a batch yet, with the reason (`plan`)."""
         if not self.storage.exists(self.path):
             return []
-        waiting = [
-            (batch_id, f"no metadata file {meta.path.rsplit('/', 1)[-1]!r} yet (batch_time.metadata)")
-            for batch_id, _, meta in self.candidates()
-            if meta is not None and not meta.exists
-        ]
+        waiting: list[tuple[str, str]] = []
+        timed = self.config.batch_time
+        if timed is not None and timed.metadata is not None:  # else no batch waits for one
+            waiting = [
+                (batch_id, f"no metadata file {meta.path.rsplit('/', 1)[-1]!r} yet (batch_time.metadata)")
+                for batch_id, _, meta in self.candidates()
+                if meta is not None and not meta.exists
+            ]
         marker = self.config.completion_marker
         if self.config.layout == "file" or not marker:
             return waiting

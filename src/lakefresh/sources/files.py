@@ -30,7 +30,7 @@ from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import quote
-from lakefresh.lakehouse.storage import FileEntry, Storage
+from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.sources.file_listing import Listing
 from lakefresh.sources.text import (
@@ -67,9 +67,6 @@ class FilesSource:
     def waiting(self) -> list[tuple[str, str]]:
         """What the folder holds that is not listed as a batch yet, with the reason (`plan`)."""
         return self.listing.waiting()
-
-    def _ref(self, batch_id: str, files: list[FileEntry]) -> BatchRef:
-        return self.listing.ref(batch_id, files)
 
     def published(self, ref: BatchRef) -> bool:
         return False  # the target's lineage is the whole record of what was taken
