@@ -313,12 +313,12 @@ class Bookkeeping:
     def check_config(self, name: str, table: TableConfig) -> None:
         """Stop a table whose result-shaping configuration changed since its last published
         batch (config/fingerprint.py), naming the changes and the ways on."""
-        last = self.control.last_config(name)
+        last = self.control.last_fingerprint(name)
         if last is None:
             return
-        batch_id, recorded, before = last
+        batch_id, attempt, recorded = last
         now, text = fingerprint(table)
-        found = changes(before, text) if now != recorded else []
+        found = changes(self.control.config_text(name, attempt), text) if now != recorded else []
         if found:
             raise ConfigChanged(
                 f"the configuration of table {table.name!r} changed since batch {batch_id} was "

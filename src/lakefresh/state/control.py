@@ -35,7 +35,7 @@ commit as a batch whose id starts with `lakefresh:`, as `maintain` does its rows
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections import OrderedDict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +47,7 @@ from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.secrets import redact
 from lakefresh.state.marks import OperatorMarks
 from lakefresh.state.published import RANGES_TYPE, PublishMarks
+from lakefresh.state.reads import AttemptRow, LogReads, LogRow
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -98,18 +99,10 @@ KEEP_SNAPSHOTS = 50
 # The load log of `table_changes` sources (state/loads.py), in the same namespace.
 LOADS_TABLE = "loads"
 
-
-@dataclass(frozen=True)
-class AttemptRow:
-    batch_id: str
-    attempt: str
-    status: str
-    staged_snapshot_id: int | None
-    published_snapshot_id: int | None = None
-    published_millis: int | None = None  # when it was published, as the log says (epoch ms)
+__all__ = ["AttemptRow", "ControlTables"]
 
 
-class ControlTables(OperatorMarks, PublishMarks):
+class ControlTables(OperatorMarks, LogReads, PublishMarks):
     """Reads and writes the control tables through the table backend."""
 
     def __init__(self, backend: TableBackend, namespace: str) -> None:
@@ -120,6 +113,7 @@ class ControlTables(OperatorMarks, PublishMarks):
         self.quarantine = f"{namespace}.quarantine"
         self._ready = False
         self._batches_schema: StructType | None = None
+        self._kept: OrderedDict[str, tuple[int, list[LogRow]]] = OrderedDict()
 
     # --- setup and versions ------------------------------------------------------------------
 
@@ -193,14 +187,6 @@ class ControlTables(OperatorMarks, PublishMarks):
 
     # --- reads -------------------------------------------------------------------------------
 
-    def attempts(self, table: str) -> list[AttemptRow]:
-        rows = self.backend.spark.sql(
-            "SELECT batch_id, attempt, status, staged_snapshot_id, published_snapshot_id, "
-            f"unix_millis(published_at) FROM {self.backend.qualified(self.batches)} "
-            f"WHERE table_name = {sql_literal(table)}"
-        ).collect()
-        return [AttemptRow(*r) for r in rows]
-
     def latest_attempt(self, table: str) -> tuple[str, str, str | None] | None:
         """The table's most recent attempt as (batch id, status, replay), None when none."""
         if not self.backend.exists(self.batches):
@@ -209,17 +195,6 @@ class ControlTables(OperatorMarks, PublishMarks):
             f"SELECT batch_id, status, replay FROM {self.backend.qualified(self.batches)} "
             f"WHERE table_name = {sql_literal(table)} AND NOT startswith(batch_id, 'lakefresh:') "
             "ORDER BY started_at DESC, attempt LIMIT 1"
-        ).first()
-        return None if row is None else (row[0], row[1], row[2])
-
-    def last_config(self, table: str) -> tuple[str, str, str] | None:
-        """(batch id, config fingerprint, config) of the table's newest published batch that
-        recorded them (batches of state version 2 did not)."""
-        row = self.backend.spark.sql(
-            f"SELECT batch_id, config_fingerprint, config FROM {self.backend.qualified(self.batches)} "
-            f"WHERE table_name = {sql_literal(table)} AND status = 'published' "
-            "AND config_fingerprint IS NOT NULL AND config IS NOT NULL "
-            "ORDER BY published_at DESC, started_at DESC LIMIT 1"
         ).first()
         return None if row is None else (row[0], row[1], row[2])
 

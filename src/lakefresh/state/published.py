@@ -98,18 +98,8 @@ class PublishMarks:
         raise NotImplementedError
 
     def published(self, table: str) -> dict[str, PublishedBatch]:
-        """The table's published batches, by batch id."""
-        rows = self.backend.spark.sql(
-            "SELECT batch_id, effective_count, range_start, range_end, effective_ranges FROM "
-            f"{self.backend.qualified(self.batches)} "
-            f"WHERE table_name = {sql_literal(table)} AND status = 'published'"
-        ).collect()
-        return {
-            r[0]: PublishedBatch(
-                r[0], r[1], r[2], r[3], None if r[4] is None else [Interval(**x.asDict()) for x in r[4]]
-            )
-            for r in rows
-        }
+        """The table's published batches, by batch id (state/reads.py)."""
+        raise NotImplementedError
 
     def record_published(
         self,

@@ -1,0 +1,143 @@
+"""The runner's reads of the `batches` log: one query per table and log snapshot.
+
+Before its batches, a table's run asks the log three things: its attempts (the reconciliation),
+the configuration its last published batch was applied under (the configuration check), and the
+effective metrics of its published batches (the first batch that supersedes rows). Each was a query
+of its own, a Spark job of about 0.15 s on a tiny table. Now one query reads the columns all three
+need, and its rows are kept with the log's snapshot (its head); a later read that finds the head
+unchanged (a metadata look-up of a few milliseconds) uses them again. Any write to the log, this
+process's or another's, moves the head, so a kept read is never stale. The configuration's text,
+only needed when its fingerprint differs, is read on its own then. A mixin of
+:class:`lakefresh.state.control.ControlTables`.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.lakehouse.sql import sql_literal
+from lakefresh.ranges import Interval
+from lakefresh.state.published import PublishedBatch
+
+if TYPE_CHECKING:
+    from lakefresh.lakehouse.backend import TableBackend
+
+# How many tables' reads are kept (a run needs one table's at a time; verbs may alternate).
+KEPT_TABLES = 8
+
+
+@dataclass(frozen=True)
+class AttemptRow:
+    batch_id: str
+    attempt: str
+    status: str
+    staged_snapshot_id: int | None
+    published_snapshot_id: int | None = None
+    published_millis: int | None = None  # when it was published, as the log says (epoch ms)
+
+
+@dataclass(frozen=True)
+class LogRow:
+    """What the runner reads of one `batches` row."""
+
+    attempt: AttemptRow
+    published_micros: int | None
+    started_micros: int | None
+    effective_count: int | None
+    range_start: str | None
+    range_end: str | None
+    effective_ranges: list[Interval] | None
+    config_fingerprint: str | None
+    has_config: bool
+
+
+_COLUMNS = (
+    "batch_id, attempt, status, staged_snapshot_id, published_snapshot_id, "
+    "unix_millis(published_at), unix_micros(published_at), unix_micros(started_at), "
+    "effective_count, range_start, range_end, effective_ranges, config_fingerprint, "
+    "config IS NOT NULL"
+)
+
+
+class LogReads:
+    backend: TableBackend
+    batches: str
+    _kept: OrderedDict[str, tuple[int, list[LogRow]]]
+
+    def log_rows(self, table: str) -> list[LogRow]:
+        """The table's rows of the log, read once per snapshot of the log."""
+        head = self.backend.head(self.batches)
+        if head is None:
+            return []
+        kept = self._kept.get(table)
+        if kept is not None and kept[0] == head:
+            self._kept.move_to_end(table)
+            return kept[1]
+        rows = self.backend.spark.sql(
+            f"SELECT {_COLUMNS} FROM {self.backend.qualified(self.batches)} "
+            f"WHERE table_name = {sql_literal(table)}"
+        ).collect()
+        out = [_log_row(r) for r in rows]
+        self._kept[table] = (head, out)
+        while len(self._kept) > KEPT_TABLES:
+            self._kept.popitem(last=False)
+        return out
+
+    def attempts(self, table: str) -> list[AttemptRow]:
+        return [r.attempt for r in self.log_rows(table)]
+
+    def published(self, table: str) -> dict[str, PublishedBatch]:
+        """The table's published batches, by batch id."""
+        return {
+            r.attempt.batch_id: PublishedBatch(
+                r.attempt.batch_id, r.effective_count, r.range_start, r.range_end, r.effective_ranges
+            )
+            for r in self.log_rows(table)
+            if r.attempt.status == "published"
+        }
+
+    def last_fingerprint(self, table: str) -> tuple[str, str, str] | None:
+        """(batch id, attempt, config fingerprint) of the table's newest published batch that
+        recorded its configuration (batches of state version 2 did not)."""
+        recorded = [
+            r
+            for r in self.log_rows(table)
+            if r.attempt.status == "published" and r.config_fingerprint is not None and r.has_config
+        ]
+        if not recorded:
+            return None
+        newest = max(recorded, key=lambda r: (r.published_micros or 0, r.started_micros or 0))
+        return newest.attempt.batch_id, newest.attempt.attempt, newest.config_fingerprint or ""
+
+    def last_config(self, table: str) -> tuple[str, str, str] | None:
+        """(batch id, config fingerprint, config) of the table's newest published batch that
+        recorded them; the text is read only here."""
+        last = self.last_fingerprint(table)
+        if last is None:
+            return None
+        batch_id, attempt, found = last
+        return batch_id, found, self.config_text(table, attempt)
+
+    def config_text(self, table: str, attempt: str) -> str:
+        row = self.backend.spark.sql(
+            f"SELECT config FROM {self.backend.qualified(self.batches)} WHERE table_name = "
+            f"{sql_literal(table)} AND attempt = {sql_literal(attempt)} AND config IS NOT NULL LIMIT 1"
+        ).first()
+        return "" if row is None else str(row[0])
+
+
+def _log_row(r: Any) -> LogRow:
+    ranges = None if r[11] is None else [Interval(**x.asDict()) for x in r[11]]
+    return LogRow(
+        AttemptRow(r[0], r[1], r[2], r[3], r[4], r[5]),
+        r[6],
+        r[7],
+        r[8],
+        r[9],
+        r[10],
+        ranges,
+        r[12],
+        bool(r[13]),
+    )
