@@ -119,6 +119,19 @@ class Workspace:
 
 
 @pytest.fixture(scope="session")
+def example_first_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The example pipeline's first run, once per test run (tests/example_run.py): its folder,
+    its pristine data, its JSON and its tables."""
+    from lakefresh.api import load_pipeline
+    from tests.example_run import EXAMPLE, first_run
+
+    settings = load_pipeline(EXAMPLE / "pipeline.yml").spark_settings()
+    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
+    with settings_kept(spark, runtime):  # the CLI sets the example's on the session it joins
+        return first_run(tmp_path_factory.mktemp("example"), cli_in_process)
+
+
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """A PostgreSQL server of the tests' own (stopped at the end of the run), when installed."""
     from tests.postgres import Postgres

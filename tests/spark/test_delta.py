@@ -50,16 +50,11 @@ def test_a_key_table_on_delta_takes_each_batch_once_and_its_history_names_them(w
     assert logged == [("b1.csv", "published"), ("b2.csv", "published")]
 
 
-# Every fault point for one strategy of each way of writing (MERGE: key, scd2; replace: full;
-# delete-and-append: timestamp); for the others, which write the same ways, the contract with one
-# fault of each kind before the publish and every fault after it.
-EVERY_POINT = ("key", "scd2", "full", "timestamp")
-
-
 @pytest.mark.parametrize("kind", contract.KINDS, ids=[k.name for k in contract.KINDS])
 def test_the_strategy_contract_holds_on_delta(ws, monkeypatch, kind):
     """tests/spark/test_contract_strategies.py's suite on Delta tables."""
-    contract.check_contract(ws, monkeypatch, kind, table_format="delta", every_point=kind.name in EVERY_POINT)
+    every_point = kind.name in contract.EVERY_POINT  # as on the other Spark line
+    contract.check_contract(ws, monkeypatch, kind, table_format="delta", every_point=every_point)
 
 
 def test_the_verbs_on_delta_rollback_is_a_restore_and_unload_reload_rebuild_in_one_commit(ws):

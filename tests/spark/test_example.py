@@ -1,15 +1,13 @@
 """The example pipeline (examples/orders) through the CLI, as `make demo` runs it, but in-process
 on the test run's shared session: the CLI joins a running session and adds the example's catalog
-to it (starting a JVM per command made this one test a quarter of the suite)."""
+to it (starting a JVM per command made this one test a quarter of the suite). Its first run is
+the shared fixture `example_first_run` (tests/example_run.py): the cluster test compares its
+tables with the same pipeline's on a Spark cluster."""
 
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +15,7 @@ import pytest
 from lakefresh.api import load_pipeline
 from lakefresh.synapse_export import SynapseExport
 from tests.conftest import cli_in_process, settings_kept
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "orders"
+from tests.example_run import EXAMPLE
 
 
 @pytest.fixture
@@ -31,17 +28,10 @@ def session_settings_restored(spark: Any) -> Iterator[None]:
         yield
 
 
-@pytest.fixture
-def example(tmp_path: Path) -> Path:
-    shutil.copy(EXAMPLE / "pipeline.yml", tmp_path)
-    subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), str(tmp_path / "data")], check=True)
-    return tmp_path
-
-
-def test_the_example_runs_once_and_reports_per_batch_counts(example, spark, session_settings_restored):
-    run = cli_in_process("run", "pipeline.yml", "--output", "json", cwd=example)
-    assert run.returncode == 0, run.stderr
-    result = json.loads(run.stdout)
+def test_the_example_runs_once_and_reports_per_batch_counts(
+    example_first_run, spark, session_settings_restored
+):
+    example, result = example_first_run.folder, example_first_run.result
     assert result["ok"]
     batches = {t["table"]: t["batches"] for t in result["tables"]}
     assert [(b["batch_id"], b["counts"], b["quarantined"]) for b in batches["customers"]] == [

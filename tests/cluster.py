@@ -1,0 +1,98 @@
+"""A throwaway Spark standalone cluster on loopback for the cluster test (issue 19): a master and
+two workers of one core each, started with the `spark-class` that pyspark ships, with their work
+and log folders in a temporary folder. Stopped by the process ids it started (each in a process
+group of its own, so the executors a worker launched stop with it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+WORKERS = 2
+WORKER_MEMORY = "1g"
+# what an application may ask of it: an executor must fit a worker's memory, or the application
+# waits for resources for ever (Spark says so only at INFO level)
+EXECUTOR_MEMORY = "768m"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class StandaloneCluster:
+    def __init__(self) -> None:
+        import pyspark
+
+        self.home = Path(pyspark.__file__).parent
+        self.root = Path(tempfile.mkdtemp(prefix="lf-spark-cluster-"))
+        self.port, self.ui_port = free_port(), free_port()
+        self.processes: list[subprocess.Popen[bytes]] = []
+
+    @property
+    def url(self) -> str:
+        return f"spark://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 120) -> StandaloneCluster:
+        env = {
+            **os.environ,
+            "SPARK_HOME": str(self.home),
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_LOG_DIR": str(self.root / "logs"),
+            "SPARK_WORKER_DIR": str(self.root / "work"),  # else inside pyspark's package folder
+        }
+        master = ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1"]
+        self._spawn("master", [*master, "--port", str(self.port), "--webui-port", str(self.ui_port)], env)
+        for n in range(WORKERS):
+            worker = ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1"]
+            work = ["--memory", WORKER_MEMORY, "--work-dir", str(self.root / f"work{n}")]
+            self._spawn(f"worker{n}", [*worker, *work, "--webui-port", str(free_port()), self.url], env)
+        deadline = time.monotonic() + timeout
+        while self.alive_workers() < WORKERS:
+            if time.monotonic() > deadline or any(p.poll() is not None for p in self.processes):
+                self.stop()
+                raise RuntimeError(f"the standalone cluster did not start: see {self.root}/*.log")
+            time.sleep(0.5)
+        return self
+
+    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+        with open(self.root / f"{name}.log", "wb") as log:
+            command = [str(self.home / "bin" / "spark-class"), *args]
+            started = subprocess.Popen(
+                command, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        self.processes.append(started)
+
+    def alive_workers(self) -> int:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as answer:
+                return int(json.load(answer).get("aliveworkers", 0))
+        except OSError:
+            return 0
+
+    def applications(self) -> list[dict[str, object]]:
+        """The applications the master ran (finished ones included)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as answer:
+            state = json.load(answer)
+        return [*state.get("activeapps", []), *state.get("completedapps", [])]
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):  # workers (and their executors) first
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGTERM)
+        for process in self.processes:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,152 @@
+"""The example pipeline on a Spark cluster and a shared catalog (issue 19, item 1).
+
+A standalone master and two one-core workers on loopback (tests/cluster.py), Iceberg's JDBC
+catalog in a real PostgreSQL server, a warehouse folder every executor reaches. The example
+(examples/orders) runs there on the data of the local run (`example_first_run`), changed in its
+`catalog:` and `spark:` sections only, as two lakefresh processes at once on disjoint tables of
+the one catalog (each closed under its dependencies): one started as `lakefresh run`, one through
+`spark-submit` (item 3). Both share the control tables and commit to them at the same moments.
+Every table must then equal the local run's, row for row. (This test took over from one that ran
+two pipelines at once on the JDBC catalog with local Spark, issue 14's item 9.)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyspark
+import pytest
+
+from lakefresh.lakehouse.jars import postgresql_driver
+from tests.cluster import EXECUTOR_MEMORY, StandaloneCluster
+from tests.conftest import settings_kept
+from tests.example_run import EXAMPLE, batch_key, contents, table_names
+
+pytestmark = pytest.mark.e2e
+
+SPARK_SUBMIT = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+
+# the example's tables in two groups, each closed under `depends_on` and lookups
+GROUPS = (
+    ["customers", "dim_customer", "sales", "customer_changes", "orders"],
+    ["crm_accounts", "products", "stock_changes", "traffic", "stock_levels", "stock_level_changes"],
+)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[StandaloneCluster]:
+    started = StandaloneCluster().start()
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+def on_the_cluster(cluster: StandaloneCluster, postgres: Any) -> str:
+    """The example's pipeline with its `catalog:` and `spark:` sections for the cluster: the JDBC
+    catalog, the master, the driver jar, what an application may take of a worker, and the
+    executors' Python from the pipeline (not from the environment)."""
+    text = (EXAMPLE / "pipeline.yml").read_text(encoding="utf-8")
+    sections = f"""\
+catalog:
+  name: cluster
+  type: jdbc
+  warehouse: ./warehouse
+  properties:
+    uri: "{postgres.url}"
+    jdbc.user: lakefresh
+    jdbc.schema-version: V1
+
+spark:
+  master: {cluster.url}
+  packages: ["{postgresql_driver()}"]
+  conf:
+    spark.sql.shuffle.partitions: "4"
+    spark.executor.memory: {EXECUTOR_MEMORY}
+    spark.cores.max: "1"
+    spark.ui.enabled: "false"
+    spark.pyspark.python: {sys.executable}
+
+"""
+    return text[: text.index("catalog:")] + sections + text[text.index("defaults:") :]
+
+
+def start(command: list[str], cwd: Path) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
+    env["SPARK_HOME"] = str(SPARK_SUBMIT.parent.parent)
+    pipe = subprocess.PIPE
+    return subprocess.Popen(command, cwd=cwd, env=env, stdout=pipe, stderr=pipe, text=True)
+
+
+def batch_ids(result: dict[str, Any]) -> dict[str, list[str]]:
+    """Each table's batch ids, as two runs of the same batches share them."""
+    out = {}
+    for table in result["tables"]:
+        out[table["table"]] = [batch_key(b["batch_id"]) for b in table["batches"]]
+    return out
+
+
+def test_the_example_on_a_cluster_and_a_jdbc_catalog_equals_the_local_run(
+    cluster, postgres, example_first_run, spark, tmp_path
+):
+    folder = tmp_path / "example"
+    shutil.copytree(example_first_run.data, folder / "data")  # the data the local run took
+    (folder / "pipeline.yml").write_text(on_the_cluster(cluster, postgres), encoding="utf-8")
+    only = [[arg for t in group for arg in ("--table", t)] for group in GROUPS]
+    submit_args = subprocess.run(
+        [sys.executable, "-m", "lakefresh.cli", "submit-args", "pipeline.yml"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    cli = [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml", "--output", "json", *only[0]]
+    submit = [
+        str(SPARK_SUBMIT),
+        "--master",
+        cluster.url,
+        *shlex.split(submit_args),
+        "run",
+        "pipeline.yml",
+        "--output",
+        "json",
+        *only[1],
+    ]
+    began = time.monotonic()
+    processes = [start(cli, folder), start(submit, folder)]
+    outputs = [p.communicate(timeout=900) for p in processes]
+    seconds = time.monotonic() - began
+    tables: dict[str, list[str]] = {}
+    for process, (out, err) in zip(processes, outputs, strict=True):
+        said = [line for line in err.splitlines() if "Error" in line or "Exception:" in line][:20]
+        assert process.returncode == 0, f"{out}\n" + "\n".join(said) + f"\n...\n{err[-1500:]}"
+        result = json.loads(out[out.index("{") :])
+        assert result["ok"], result
+        tables |= batch_ids(result)
+    assert tables == batch_ids(example_first_run.result)
+
+    # both applications ran on the cluster's workers
+    apps = [a for a in cluster.applications() if a.get("state") == "FINISHED"]
+    assert len(apps) == 2, apps
+
+    from lakefresh.api import load_pipeline
+
+    settings = load_pipeline(EXAMPLE / "pipeline.yml").spark_settings()
+    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
+    with settings_kept(spark, runtime):  # joining the tests' session sets the pipeline's
+        pipeline = load_pipeline(folder / "pipeline.yml")  # and adds the JDBC catalog to it
+        names = table_names(pipeline)
+        assert sorted(names) == sorted(example_first_run.tables)
+        for name in names:
+            assert contents(pipeline.table(name)) == example_first_run.tables[name], name
+    print(f"the example on the cluster: {seconds:.0f} s (two processes at once)")
