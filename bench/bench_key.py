@@ -11,7 +11,11 @@ Target: ROWS rows (default 1,000,000). Batches: 1 % and 10 % of ROWS, each half 
 existing keys (with a newer date) and half new keys. Each round loads fresh targets; the reported
 time per batch is the median over rounds. Results go to stdout and bench/results/key.json.
 
-Usage: python bench/bench_key.py [--rows N] [--rounds R]
+`--format delta` makes every path's target a Delta Lake table (lakefresh's `format: delta`; the
+hand-written MERGEs into a Delta table by path; merge-on-read is Delta's deletion vectors) and
+names the results file `key_delta*.json`.
+
+Usage: python bench/bench_key.py [--rows N] [--rounds R] [--write-mode M] [--format iceberg|delta]
 """
 
 from __future__ import annotations
@@ -35,6 +39,10 @@ CATALOG = "bench"
 TABLE_PROPERTIES: dict[str, str] = {}
 WRITE_MODE = ["copy-on-write"]
 MERGE_ON_READ = {f"write.{op}.mode": "merge-on-read" for op in ("merge", "update", "delete")}
+# The targets' table format (--format), and the warehouse of the session (Delta tables go there by
+# path, as lakefresh puts them).
+FORMAT = ["iceberg"]
+WAREHOUSE: list[Path] = []
 
 
 def session(warehouse: Path, conf: dict[str, str] | None = None):  # type: ignore[no-untyped-def]
@@ -52,7 +60,9 @@ def session(warehouse: Path, conf: dict[str, str] | None = None):  # type: ignor
             },
         ),
         HERE,
+        delta=FORMAT[0] == "delta",
     )
+    WAREHOUSE[:] = [warehouse]
     return build_session(settings)
 
 
@@ -124,10 +134,10 @@ def timed_merges(spark, namespace: str, initial_select: str, merge_sql, before=N
     """Create `namespace.target` from the initial load, then time one MERGE per change batch.
     `initial_select` is the CTAS's SELECT; `merge_sql(table, name)` gives the batch's MERGE;
     `before(table, name)`, when given, runs first, inside the timed span."""
-    table = f"{CATALOG}.{namespace}.target"
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{namespace}")
-    props = ", ".join(f"'{k}'='{v}'" for k, v in {"format-version": "2", **TABLE_PROPERTIES}.items())
-    spark.sql(f"CREATE TABLE {table} USING iceberg TBLPROPERTIES ({props}) AS {initial_select}")
+    table, using, properties = target_table(spark, namespace)
+    props = ", ".join(f"'{k}'='{v}'" for k, v in properties.items())
+    with_props = f" TBLPROPERTIES ({props})" if props else ""
+    spark.sql(f"CREATE TABLE {table} USING {using}{with_props} AS {initial_select}")
     times = {}
     for name in CHANGE_BATCHES:
         start = time.perf_counter()
@@ -136,6 +146,18 @@ def timed_merges(spark, namespace: str, initial_select: str, merge_sql, before=N
         spark.sql(merge_sql(table, name))
         times[name] = time.perf_counter() - start
     return times
+
+
+def target_table(spark, namespace: str) -> tuple[str, str, dict[str, str]]:  # type: ignore[no-untyped-def]
+    """A hand-written path's target: its name, format and properties (the write mode's)."""
+    if FORMAT[0] == "delta":
+        from lakefresh.lakehouse.delta import MERGE_ON_READ as DELETION_VECTORS
+
+        mor = TABLE_PROPERTIES.get("write.merge.mode") == "merge-on-read"
+        location = WAREHOUSE[0] / namespace / "target"
+        return f"delta.`{location}`", "delta", DELETION_VECTORS if mor else {}
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{namespace}")
+    return f"{CATALOG}.{namespace}.target", "iceberg", {"format-version": "2", **TABLE_PROPERTIES}
 
 
 def hand_written(spark, namespace: str, files: dict[str, Path]) -> dict[str, float]:  # type: ignore[no-untyped-def]
@@ -230,6 +252,7 @@ tables:
     source: {{kind: files, path: {folder / "round_in"}, format: parquet}}
     strategy: {strategy}
     write_mode: {WRITE_MODE[0]}
+    format: {FORMAT[0]}
 {textwrap.indent(table_settings, "    ")}"""
     pipeline = Pipeline(validate(parse(text, "bench"), "bench"), folder, spark=spark)
     batch_dir = folder / "round_in"
@@ -283,7 +306,9 @@ def arguments(doc: str | None) -> argparse.Namespace:
         default="copy-on-write",
         help="the row-level write mode of every path's target (Iceberg's default: copy-on-write)",
     )
+    parser.add_argument("--format", choices=["iceberg", "delta"], default="iceberg")
     args = parser.parse_args()
+    FORMAT[0] = args.format
     WRITE_MODE[0] = args.write_mode
     if args.write_mode == "merge-on-read":
         TABLE_PROPERTIES.update(MERGE_ON_READ)
@@ -297,9 +322,12 @@ def write_report(name: str, args: argparse.Namespace, summary: dict[str, dict[st
         "rounds": args.rounds,
         "keys": args.keys,
         "write_mode": args.write_mode,
+        "format": args.format,
         "cores": 2,
         "batches": summary,
     }
+    if args.format != "iceberg":
+        name += "_" + args.format
     if args.write_mode != "copy-on-write":
         name += "_" + args.write_mode.replace("-", "_")
     save_report(name, report)

@@ -5,6 +5,7 @@ group of its own, so the executors a worker launched stop with it)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 WORKERS = 2
 WORKER_MEMORY = "1g"
@@ -43,6 +45,14 @@ class StandaloneCluster:
         return f"spark://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 120) -> StandaloneCluster:
+        try:
+            self._start(timeout)
+        except BaseException:  # whatever stopped it (Ctrl-C included): nothing stays running
+            self.stop()
+            raise
+        return self
+
+    def _start(self, timeout: float) -> None:
         env = {
             **os.environ,
             "SPARK_HOME": str(self.home),
@@ -59,10 +69,8 @@ class StandaloneCluster:
         deadline = time.monotonic() + timeout
         while self.alive_workers() < WORKERS:
             if time.monotonic() > deadline or any(p.poll() is not None for p in self.processes):
-                self.stop()
                 raise RuntimeError(f"the standalone cluster did not start: see {self.root}/*.log")
             time.sleep(0.5)
-        return self
 
     def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
         with open(self.root / f"{name}.log", "wb") as log:
@@ -76,7 +84,7 @@ class StandaloneCluster:
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.ui_port}/json/", timeout=2) as answer:
                 return int(json.load(answer).get("aliveworkers", 0))
-        except OSError:
+        except (OSError, ValueError):  # not listening yet, or a half-written answer
             return 0
 
     def applications(self) -> list[dict[str, object]]:
@@ -87,12 +95,17 @@ class StandaloneCluster:
 
     def stop(self) -> None:
         for process in reversed(self.processes):  # workers (and their executors) first
-            if process.poll() is None:
-                os.killpg(process.pid, signal.SIGTERM)
-        for process in self.processes:
-            try:
-                process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
+            stop_group(process)
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def stop_group(process: subprocess.Popen[Any]) -> None:
+    """Stop a process started in a session of its own and whatever it started in it (a worker's
+    executors, a driver's JVM): SIGTERM, up to 30 s for the process, then SIGKILL for the rest."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=30)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()

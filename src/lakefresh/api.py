@@ -125,6 +125,8 @@ class Pipeline:
         `accept_config_change` applies a changed configuration to the new batches only."""
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
+            if not skip_batches:  # a skip names one table's batches: not its history's
+                tables = self._with_history(tables)
         runner = self._runner(self.config)
         result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change)
         took = [  # upkeep after the run, for tables that took batches
@@ -139,6 +141,14 @@ class Pipeline:
         if compact:  # merge-on-read's delete files applied before readers pay much for them
             maintain(self.config, self.backend, self.control, str(self.base_dir), compact, only_compact=True)
         return result
+
+    def _with_history(self, tables: list[str]) -> list[str]:
+        """These tables and the `<name>_history` tables their `history: true` brings: a table's
+        history is refreshed (and planned) with it."""
+        brought = [
+            f"{t.name}_history" for t in self.config.tables if t.name in tables and t.strategy.keeps_history()
+        ]
+        return [*tables, *[b for b in brought if b not in tables]]
 
     def _many_deletes(self, table: TableConfig) -> bool:
         limit = self.config.maintenance_for(table).compact_at_delete_files
@@ -191,6 +201,7 @@ class Pipeline:
         """What the next run would take and do, per table (or for `tables`); writes nothing."""
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
+            tables = self._with_history(tables)
         return plan(self.config, self.backend, self.control, str(self.base_dir), tables)
 
     def reset(self, table: str) -> RebuildResult:

@@ -88,13 +88,7 @@ class Runner:
             unknown = [t for t in only if t not in {x.name for x in tables}]
             if unknown:
                 raise ConfigError(f"unknown table(s) {unknown}; tables: {[t.name for t in tables]}")
-            # a table's `history: true` table is its own: refreshed with it
-            brought = {
-                f"{t.name}_history"
-                for t in tables
-                if t.name in only and getattr(t.strategy, "history", False)
-            }
-            tables = [t for t in tables if t.name in only or t.name in brought]
+            tables = [t for t in tables if t.name in only]
         self.control.ensure()
         failed: set[str] = set()
         self.stop = stop or threading.Event()

@@ -27,7 +27,7 @@ import pyspark
 import pytest
 
 from lakefresh.lakehouse.jars import postgresql_driver
-from tests.cluster import EXECUTOR_MEMORY, StandaloneCluster
+from tests.cluster import EXECUTOR_MEMORY, StandaloneCluster, stop_group
 from tests.conftest import settings_kept
 from tests.example_run import EXAMPLE, batch_key, contents, table_names
 
@@ -80,11 +80,13 @@ spark:
     return text[: text.index("catalog:")] + sections + text[text.index("defaults:") :]
 
 
-def start(command: list[str], cwd: Path) -> subprocess.Popen[str]:
+def start(command: list[str], cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+    """A lakefresh process (in a session of its own, its stdout and stderr in files: two at once
+    must never wait on a full pipe), without the tests' PYSPARK_* environment."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
     env["SPARK_HOME"] = str(SPARK_SUBMIT.parent.parent)
-    pipe = subprocess.PIPE
-    return subprocess.Popen(command, cwd=cwd, env=env, stdout=pipe, stderr=pipe, text=True)
+    with open(f"{log}.out", "wb") as out, open(f"{log}.err", "wb") as err:
+        return subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True)
 
 
 def batch_ids(result: dict[str, Any]) -> dict[str, list[str]]:
@@ -123,11 +125,18 @@ def test_the_example_on_a_cluster_and_a_jdbc_catalog_equals_the_local_run(
         *only[1],
     ]
     began = time.monotonic()
-    processes = [start(cli, folder), start(submit, folder)]
-    outputs = [p.communicate(timeout=900) for p in processes]
+    logs = [tmp_path / "run", tmp_path / "submit"]
+    processes = [start(cli, folder, logs[0]), start(submit, folder, logs[1])]
+    try:
+        for process in processes:
+            process.wait(timeout=900)
+    finally:
+        for process in processes:
+            stop_group(process)  # a driver left running by a failure, and its JVM
     seconds = time.monotonic() - began
     tables: dict[str, list[str]] = {}
-    for process, (out, err) in zip(processes, outputs, strict=True):
+    for process, log in zip(processes, logs, strict=True):
+        out, err = Path(f"{log}.out").read_text(), Path(f"{log}.err").read_text()
         said = [line for line in err.splitlines() if "Error" in line or "Exception:" in line][:20]
         assert process.returncode == 0, f"{out}\n" + "\n".join(said) + f"\n...\n{err[-1500:]}"
         result = json.loads(out[out.index("{") :])
@@ -141,7 +150,7 @@ def test_the_example_on_a_cluster_and_a_jdbc_catalog_equals_the_local_run(
 
     from lakefresh.api import load_pipeline
 
-    settings = load_pipeline(EXAMPLE / "pipeline.yml").spark_settings()
+    settings = load_pipeline(folder / "pipeline.yml").spark_settings()  # reads, starts nothing
     runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
     with settings_kept(spark, runtime):  # joining the tests' session sets the pipeline's
         pipeline = load_pipeline(folder / "pipeline.yml")  # and adds the JDBC catalog to it

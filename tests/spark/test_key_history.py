@@ -44,3 +44,14 @@ def test_history_keeps_every_change_while_the_table_keeps_the_latest(ws):
         (2, "Rome", d(1), d(4), False),  # closed by the delete
     ]
     assert p.run().batches == []  # exactly once, for both tables
+
+
+def test_a_run_of_the_table_alone_refreshes_its_history_with_it(ws):
+    ws.write("in/b1.csv", "id,city,updated_at,gone\n1,Oslo,2025-01-01,false\n")
+    p = ws.pipeline(CUSTOMERS)
+    result = p.run(tables=["customers"])
+    assert [(t.table, [b.batch_id for b in t.batches]) for t in result.tables] == [
+        ("customers", ["b1.csv"]),
+        ("customers_history", ["b1.csv"]),
+    ]
+    assert [t.table for t in p.plan(tables=["customers"]).tables] == ["customers", "customers_history"]

@@ -67,6 +67,8 @@ class DeltaBackend(SqlWrites):
     def __init__(self, spark: SparkSession, root: str) -> None:
         self.spark = spark
         self.root = root.rstrip("/")
+        self._histories: dict[str, tuple[tuple[int, int], list[Version]]] = {}
+        self._counts: dict[tuple[str, int, int], int] = {}
 
     # --- names and DDL -----------------------------------------------------------------------
 
@@ -141,7 +143,33 @@ class DeltaBackend(SqlWrites):
     # --- history and lineage ---------------------------------------------------------------------
 
     def _history(self, table: str) -> list[Version]:
-        return history(self.spark, self.qualified(table))
+        """The table's retained history, newest first. DESCRIBE HISTORY is a Spark job (about
+        0.15 s) and a batch asks its lineage about eight questions, so the answer is kept with
+        the log's latest version and its time (a look-up in the log, no job): any commit, this
+        process's or another's, moves them."""
+        latest = self._latest(table)
+        kept = self._histories.get(table)
+        if latest is not None and kept is not None and kept[0] == latest:
+            return kept[1]
+        entries = history(self.spark, self.qualified(table))
+        if latest is not None:
+            self._histories[table] = (latest, entries)
+        return entries
+
+    def _latest(self, table: str) -> tuple[int, int] | None:
+        """(version, commit time) of the table's newest commit, None when it has none."""
+        snapshot = self._delta_log(table).update(False, self._none(), self._none())
+        version = int(snapshot.version())
+        return None if version < 0 else (version, int(snapshot.timestamp()))
+
+    def _delta_log(self, table: str) -> Any:
+        jvm = self._jvm()
+        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+            self.spark._jsparkSession, self.location(table)
+        )
+
+    def _none(self) -> Any:
+        return self._jvm().scala.Option.empty()
 
     def _lineage(self, table: str) -> list[Version]:
         return lineage(self._history(table))
@@ -198,20 +226,19 @@ class DeltaBackend(SqlWrites):
         return "current-lineage" if snapshot_id in lineage else "off-lineage"
 
     def live_records(self, table: str, snapshot_id: int) -> int:
-        """Answered from the log's file statistics (Delta plans a bare count without a scan)."""
-        self._entry(table, snapshot_id)
-        return int(self.read(table, snapshot_id).count())
+        """Answered from the log's file statistics (Delta plans a bare count without a scan),
+        once per version: a batch's count is the next batch's parent count."""
+        key = (table, snapshot_id, self._entry(table, snapshot_id).millis)
+        if key not in self._counts:
+            self._counts = {k: v for k, v in self._counts.items() if k[0] != table}  # one per table
+            self._counts[key] = int(self.read(table, snapshot_id).count())
+        return self._counts[key]
 
     # --- a batch's commit --------------------------------------------------------------------
 
     def _txn_version(self, table: str, app_id: str) -> int:
         """The version the table last recorded for this idempotent-write application, or -1."""
-        jvm = self._jvm()
-        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-            self.spark._jsparkSession, self.location(table)
-        )
-        none = jvm.scala.Option.empty()
-        found = log.update(False, none, none).transactions().get(app_id)
+        found = self._delta_log(table).update(False, self._none(), self._none()).transactions().get(app_id)
         return int(found.get()) if found.isDefined() else -1
 
     def stage(
