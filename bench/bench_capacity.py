@@ -1,12 +1,13 @@
 """Benchmark: how a batch's cost grows with the target (issue 19's capacity plan, docs/capacity.md).
 
-For each target size (1 M, 5 M, 20 M rows by default), the data of `bench_key.py` (an initial load,
-then ROUNDS batches of 1 %: half changes of keys spread over the whole id range, half new keys,
-each batch a day later), and for each configuration: a fresh lakefresh table, its initial load
-(timed), then the 1 % batches one `pipeline.run()` each (timed; the median is reported). A
-configuration is a strategy (`key`, `scd2`), a write mode (`copy-on-write`, `merge-on-read`) and
-a layout (unpartitioned, or `partition_by: [bucket(16, id)]`). After the last batch the target's
-data files, delete files and bytes are read from its snapshot summary.
+For each target size (1 M, 5 M, 20 M rows by default), the data of `bench_key.py`: an initial
+load, then ROUNDS batches of 1 %, half changes of keys spread over the whole id range, half new
+keys, each batch a day later and with a city of its own (so every update is a change). For each
+configuration: a fresh lakefresh table, its initial load (timed), then the 1 % batches one
+`pipeline.run()` each (timed; the median is reported). A configuration is a strategy (`key`,
+`scd2`), a write mode (`copy-on-write`, `merge-on-read`) and a layout (unpartitioned, or
+`partition_by: [bucket(16, id)]`). After the last batch the target's data files, delete files
+and bytes are read from its snapshot summary.
 
 Every configuration's figures are appended to bench/results/capacity.json as they come (a long
 run that stops keeps what it measured; `--fresh` starts the file anew). One Spark session,
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import bench_key
-from bench_key import CATALOG, CHANGE_BATCHES, CHANGES, HERE, KEY_STRATEGY, generate, workspace
+from bench_key import CATALOG, CHANGE_BATCHES, CHANGES, HERE, KEY_STRATEGY, UPDATE_CITY, generate, workspace
 from bench_scd2 import SCD2_STRATEGY
 
 STRATEGIES = {"key": KEY_STRATEGY, "scd2": SCD2_STRATEGY}
@@ -42,6 +43,7 @@ def one_percent_batches(rounds: int) -> None:
     """ROUNDS batches of 1 %, each a day after the one before, its new keys in a block of its own."""
     CHANGES[:] = [(f"b{n:03d}_1pct", 0.01, f"2025-01-{n + 1:02d}", n + 1) for n in range(1, rounds + 1)]
     CHANGE_BATCHES[:] = [c[0] for c in CHANGES]
+    UPDATE_CITY.update({c[0]: f"City {n}" for n, c in enumerate(CHANGES)})  # every update a change
 
 
 def run_configuration(

@@ -107,7 +107,8 @@ def generate(spark, folder: Path, rows: int, keys: str = "spread") -> dict[str, 
             updates = spark.range(rows - n // 2, rows)
         # half: new keys, in an id block of their own for each batch
         inserts = spark.range(rows * block, rows * block + (n - n // 2))
-        plans[name] = people(updates.union(inserts), day).withColumn("city", F.lit("Paris"))
+        city = F.lit(UPDATE_CITY.get(name, "Paris"))
+        plans[name] = people(updates.union(inserts), day).withColumn("city", city)
     files = {}
     for name, df in plans.items():
         out = folder / "staging" / name
@@ -128,6 +129,9 @@ CHANGES: list[tuple[str, float, str, int]] = [
     ("b002_10pct", 0.10, "2025-01-03", 3),
 ]
 CHANGE_BATCHES = [c[0] for c in CHANGES]
+# The city a change batch gives the keys it updates (default Paris: a later batch that updates the
+# same keys then changes only their date, status S); a script may give each batch its own.
+UPDATE_CITY: dict[str, str] = {}
 
 
 def timed_merges(spark, namespace: str, initial_select: str, merge_sql, before=None) -> dict[str, float]:  # type: ignore[no-untyped-def]
