@@ -111,15 +111,6 @@ class LogReads:
         newest = max(recorded, key=lambda r: (r.published_micros or 0, r.started_micros or 0))
         return newest.attempt.batch_id, newest.attempt.attempt, newest.config_fingerprint or ""
 
-    def last_config(self, table: str) -> tuple[str, str, str] | None:
-        """(batch id, config fingerprint, config) of the table's newest published batch that
-        recorded them; the text is read only here."""
-        last = self.last_fingerprint(table)
-        if last is None:
-            return None
-        batch_id, attempt, found = last
-        return batch_id, found, self.config_text(table, attempt)
-
     def config_text(self, table: str, attempt: str) -> str:
         row = self.backend.spark.sql(
             f"SELECT config FROM {self.backend.qualified(self.batches)} WHERE table_name = "

@@ -135,10 +135,10 @@ def _plan_table(
                 f"{', '.join(lost[:5])}): run with --rolled-back forget|reapply"
             )
     applied |= {b for b in gone if not out.stops}
-    last = control.last_config(name) if control else None
-    if last is not None:
+    last = control.last_fingerprint(name) if control else None
+    if last is not None and control is not None:
         now, text = fingerprint(table)
-        out.config_changes = changes(last[2], text) if now != last[1] else []
+        out.config_changes = changes(control.config_text(name, last[1]), text) if now != last[2] else []
 
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
     # a change feed's listing needs the loads log; its read opens a load
