@@ -12,6 +12,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
@@ -109,3 +110,16 @@ def stop_group(process: subprocess.Popen[Any]) -> None:
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+
+
+def submit_args(pipeline: Path) -> str:
+    """What `lakefresh submit-args` prints for a pipeline: its settings as spark-submit's --conf
+    and lakefresh's entry point."""
+    return subprocess.run(
+        [sys.executable, "-m", "lakefresh.cli", "submit-args", pipeline.name],
+        cwd=pipeline.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout

@@ -27,7 +27,7 @@ import pyspark
 import pytest
 
 from lakefresh.lakehouse.jars import postgresql_driver
-from tests.cluster import EXECUTOR_MEMORY, StandaloneCluster, stop_group
+from tests.cluster import EXECUTOR_MEMORY, StandaloneCluster, stop_group, submit_args
 from tests.conftest import settings_kept
 from tests.example_run import EXAMPLE, batch_key, contents, table_names
 
@@ -104,20 +104,13 @@ def test_the_example_on_a_cluster_and_a_jdbc_catalog_equals_the_local_run(
     shutil.copytree(example_first_run.data, folder / "data")  # the data the local run took
     (folder / "pipeline.yml").write_text(on_the_cluster(cluster, postgres), encoding="utf-8")
     only = [[arg for t in group for arg in ("--table", t)] for group in GROUPS]
-    submit_args = subprocess.run(
-        [sys.executable, "-m", "lakefresh.cli", "submit-args", "pipeline.yml"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    conf_args = submit_args(folder / "pipeline.yml")
     cli = [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml", "--output", "json", *only[0]]
     submit = [
         str(SPARK_SUBMIT),
         "--master",
         cluster.url,
-        *shlex.split(submit_args),
+        *shlex.split(conf_args),
         "run",
         "pipeline.yml",
         "--output",

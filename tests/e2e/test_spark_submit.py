@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cluster import submit_args
+
 pytestmark = pytest.mark.e2e
 
 PIPELINE = """\
@@ -33,14 +35,7 @@ def test_a_pipeline_runs_under_spark_submit(tmp_path):
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "b1.csv").write_text("id,name\n1,ann\n2,bob\n", encoding="utf-8")
     (tmp_path / "pipeline.yml").write_text(PIPELINE, encoding="utf-8")
-    args = subprocess.run(
-        [sys.executable, "-m", "lakefresh.cli", "submit-args", "pipeline.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    ).stdout
+    args = submit_args(tmp_path / "pipeline.yml")
     assert args.strip().endswith("__main__.py") and "--conf spark.sql.extensions=" in args
     submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
     command = [
