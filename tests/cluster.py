@@ -94,6 +94,17 @@ class StandaloneCluster:
             state = json.load(answer)
         return [*state.get("activeapps", []), *state.get("completedapps", [])]
 
+    def finished_applications(self, count: int, timeout: float = 60) -> list[dict[str, object]]:
+        """The applications the master lists as FINISHED, waiting up to `timeout` seconds for
+        `count` of them: the master learns that a driver has gone by a message of its own, so an
+        application whose driver has just exited may still be listed as running for a moment."""
+        deadline = time.monotonic() + timeout
+        while True:
+            finished = [a for a in self.applications() if a.get("state") == "FINISHED"]
+            if len(finished) >= count or time.monotonic() > deadline:
+                return finished
+            time.sleep(0.5)
+
     def stop(self) -> None:
         for process in reversed(self.processes):  # workers (and their executors) first
             stop_group(process)

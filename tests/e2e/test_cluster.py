@@ -138,8 +138,8 @@ def test_the_example_on_a_cluster_and_a_jdbc_catalog_equals_the_local_run(
     assert tables == batch_ids(example_first_run.result)
 
     # both applications ran on the cluster's workers
-    apps = [a for a in cluster.applications() if a.get("state") == "FINISHED"]
-    assert len(apps) == 2, apps
+    apps = cluster.finished_applications(2)
+    assert len(apps) == 2, [(a.get("id"), a.get("state")) for a in cluster.applications()]
 
     from lakefresh.api import load_pipeline
 
