@@ -53,7 +53,10 @@ fi
 if [ "$jars" = 1 ]; then
   $venv/bin/lakefresh jars >/dev/null
   # the example pipeline has Delta Lake tables (on the default line)
-  if [ "$line" = "$default_line" ]; then $venv/bin/lakefresh jars --delta >/dev/null; fi
+  if [ "$line" = "$default_line" ]; then
+    $venv/bin/lakefresh jars --delta >/dev/null
+    $venv/bin/lakefresh jars --delta --no-iceberg >/dev/null  # a pipeline with Delta tables only
+  fi
   if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
     pg="$($venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')"
     $venv/bin/lakefresh jars --package "$pg" >/dev/null

@@ -74,6 +74,7 @@ class Workspace:
         self.warehouse = warehouse
         self.namespace = f"t{n}_{os.getpid()}"
         self.control_namespace = f"ctl{n}_{os.getpid()}"
+        self.catalog_extra = ""  # more of the pipeline's `catalog:` section (`  key: value\n` lines)
 
     def folder(self, name: str = "in") -> Path:
         path = self.root / name
@@ -94,7 +95,7 @@ class Workspace:
     def pipeline_yaml(self, tables: str, defaults: str = "") -> str:
         return (
             f"catalog:\n  name: {CATALOG}\n  warehouse: {self.warehouse}\n"
-            f"  control_namespace: {self.control_namespace}\n"
+            f"  control_namespace: {self.control_namespace}\n{self.catalog_extra}"
             f"spark:\n  master: local[2]\n"
             f"defaults:\n  namespace: {self.namespace}\n{textwrap.indent(textwrap.dedent(defaults), '  ')}"
             f"tables:\n{textwrap.indent(textwrap.dedent(tables).strip(), '  ')}\n"

@@ -74,8 +74,13 @@ class Pipeline:
 
     def spark_settings(self) -> dict[str, str]:
         """Every Spark setting the session is built with (computed without a JVM)."""
+        config = self.config
         return spark_settings(
-            self.config.catalog, self.config.spark, self.base_dir, delta=bool(self.config.delta_tables())
+            config.catalog,
+            config.spark,
+            self.base_dir,
+            delta=config.uses_delta(),
+            iceberg=config.uses_iceberg(),
         )
 
     @property
@@ -88,15 +93,19 @@ class Pipeline:
     def backend(self) -> TableBackend:
         """The table format's backend: built here only; everything else is typed against the
         protocol. Delta targets (`format: delta`) go to a Delta backend beside the catalog's
-        Iceberg one, which keeps the control tables."""
-        iceberg = IcebergBackend(self.spark, self.config.catalog.name)
-        delta = self.config.delta_tables()
-        if not delta:
-            return iceberg
-        root = resolve_warehouse(self.config.catalog, self.base_dir)
+        Iceberg one, and so do the control tables with `control_format: delta`; with no Iceberg
+        table at all, the Delta backend is the only one."""
+        config = self.config
+        if not config.uses_delta():
+            return IcebergBackend(self.spark, config.catalog.name)
+        root = resolve_warehouse(config.catalog, self.base_dir)
         if root is None:
             raise ConfigError("Delta tables live under the catalog's warehouse: set catalog.warehouse")
-        return ByTable(iceberg, DeltaBackend(self.spark, root), delta)
+        delta = DeltaBackend(self.spark, root)
+        if not config.uses_iceberg():
+            return delta
+        control = {config.catalog.control_namespace} if config.catalog.control_format == "delta" else set()
+        return ByTable(IcebergBackend(self.spark, config.catalog.name), delta, config.delta_tables(), control)
 
     @cached_property
     def control(self) -> ControlTables:
@@ -137,7 +146,7 @@ class Pipeline:
         due = [t for t in took if self.config.maintenance_for(t).after_runs]
         if due:
             maintain(self.config, self.backend, self.control, str(self.base_dir), due)
-        compact = [t for t in took if t not in due and self._many_deletes(t)]
+        compact = [t for t in took if t not in due and self._compaction_due(t)]
         if compact:  # merge-on-read's delete files applied before readers pay much for them
             maintain(self.config, self.backend, self.control, str(self.base_dir), compact, only_compact=True)
         return result
@@ -150,9 +159,13 @@ class Pipeline:
         ]
         return [*tables, *[b for b in brought if b not in tables]]
 
-    def _many_deletes(self, table: TableConfig) -> bool:
-        limit = self.config.maintenance_for(table).compact_at_delete_files
-        return limit is not None and self.backend.delete_files(self.config.qualified(table)) >= limit
+    def _compaction_due(self, table: TableConfig) -> bool:
+        """Whether the target's readers now skip enough deleted rows (or delete files) that its
+        policy asks for a compaction (MaintenanceConfig.compaction_due)."""
+        policy = self.config.maintenance_for(table)
+        if policy.compact_at_deleted_ratio is None and policy.compact_at_delete_files is None:
+            return False
+        return policy.compaction_due(self.backend.deletes(self.config.qualified(table))) is not None
 
     def maintain(self, tables: list[str] | None = None) -> MaintainResult:
         """Compact, expire snapshots and remove orphan files of every target (or of `tables`),

@@ -8,6 +8,9 @@ batch's commit carries the batch id in its `userMetadata` and an idempotent-writ
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -50,11 +53,24 @@ def test_a_key_table_on_delta_takes_each_batch_once_and_its_history_names_them(w
     assert logged == [("b1.csv", "published"), ("b2.csv", "published")]
 
 
+# every target and the control tables on Delta: a pipeline that needs no Iceberg at all
+DELTA_ONLY = "  format: delta\n  control_format: delta\n"
+
+
 @pytest.mark.parametrize("kind", contract.KINDS, ids=[k.name for k in contract.KINDS])
 def test_the_strategy_contract_holds_on_delta(ws, monkeypatch, kind):
-    """tests/spark/test_contract_strategies.py's suite on Delta tables."""
+    """tests/spark/test_contract_strategies.py's suite on Delta tables. For `key`, the control
+    tables are Delta tables too (`catalog.control_format: delta`, at <warehouse>/<namespace>/...):
+    every fault point with the `batches` and `quarantine` logs on Delta; the other strategies
+    keep them in the Iceberg catalog, as every other test does."""
     every_point = kind.name in contract.EVERY_POINT  # as on the other Spark line
+    if kind.name == "key":
+        ws.catalog_extra = DELTA_ONLY
     contract.check_contract(ws, monkeypatch, kind, table_format="delta", every_point=every_point)
+    if kind.name == "key":
+        p = ws.pipeline(contract.table_yaml(kind, str(ws.root / "in"), "delta"), name="reference.yml")
+        assert p.backend.qualified(f"{ws.control_namespace}.batches").startswith("delta.")
+        assert (ws.warehouse / ws.control_namespace / "batches" / "_delta_log").is_dir()
 
 
 def test_the_verbs_on_delta_rollback_is_a_restore_and_unload_reload_rebuild_in_one_commit(ws):
@@ -85,3 +101,31 @@ def test_the_verbs_on_delta_rollback_is_a_restore_and_unload_reload_rebuild_in_o
         ("b3.csv", "reloaded"),
     ]
     assert p.run().batches == []
+
+
+@pytest.mark.e2e
+def test_a_delta_only_pipeline_needs_no_iceberg_and_a_kill_after_its_commit_is_finished_later(ws):
+    """A process of its own, with none of Iceberg's jars, killed (SIGKILL) right after b2's Delta
+    commit and before its record: the next run finds b2 in the table's history and records it."""
+    from lakefresh.api import load_pipeline
+
+    ws.catalog_extra = DELTA_ONLY
+    ws.write("in/b1.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n2,Rome,2025-01-01\n", mtime=1_736_000_000)
+    ws.write("in/b2.csv", "id,city,updated_at\n1,Kyiv,2025-01-03\n", mtime=1_736_003_600)
+    tables = KEYED.format(folder=ws.root / "in").replace("  format: delta\n", "")  # the catalog's
+    path = ws.root / "pipeline.yml"
+    path.write_text(ws.pipeline_yaml(tables), encoding="utf-8")
+    settings = load_pipeline(path).spark_settings()
+    assert [k for k, v in settings.items() if "iceberg" in f"{k}={v}".lower()] == []
+    env = {**os.environ, "LAKEFRESH_FAULTS": "after_publish@b2.csv:kill"}
+    run = [sys.executable, "-m", "lakefresh.cli", "run", str(path)]
+    proc = subprocess.run(run, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == -9, proc.stderr[-3000:]  # killed after the commit, not failed before
+
+    p = load_pipeline(path, spark=ws.spark)
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Kyiv"), (2, "Rome")]  # b2 committed
+    result = p.run()
+    assert result.ok and result.batches == [], result.to_dict()  # nothing taken twice
+    logged = sorted((r["batch_id"], r["status"]) for r in p.history("customers"))
+    assert logged == [("b1.csv", "published"), ("b2.csv", "published")]
+    assert [h[2] for h in history(ws, p, "customers") if h[2]] == ["b1.csv", "b2.csv"]

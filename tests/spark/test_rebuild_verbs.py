@@ -15,7 +15,7 @@ import pytest
 
 from lakefresh.errors import ConfigError
 from lakefresh.faults import SimulatedCrash
-from tests.conftest import rows
+from tests.conftest import DELTA, rows
 from tests.spark.test_contract_strategies import BATCHES, KINDS, contents, table_yaml
 from tests.spark.test_key_history import CUSTOMERS as KEYED  # its batches, too, are below
 
@@ -92,15 +92,27 @@ def d(day: int) -> datetime:
     return datetime(2025, 1, day)
 
 
-def keyed(ws):
-    """tests/spark/test_key_history.py's three batches; b2 also has a bad row."""
+FORMATS = ["iceberg", "delta"] if DELTA else ["iceberg"]
+
+
+def keyed(ws, table_format: str = "iceberg"):
+    """tests/spark/test_key_history.py's three batches; b2 also has a bad row. With
+    `table_format` delta, the catalog's targets (the table and its history) are Delta tables."""
     ws.write("in/b1.csv", HEADER + "1,Oslo,2025-01-01,false\n2,Rome,2025-01-01,false\n", mtime=1_736_000_000)
     bad = "x,Bad,2025-01-03,false\n"
     ws.write(
         "in/b2.csv", HEADER + "1,Kyiv,2025-01-03,false\n2,Rome,2025-01-04,true\n" + bad, mtime=1_736_003_600
     )
     ws.write("in/b3.csv", HEADER + "1,Lima,2025-01-02,false\n", mtime=1_736_007_200)
-    p = ws.pipeline(KEYED)
+    if table_format == "iceberg":
+        p = ws.pipeline(KEYED)
+    else:
+        from lakefresh.api import load_pipeline
+
+        path = ws.root / "pipeline.yml"
+        path.write_text(ws.pipeline_yaml(KEYED).replace("catalog:\n", "catalog:\n  format: delta\n", 1))
+        p = load_pipeline(path, spark=ws.spark)
+        assert p.config.format_of(p.config.tables[0]) == "delta"
     assert p.run().ok
     return p
 
@@ -181,8 +193,11 @@ def test_a_configuration_change_is_taken_by_reset_and_refused_by_unload(ws):
     assert rows(changed.table("customers"), ["id", "city"]) == [(1, "Paris")]  # older, but later
 
 
-def test_a_crash_after_the_unload_is_published_is_recorded_by_the_next_run(ws, monkeypatch):
-    p = keyed(ws)
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_a_crash_after_the_unload_is_published_is_recorded_by_the_next_run(ws, monkeypatch, table_format):
+    """On Delta the unload's commit is visible at once, as an Iceberg publish: a process killed
+    between it and the record leaves a commit the next run finds in the table's history."""
+    p = keyed(ws, table_format)
     monkeypatch.setenv("LAKEFRESH_FAULTS", "after_publish:crash")
     with pytest.raises(SimulatedCrash):
         p.unload("customers", ["b2.csv"])
@@ -200,12 +215,18 @@ def test_a_crash_after_the_unload_is_published_is_recorded_by_the_next_run(ws, m
     assert [(b, e) for b, _, e in live_log(p, "customers")] == [("b1.csv", 1), ("b3.csv", 1)]
 
 
-@pytest.mark.parametrize("point", ["after_record_staged", "after_publish"])
-def test_a_crash_during_a_reload_is_settled_by_the_next_run(ws, monkeypatch, point):
+# on Delta, a crash before the commit is one before Iceberg's publish: the commit is what differs
+RELOAD_CRASHES = [("after_record_staged", "iceberg"), *[("after_publish", f) for f in FORMATS]]
+
+
+@pytest.mark.parametrize(("point", "table_format"), RELOAD_CRASHES)
+def test_a_crash_during_a_reload_is_settled_by_the_next_run(ws, monkeypatch, point, table_format):
     """The reloaded batch's new attempt is staged beside the verb's before the publish: a crash
     before the publish changes nothing (the staged rows are abandoned), a crash after it leaves
-    the log exactly as an uninterrupted reload does once the next run has reconciled."""
-    p = keyed(ws)
+    the log exactly as an uninterrupted reload does once the next run has reconciled. On Delta,
+    which commits at once, the record is staged before the commit, and a crash after the commit
+    is one after the publish."""
+    p = keyed(ws, table_format)
     p.unload("customers", ["b2.csv"])
     ws.write("in/b2.csv", HEADER + "1,Kyiv,2025-01-03,false\n", mtime=1_736_003_600)
     monkeypatch.setenv("LAKEFRESH_FAULTS", f"{point}:crash")

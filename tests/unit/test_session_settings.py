@@ -81,3 +81,57 @@ def test_delta_targets_bring_delta_lakes_extension_catalog_and_runtime(monkeypat
     )
     assert settings["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
     assert "io.delta:delta-spark_2.13:4.3.0" in settings["spark.jars.packages"].split(",")
+
+
+def test_a_pipeline_of_delta_tables_only_needs_no_iceberg_at_all(monkeypatch):
+    """Every target and the control tables on Delta (`control_format: delta`): a platform that
+    provides only Delta Lake runs it; no Iceberg runtime, extension or catalog is asked for."""
+    from lakefresh.config.loader import parse, validate
+
+    monkeypatch.setenv("LAKEFRESH_JAR_CACHE", "/nonexistent")  # nothing resolved: coordinates
+    text = """
+catalog: {format: delta, control_format: delta}
+tables:
+  - name: t
+    source: {kind: files, path: in, format: csv, schema: {id: int}}
+    strategy: {kind: key, keys: [id]}
+"""
+    config = validate(parse(text, "p.yml"), "p.yml")
+    assert (config.uses_delta(), config.uses_iceberg()) == (True, False)
+    s = spark_settings(config.catalog, SparkConfig(delta_version="4.3.0"), Path("/pipelines"), True, False)
+    assert s["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    assert s["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+    assert s["spark.jars.packages"].split(",") == ["io.delta:delta-spark_2.13:4.3.0"]
+    assert [k for k, v in s.items() if "iceberg" in f"{k}={v}".lower()] == []
+
+    named = CatalogConfig(name="spark_catalog", format="delta", control_format="delta")
+    s = spark_settings(named, SparkConfig(jars="none"), Path("/pipelines"), True, False)
+    assert s["spark.sql.catalog.spark_catalog"] == "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+    assert [k for k in s if k.startswith("spark.sql.catalog.spark_catalog.")] == []  # no Iceberg's
+
+    mixed = validate(parse(text.replace("format: delta, control", "control"), "p.yml"), "p.yml")
+    assert (mixed.uses_delta(), mixed.uses_iceberg()) == (True, True)  # the target is Iceberg
+    reader = (
+        text
+        + """  - name: u
+    source: {kind: table_changes, table: other.events, keys: [id]}
+    strategy: {kind: key, keys: [id]}
+"""
+    )
+    reads = validate(parse(reader, "p.yml"), "p.yml")
+    assert reads.uses_iceberg()  # other.events is no Delta target of the pipeline: a catalog table
+
+
+def test_an_iceberg_target_in_the_namespace_of_delta_control_tables_is_refused():
+    from lakefresh.config.loader import parse, validate
+    from lakefresh.errors import ConfigError as Problem
+
+    text = """
+catalog: {control_format: delta, control_namespace: ops}
+tables:
+  - name: ops.t
+    source: {kind: files, path: in, format: csv, schema: {id: int}}
+    strategy: {kind: key, keys: [id]}
+"""
+    with pytest.raises(Problem, match="ops is the control tables' namespace"):
+        validate(parse(text, "p.yml"), "p.yml")

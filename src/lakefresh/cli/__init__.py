@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from lakefresh.errors import LakefreshError
+from lakefresh.errors import ConfigError, LakefreshError
 from lakefresh.secrets import redact
 
 app = typer.Typer(
@@ -309,14 +309,19 @@ def jars(
     ),
     iceberg_version: str | None = typer.Option(None, help="Another Iceberg release than the pinned one."),
     delta: bool = typer.Option(False, "--delta", help="Also Delta Lake's runtime (Delta tables)."),
+    iceberg: bool = typer.Option(
+        True, "--iceberg/--no-iceberg", help="Iceberg's runtime (not for Delta only)."
+    ),
     force: bool = typer.Option(False, "--force", help="Resolve again even when cached."),
 ) -> None:
-    """Resolve (once) the Iceberg runtime (with --delta, Delta Lake's too) and --package
-    coordinates from Maven Central; print the jar files sessions will use."""
+    """Resolve (once) the Iceberg runtime (with --delta, Delta Lake's too; --no-iceberg: not
+    Iceberg's) and --package coordinates from Maven Central; print the jar files sessions will use."""
     from lakefresh.lakehouse import jars as jar_files
 
     try:
-        coordinates = [*jar_files.runtimes(iceberg_version, None, delta), *package]
+        coordinates = [*jar_files.runtimes(iceberg_version, None, delta, iceberg), *package]
+        if not coordinates:
+            raise ConfigError("nothing to resolve: --no-iceberg needs --delta or a --package")
         for jar in jar_files.resolve(coordinates, force=force):
             print(jar)
     except LakefreshError as exc:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from lakefresh.config.base import Model, parse_duration
+
+if TYPE_CHECKING:
+    from lakefresh.lakehouse.backend import Deletes
 
 
 class MaintenanceConfig(Model):
@@ -25,12 +28,50 @@ class MaintenanceConfig(Model):
         "in progress is younger); null: never.",
     )
     after_runs: bool = Field(False, description="Maintain the table after each run that published to it.")
-    compact_at_delete_files: int | None = Field(
-        20,
-        ge=1,
-        description="Compact a target after a run that left it holding at least this many delete "
-        "files (merge-on-read writes them; readers pay for each until a compaction); null: never.",
+    compact_at_deleted_ratio: float | None = Field(
+        0.1,
+        gt=0,
+        le=1,
+        description="Compact a target after a run that left at least this share of its stored rows "
+        "deleted but still in its data files (merge-on-read's position deletes, Delta's deletion "
+        "vectors: readers skip them on every scan until a compaction); null: never.",
     )
+    compact_min_deleted_rows: int = Field(
+        10_000,
+        ge=1,
+        description="... and at least this many rows: a small table's readers barely pay for its deletes.",
+    )
+    compact_at_delete_files: int | None = Field(
+        None,
+        ge=1,
+        description="Also compact after a run that left at least this many delete files (Iceberg keeps "
+        "at most one per data file, so this counts files touched, not deletes); null: never.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_compaction_in_runs(cls, data: Any) -> Any:
+        """`compact_at_delete_files: null` alone said "never compact after a run" before the
+        ratio existed (and the docs advised it for the largest tables): it still does."""
+        if (
+            isinstance(data, dict)
+            and "compact_at_delete_files" in data
+            and data["compact_at_delete_files"] is None
+        ):
+            return {"compact_at_deleted_ratio": None, **data}
+        return data
+
+    def compaction_due(self, deletes: Deletes) -> str | None:
+        """Why a target holding these deletes is due a compaction, or None."""
+        ratio, files = self.compact_at_deleted_ratio, self.compact_at_delete_files
+        if ratio is not None and deletes.rows >= self.compact_min_deleted_rows and deletes.ratio >= ratio:
+            return (
+                f"{deletes.rows} of {deletes.stored} stored rows deleted ({deletes.ratio:.0%}; "
+                f"compact_at_deleted_ratio {ratio:g})"
+            )
+        if files is not None and deletes.files >= files:
+            return f"{deletes.files} delete files (compact_at_delete_files {files})"
+        return None
 
     @field_validator("expire_after", "remove_orphans_after", mode="before")
     @classmethod

@@ -55,7 +55,13 @@ class CatalogConfig(Model):
     format: TableFormat = Field(
         "iceberg",
         description="The targets' table format unless a table says otherwise: iceberg, or delta "
-        "(Delta Lake tables at <warehouse>/<namespace>/<table>). The control tables stay Iceberg.",
+        "(Delta Lake tables at <warehouse>/<namespace>/<table>).",
+    )
+    control_format: TableFormat = Field(
+        "iceberg",
+        description="The control tables' format: iceberg (tables of this catalog), or delta (at "
+        "<warehouse>/<control_namespace>/<table>). With delta here and every target Delta, the "
+        "pipeline needs no Iceberg at all (a platform that provides only Delta Lake).",
     )
 
     @field_validator("name", "control_namespace")
@@ -387,7 +393,7 @@ class PipelineConfig(Model):
     def _delta_layouts(self) -> PipelineConfig:
         """Delta partitions by plain columns and has no write order."""
         problems: list[tuple[FieldPath, str]] = []
-        if self.delta_tables() and self.catalog.name == "spark_catalog":
+        if self.uses_delta() and self.uses_iceberg() and self.catalog.name == "spark_catalog":
             problems.append(
                 (
                     ("catalog", "name"),
@@ -395,6 +401,11 @@ class PipelineConfig(Model):
                 )
             )
         for n, table in enumerate(self.tables):
+            namespace = self.qualified(table).split(".")[0]
+            if self.catalog.control_format == "delta" and namespace == self.catalog.control_namespace:
+                problems.append(
+                    (("tables", n, "name"), f"{namespace} is the control tables' namespace: choose another")
+                )
             if self.format_of(table) != "delta":
                 continue
             for term in table.partition_by:
@@ -427,6 +438,18 @@ class PipelineConfig(Model):
     def delta_tables(self) -> set[str]:
         """The `namespace.table` names of the Delta targets."""
         return {self.qualified(t) for t in self.tables if self.format_of(t) == "delta"}
+
+    def uses_delta(self) -> bool:
+        """Whether any target or the control tables are Delta tables."""
+        return self.catalog.control_format == "delta" or bool(self.delta_tables())
+
+    def uses_iceberg(self) -> bool:
+        """Whether any target, the control tables, or a catalog table a source reads (one that is
+        not a Delta target of this pipeline) are Iceberg tables: if not, the session needs
+        neither Iceberg's runtime nor its catalog."""
+        delta = self.delta_tables()
+        read = {getattr(t.source, "table", None) for t in self.tables} - {None}
+        return self.catalog.control_format == "iceberg" or len(delta) < len(self.tables) or bool(read - delta)
 
     def audit_for(self, table: TableConfig) -> AuditConfig:
         return table.audit or self.defaults.audit

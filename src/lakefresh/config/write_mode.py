@@ -10,8 +10,9 @@ it, and turns a target such a source reads back to copy-on-write. An explicit `w
 `write.*.mode` in the table's `properties`, wins. A target that a change feed of *another*
 pipeline reads should say `write_mode: copy-on-write`: lakefresh does not see that reader.
 
-Merge-on-read targets are compacted after a run once they hold `compact_at_delete_files` delete
-files (`maintenance:`), so readers never pay for many.
+Merge-on-read targets are compacted after a run once enough of their stored rows are deleted
+(`maintenance.compact_at_deleted_ratio`; MaintenanceConfig.compaction_due), so readers never skip
+many.
 """
 
 from __future__ import annotations

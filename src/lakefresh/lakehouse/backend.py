@@ -35,6 +35,22 @@ class StagedCommit:
     properties: dict[str, str] = field(default_factory=dict)  # its `lakefresh.*` commit properties
 
 
+@dataclass(frozen=True)
+class Deletes:
+    """What a merge-on-read target's readers still apply: its delete files (Iceberg; Delta's
+    deletion vectors), the rows they delete, and the rows stored in its data files (deleted
+    ones included)."""
+
+    files: int = 0
+    rows: int = 0
+    stored: int = 0
+
+    @property
+    def ratio(self) -> float:
+        """The share of the stored rows that readers skip."""
+        return self.rows / self.stored if self.stored else 0.0
+
+
 # The earlier batches of a backlog group (backlog.py), a JSON list in the group's commit summary
 # (its wap.id is the last batch): all of them are applied when the commit is in the lineage.
 GROUP_PROPERTY = "lakefresh.group"
@@ -162,6 +178,10 @@ class TableBackend(Protocol):
     def head(self, table: str) -> int | None:
         """The current snapshot id, None for an empty new table."""
 
+    def latest(self, table: str) -> int | None:
+        """The table's newest commit, whatever it changed, read without a job or the history: a
+        marker that moves with every write (None before the first)."""
+
     def lineage(self, table: str) -> Lineage:
         """The table's retained snapshots and the current one's ancestors (rollback checks)."""
 
@@ -225,8 +245,9 @@ class TableBackend(Protocol):
     def file_count(self, table: str) -> int:
         """Data and delete files in the table's current snapshot."""
 
-    def delete_files(self, table: str) -> int:
-        """Delete files in the table's current snapshot (merge-on-read writes them)."""
+    def deletes(self, table: str) -> Deletes:
+        """The deletes in the table's current snapshot that readers apply (merge-on-read writes
+        them), read from metadata."""
 
     def maintain(
         self,

@@ -41,6 +41,7 @@ from lakefresh.lakehouse.backend import (
     TableBackend,
 )
 from lakefresh.lakehouse.delta_log import BATCH_KEY, ROW_OPERATIONS, Version, change_feed, history, lineage
+from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.merge import SqlWrites
 from lakefresh.lakehouse.sql import properties_sql, quote
@@ -61,7 +62,7 @@ WIDENINGS = Widenings("Delta Lake", frozenset())  # type widening is a table fea
 _WRITE_LOCK = threading.Lock()  # the commit's settings are session-wide: one write at a time
 
 
-class DeltaBackend(SqlWrites):
+class DeltaBackend(DeltaUpkeep, SqlWrites):
     """The Delta Lake implementation of :class:`lakefresh.lakehouse.backend.TableBackend`."""
 
     def __init__(self, spark: SparkSession, root: str) -> None:
@@ -114,7 +115,9 @@ class DeltaBackend(SqlWrites):
         raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
 
     def log_table_properties(self) -> dict[str, str]:
-        return {}
+        """Control tables on Delta: no change feed (nothing reads one), and a status update
+        writes a deletion vector instead of rewriting its file."""
+        return {"delta.enableChangeDataFeed": "false", **MERGE_ON_READ}
 
     def drop(self, table: str) -> None:
         jvm = self._jvm()
@@ -177,6 +180,11 @@ class DeltaBackend(SqlWrites):
     def head(self, table: str) -> int | None:
         lineage = self._lineage(table)
         return lineage[0].version if any(v.changes_rows for v in lineage) else None
+
+    def latest(self, table: str) -> int | None:
+        """The log's newest version (a look-up in the log, no job, no history)."""
+        found = self._latest(table)
+        return None if found is None else found[0]
 
     def lineage(self, table: str) -> Lineage:
         history, lineage = self._history(table), self._lineage(table)
@@ -329,49 +337,6 @@ class DeltaBackend(SqlWrites):
                 f"the commit of batch {staged.batch_id!r} is no longer in the lineage of {staged.table}"
             )
         return published[staged.batch_id]
-
-    # --- upkeep ------------------------------------------------------------------------------
-
-    def file_count(self, table: str) -> int:
-        row = self.spark.sql(f"DESCRIBE DETAIL {self.qualified(table)}").select("numFiles").first()
-        return int(row[0] or 0) if row else 0
-
-    def delete_files(self, table: str) -> int:
-        return 0  # deletion vectors are not counted as files
-
-    def maintain(
-        self,
-        table: str,
-        compact: bool,
-        expire_before: datetime | None,
-        keep_snapshots: int,
-        orphans_before: datetime | None,
-    ) -> dict[str, int]:
-        """OPTIMIZE for compaction; VACUUM for files no version since the older of the two
-        cutoffs needs (so time travel and a change-feed reader's start, which set
-        `expire_before`, keep theirs). Delta keeps its log by `delta.logRetentionDuration`."""
-        done = {"rewritten_files": 0, "expired_snapshots": 0, "orphan_files": 0}
-        if compact:
-            row = (
-                self.spark.sql(f"OPTIMIZE {self.qualified(table)}").select("metrics.numFilesRemoved").first()
-            )
-            done["rewritten_files"] = int(row[0] or 0) if row else 0
-        if expire_before is None or orphans_before is None:
-            return done  # a reader still needs every version, or no removal is asked for
-        oldest = min(expire_before, orphans_before)
-        kept = self._history(table)[: max(keep_snapshots, 1)]
-        if kept:
-            oldest = min(oldest, self.committed_at(table, kept[-1].version))
-        hours = int((datetime.now(UTC).replace(tzinfo=None) - oldest).total_seconds() // 3600)
-        self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
-        try:
-            self.spark.sql(f"VACUUM {self.qualified(table)} RETAIN {max(hours, 0)} HOURS")
-        finally:
-            self.spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
-        return done
-
-    def compact(self, table: str, keep_snapshots: int) -> None:
-        self.spark.sql(f"OPTIMIZE {self.qualified(table)}")
 
     # --- reads and writes --------------------------------------------------------------------
 

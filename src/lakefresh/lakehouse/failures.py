@@ -24,6 +24,19 @@ T = TypeVar("T")
 # A commit that failed for certain because the table moved (safe to try again). Not
 # CommitStateUnknownException: that commit may have landed, and must be checked, never retried.
 CONFLICTS = ("CommitFailedException", "ValidationException", "AlreadyExistsException")
+# Delta Lake's: its optimistic commit found a concurrent commit it conflicts with, and wrote nothing
+# (exact names: java.util's ConcurrentModificationException is no commit conflict)
+DELTA_CONFLICTS = frozenset(
+    {
+        "ConcurrentAppendException",
+        "ConcurrentDeleteReadException",
+        "ConcurrentDeleteDeleteException",
+        "ConcurrentTransactionException",
+        "ConcurrentWriteException",
+        "MetadataChangedException",
+        "ProtocolChangedException",
+    }
+)
 
 # Wrappers whose own message says less than their cause's.
 WRAPPERS = (
@@ -118,6 +131,8 @@ def is_commit_conflict(exc: BaseException) -> bool:
     if "CommitStateUnknownException" in names:
         return False
     # substrings: Spark wraps Iceberg's AlreadyExistsException as NamespaceAlreadyExistsException...
+    if any(name in DELTA_CONFLICTS for name in names):
+        return True
     return any(conflict in name for name in names for conflict in CONFLICTS)
 
 

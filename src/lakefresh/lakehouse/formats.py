@@ -1,7 +1,7 @@
 """One backend over two table formats: each table goes to its format's backend.
 
-A pipeline chooses the format per catalog or per table (`format: iceberg | delta`); the control
-tables stay with the catalog's Iceberg backend. Everything above `lakehouse/` sees one
+A pipeline chooses the format per catalog or per table (`format: iceberg | delta`), and the
+control tables' (`catalog.control_format`). Everything above `lakehouse/` sees one
 :class:`TableBackend`, so nothing there knows which format a table has. A table lakefresh makes
 beside a target (a rebuild's scratch table, `<target>__rebuild`) has the target's format.
 """
@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.backend import (
     Commit,
+    Deletes,
     Lineage,
     MergeClauses,
     SnapshotState,
@@ -33,15 +34,20 @@ SCRATCH = "__rebuild"  # the scratch table beside a target (strategies/rebuild.p
 class ByTable:
     """Routes every call naming a table to the backend of that table's format."""
 
-    def __init__(self, default: TableBackend, other: TableBackend, others: set[str]) -> None:
+    def __init__(
+        self, default: TableBackend, other: TableBackend, others: set[str], namespaces: set[str] | None = None
+    ) -> None:
         self.spark = default.spark
         self.default = default
         self.other = other
         self.others = frozenset(others)
+        self.namespaces = frozenset(namespaces or ())  # every table of these (the control tables')
 
     def of(self, table: str) -> TableBackend:
         """The backend of a table (`namespace.table`)."""
         if table in self.others or table.removesuffix(SCRATCH) in self.others:
+            return self.other
+        if table.split(".")[0] in self.namespaces:
             return self.other
         return self.default
 
@@ -66,7 +72,8 @@ class ByTable:
         return self.of(table).order(table, sort_by)
 
     def log_table_properties(self) -> dict[str, str]:
-        return self.default.log_table_properties()  # the control tables are the default's
+        control = self.other if self.namespaces else self.default  # the control tables' format
+        return control.log_table_properties()
 
     def drop(self, table: str) -> None:
         self.of(table).drop(table)
@@ -88,6 +95,9 @@ class ByTable:
 
     def head(self, table: str) -> int | None:
         return self.of(table).head(table)
+
+    def latest(self, table: str) -> int | None:
+        return self.of(table).latest(table)
 
     def lineage(self, table: str) -> Lineage:
         return self.of(table).lineage(table)
@@ -134,8 +144,8 @@ class ByTable:
     def file_count(self, table: str) -> int:
         return self.of(table).file_count(table)
 
-    def delete_files(self, table: str) -> int:
-        return self.of(table).delete_files(table)
+    def deletes(self, table: str) -> Deletes:
+        return self.of(table).deletes(table)
 
     def maintain(
         self,

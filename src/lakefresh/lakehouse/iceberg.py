@@ -18,26 +18,23 @@ append and overwrite, which always go through Iceberg's Spark writer and are sta
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
 from lakefresh.errors import CommitConflictError, StateError
-from lakefresh.lakehouse import procedures
 from lakefresh.lakehouse.backend import (
-    GROUP_PROPERTY,
     Commit,
     Lineage,
     SnapshotState,
     StagedCommit,
     TableBackend,
 )
-from lakefresh.lakehouse.changes import without_carry_overs
 from lakefresh.lakehouse.evolution import Widenings, align
+from lakefresh.lakehouse.iceberg_log import batch_ids, changelog, snapshot_commit, utc
 from lakefresh.lakehouse.merge import SqlWrites
+from lakefresh.lakehouse.procedures import IcebergUpkeep
 from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
@@ -85,7 +82,7 @@ SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
 _WAP_LOCK = threading.Lock()  # spark.wap.id is session-wide: one staged write at a time
 
 
-class IcebergBackend(SqlWrites):
+class IcebergBackend(IcebergUpkeep, SqlWrites):
     """The Iceberg implementation of :class:`lakefresh.lakehouse.backend.TableBackend`."""
 
     def __init__(self, spark: SparkSession, catalog: str) -> None:
@@ -191,6 +188,9 @@ class IcebergBackend(SqlWrites):
         current = self._iceberg_table(table).currentSnapshot()
         return None if current is None else int(current.snapshotId())
 
+    def latest(self, table: str) -> int | None:
+        return self.head(table)  # every commit is a snapshot
+
     def lineage(self, table: str) -> Lineage:
         iceberg = self._iceberg_table(table)
         retained = frozenset(int(s.snapshotId()) for s in iceberg.snapshots())
@@ -253,11 +253,11 @@ class IcebergBackend(SqlWrites):
 
     def live_records(self, table: str, snapshot_id: int) -> int:
         """From the snapshot's summary (no job)."""
-        return _commit(table, self._snapshot(table, snapshot_id)).live_records
+        return snapshot_commit(table, self._snapshot(table, snapshot_id)).live_records
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
         """When a snapshot was committed (UTC, naive)."""
-        return _utc(self._snapshot(table, snapshot_id).timestampMillis())
+        return utc(self._snapshot(table, snapshot_id).timestampMillis())
 
     def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
         """`current-lineage` if the snapshot is the current one or one of its ancestors,
@@ -273,34 +273,8 @@ class IcebergBackend(SqlWrites):
         return "off-lineage"
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
-        """Iceberg's changelog view of the snapshots, its `_change_type`, `_change_ordinal` and
-        `_commit_snapshot_id` renamed to lakefresh's change columns. Iceberg's changelog reads
-        copy-on-write commits; merge-on-read delete files are not supported (the read fails with
-        Iceberg's message)."""
-        view = f"lakefresh_changes_{abs(hash((table, start, end)))}"
-        options = {"end-snapshot-id": str(end)}
-        if start is not None:
-            options["start-snapshot-id"] = str(start)
-        args = [
-            f"table => {sql_literal(table)}",
-            f"changelog_view => {sql_literal(view)}",
-            "options => map("
-            + ", ".join(f"{sql_literal(k)}, {sql_literal(v)}" for k, v in options.items())
-            + ")",
-        ]
-        if keys:
-            args += [
-                "compute_updates => true",
-                "identifier_columns => array(" + ", ".join(sql_literal(k) for k in keys) + ")",
-            ]
-        self.spark.sql(f"CALL {quote(self.catalog)}.system.create_changelog_view({', '.join(args)})")
-        changes = (
-            self.spark.table(view)
-            .withColumnRenamed("_change_type", CHANGE_TYPE_COLUMN)
-            .withColumnRenamed("_change_ordinal", CHANGE_ORDINAL_COLUMN)
-            .withColumnRenamed("_commit_snapshot_id", CHANGE_SNAPSHOT_COLUMN)
-        )
-        return without_carry_overs(changes, keys) if keys else changes
+        """Iceberg's changelog view of the snapshots (:func:`lakefresh.lakehouse.iceberg_log.changelog`)."""
+        return changelog(self.spark, self.catalog, table, start, end, keys)
 
     def stage(
         self,
@@ -340,7 +314,7 @@ class IcebergBackend(SqlWrites):
                 f"the write of batch {batch_id!r} to {table} left no staged snapshot; is "
                 "write.wap.enabled=true on the table?"
             )
-        return _commit(table, staged)
+        return snapshot_commit(table, staged)
 
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         summary = self._snapshot(table, snapshot_id).summary()
@@ -372,40 +346,6 @@ class IcebergBackend(SqlWrites):
             raise
         return self.published_batches(staged.table, since=staged.parent_id)[staged.batch_id]
 
-    # --- upkeep ----------------------------------------------------------------------------
-
-    def file_count(self, table: str) -> int:
-        """Data and delete files in the table's current snapshot, from its summary (no job)."""
-        current = self._iceberg_table(table).currentSnapshot()
-        if current is None:
-            return 0
-        summary = current.summary()
-        return sum(int(summary.get(k) or 0) for k in ("total-data-files", "total-delete-files"))
-
-    def delete_files(self, table: str) -> int:
-        """Delete files in the table's current snapshot, from its summary (no job)."""
-        current = self._iceberg_table(table).currentSnapshot()
-        return 0 if current is None else int(current.summary().get("total-delete-files") or 0)
-
-    def maintain(
-        self,
-        table: str,
-        compact: bool,
-        expire_before: datetime | None,
-        keep_snapshots: int,
-        orphans_before: datetime | None,
-    ) -> dict[str, int]:
-        ordered = not self._iceberg_table(table).sortOrder().isUnsorted()
-        return procedures.maintain(
-            self.spark, self.catalog, table, compact, expire_before, keep_snapshots, orphans_before, ordered
-        )
-
-    def compact(self, table: str, keep_snapshots: int) -> None:
-        """Rewrite all of a (small) table's data files with its delete files applied, drop the
-        delete files left dangling, then expire all but its `keep_snapshots` newest snapshots
-        and the files only the expired ones used."""
-        procedures.compact(self.spark, self.catalog, table, keep_snapshots)
-
     # --- reads and writes ------------------------------------------------------------------
 
     def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
@@ -430,41 +370,6 @@ class IcebergBackend(SqlWrites):
             numbers = tuple(int(p) for p in version.split("-")[0].split(".")[:2] if p.isdigit())
             self._carries = numbers >= (1, 12)
         return self._carries
-
-
-def batch_ids(summary: Any) -> tuple[str, ...]:
-    """The batches a snapshot carries, oldest first: the one it was staged with (`wap.id`, or
-    `published-wap-id` once cherry-picked onto a moved table), after the earlier batches of its
-    backlog group when it is a group commit (GROUP_PROPERTY, a JSON list)."""
-    batch_id = summary.get("published-wap-id") or summary.get("wap.id")
-    if batch_id is None:
-        return ()
-    group = summary.get(GROUP_PROPERTY)
-    earlier = [str(b) for b in json.loads(str(group))] if group else []
-    return (*earlier, str(batch_id))
-
-
-def _utc(millis: int) -> datetime:
-    """A commit time in epoch milliseconds as a naive UTC datetime."""
-    return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
-
-
-def _commit(table: str, snapshot: Any) -> StagedCommit:
-    """A snapshot as a staged commit, its numbers from the snapshot's summary: the live records
-    are the data rows minus the position-deleted rows."""
-    parent = snapshot.parentId()
-    summary = {str(k): str(v) for k, v in dict(snapshot.summary()).items()}
-    total = int(summary.get("total-records", "0")) - int(summary.get("total-position-deletes", "0"))
-    return StagedCommit(
-        table,
-        summary.get("wap.id", ""),
-        int(snapshot.snapshotId()),
-        None if parent is None else int(parent),
-        live_records=total,
-        files_written=int(summary.get("added-data-files", "0")),
-        bytes_written=int(summary.get("added-files-size", "0")),
-        properties={k: v for k, v in summary.items() if k.startswith("lakefresh.")},
-    )
 
 
 # mypy proves the seam here: IcebergBackend has every member of TableBackend, with compatible types.

@@ -97,9 +97,15 @@ def delta_runtime(version: str | None = None, line: SparkLine | None = None) -> 
     return f"io.delta:delta-spark_{line.scala}:{version or line.delta}"
 
 
-def runtimes(iceberg: str | None = None, delta: str | None = None, with_delta: bool = False) -> list[str]:
-    """The table formats' runtimes a session needs: Iceberg's always, Delta Lake's when asked."""
-    return [iceberg_runtime(iceberg), *([delta_runtime(delta)] if with_delta else [])]
+def runtimes(
+    iceberg: str | None = None, delta: str | None = None, with_delta: bool = False, with_iceberg: bool = True
+) -> list[str]:
+    """The table formats' runtimes a session needs: Iceberg's unless no table is Iceberg, Delta
+    Lake's when asked."""
+    return [
+        *([iceberg_runtime(iceberg)] if with_iceberg else []),
+        *([delta_runtime(delta)] if with_delta else []),
+    ]
 
 
 def postgresql_driver(version: str | None = None) -> str:

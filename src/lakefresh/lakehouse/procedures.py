@@ -1,15 +1,67 @@
-"""Iceberg's maintenance procedures, as the Iceberg backend runs them: compaction, snapshot expiry
-and orphan file removal (`CALL <catalog>.system.<procedure>`)."""
+"""Iceberg's upkeep: what a target's readers still apply (from the snapshot summary, no job), and
+its maintenance procedures: compaction, snapshot expiry and orphan file removal
+(`CALL <catalog>.system.<procedure>`)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from lakefresh.lakehouse.backend import Deletes
 from lakefresh.lakehouse.sql import qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+
+class IcebergUpkeep:
+    """The upkeep members of :class:`lakefresh.lakehouse.iceberg.IcebergBackend`."""
+
+    spark: SparkSession
+    catalog: str
+
+    def _iceberg_table(self, table: str) -> Any:
+        raise NotImplementedError
+
+    def _summary(self, table: str) -> dict[str, str]:
+        current = self._iceberg_table(table).currentSnapshot()
+        return {} if current is None else {str(k): str(v) for k, v in dict(current.summary()).items()}
+
+    def file_count(self, table: str) -> int:
+        """Data and delete files in the table's current snapshot, from its summary (no job)."""
+        summary = self._summary(table)
+        return sum(int(summary.get(k) or 0) for k in ("total-data-files", "total-delete-files"))
+
+    def deletes(self, table: str) -> Deletes:
+        """Delete files and the rows they delete, from the current snapshot's summary (no job).
+        Iceberg keeps at most one position-delete file per data file (it merges a file's deletes
+        as it writes new ones), so the rows, not the files, say what readers pay."""
+        summary = self._summary(table)
+        rows = sum(int(summary.get(k) or 0) for k in ("total-position-deletes", "total-equality-deletes"))
+        return Deletes(
+            files=int(summary.get("total-delete-files") or 0),
+            rows=rows,
+            stored=int(summary.get("total-records") or 0),
+        )
+
+    def maintain(
+        self,
+        table: str,
+        compact: bool,
+        expire_before: datetime | None,
+        keep_snapshots: int,
+        orphans_before: datetime | None,
+    ) -> dict[str, int]:
+        ordered = not self._iceberg_table(table).sortOrder().isUnsorted()
+        return maintain(
+            self.spark, self.catalog, table, compact, expire_before, keep_snapshots, orphans_before, ordered
+        )
+
+    def compact(self, table: str, keep_snapshots: int) -> None:
+        """Rewrite all of a (small) table's data files with its delete files applied, drop the
+        delete files left dangling, then expire all but its `keep_snapshots` newest snapshots
+        and the files only the expired ones used."""
+        compact(self.spark, self.catalog, table, keep_snapshots)
 
 
 def maintain(

@@ -45,10 +45,10 @@ def resolve_warehouse(catalog: CatalogConfig, base_dir: Path) -> str | None:
     return str(path if path.is_absolute() else (base_dir / path).resolve())
 
 
-def jar_settings(spark: SparkConfig, delta: bool = False) -> dict[str, str]:
+def jar_settings(spark: SparkConfig, delta: bool = False, iceberg: bool = True) -> dict[str, str]:
     """`spark.jars` / `spark.jars.packages` for the pipeline's choice of jars (no JVM needed).
 
-    `maven` (default): the pinned Iceberg runtime (and Delta Lake's, with `delta`) plus
+    `maven` (default): the pinned Iceberg runtime (unless not `iceberg`; Delta Lake's with `delta`) plus
     `packages`, as the files `lakefresh jars` resolved them to, else as coordinates for Spark
     to resolve; `none`: only `extra_jars` and `packages` (the platform provides Iceberg); a
     list: those files."""
@@ -60,7 +60,8 @@ def jar_settings(spark: SparkConfig, delta: bool = False) -> dict[str, str]:
     files: list[str] = list(jars) if isinstance(jars, list) else []
     packages = list(spark.packages)
     if jars in ("maven", "bundled"):
-        packages = [*jar_files.runtimes(spark.iceberg_version, spark.delta_version, delta), *packages]
+        runtimes = jar_files.runtimes(spark.iceberg_version, spark.delta_version, delta, iceberg)
+        packages = [*runtimes, *packages]
         found = jar_files.resolved(packages)
         if found is not None:
             files, packages = found, []
@@ -74,10 +75,11 @@ def jar_settings(spark: SparkConfig, delta: bool = False) -> dict[str, str]:
 
 
 def spark_settings(
-    catalog: CatalogConfig, spark: SparkConfig, base_dir: Path, delta: bool = False
+    catalog: CatalogConfig, spark: SparkConfig, base_dir: Path, delta: bool = False, iceberg: bool = True
 ) -> dict[str, str]:
     """Every Spark setting the session is built with, as plain strings (no JVM needed); with
-    `delta`, Delta Lake's too."""
+    `delta`, Delta Lake's too; without `iceberg` (no table is an Iceberg table), none of
+    Iceberg's: no runtime, no extensions, no catalog."""
     settings: dict[str, str] = {
         "spark.master": os.environ.get("LAKEFRESH_SPARK_MASTER") or spark.master,
         "spark.app.name": spark.app_name,
@@ -95,16 +97,21 @@ def spark_settings(
         # lineage checks must see other writers' commits: no cached table metadata
         f"spark.sql.catalog.{catalog.name}.cache-enabled": "false",
     }
-    if delta:
-        settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{DELTA_EXTENSIONS}"
-        settings.update(DELTA_SETTINGS)
     warehouse = resolve_warehouse(catalog, base_dir)
     if warehouse:
         settings[f"spark.sql.catalog.{catalog.name}.warehouse"] = warehouse
     for key, value in catalog.properties.items():
         settings[f"spark.sql.catalog.{catalog.name}.{key}"] = value
+    if not iceberg:  # Delta Lake only (its tables are named by path): no Iceberg catalog
+        own = f"spark.sql.catalog.{catalog.name}"
+        settings = {k: v for k, v in settings.items() if k != own and not k.startswith(f"{own}.")}
+        settings["spark.sql.extensions"] = DELTA_EXTENSIONS
+    if delta:
+        if iceberg:
+            settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{DELTA_EXTENSIONS}"
+        settings.update(DELTA_SETTINGS)
 
-    settings.update(jar_settings(spark, delta))
+    settings.update(jar_settings(spark, delta, iceberg))
 
     log_config = Path(__file__).with_name("log4j2.properties")
     if settings["spark.master"].startswith("local") and log_config.is_file():

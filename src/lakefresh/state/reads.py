@@ -67,8 +67,8 @@ class LogReads:
     _kept: OrderedDict[str, tuple[int, list[LogRow]]]
 
     def log_rows(self, table: str) -> list[LogRow]:
-        """The table's rows of the log, read once per snapshot of the log."""
-        head = self.backend.head(self.batches)
+        """The table's rows of the log, read once per commit to the log."""
+        head = self.backend.latest(self.batches)
         if head is None:
             return []
         kept = self._kept.get(table)

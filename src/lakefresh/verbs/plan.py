@@ -198,13 +198,10 @@ def _maintenance_due(
 ) -> list[str]:
     """The upkeep the table is due, and what does it (verbs/maintain.py)."""
     policy, out = config.maintenance_for(table), []
-    limit = policy.compact_at_delete_files
-    deletes = backend.delete_files(config.qualified(table)) if exists else 0
-    if limit is not None and deletes >= limit:
-        out.append(
-            f"compaction: {deletes} delete files (compact_at_delete_files {limit}): after the next "
-            "run that takes a batch, or lakefresh maintain"
-        )
+    checks = policy.compact_at_deleted_ratio is not None or policy.compact_at_delete_files is not None
+    reason = policy.compaction_due(backend.deletes(config.qualified(table))) if exists and checks else None
+    if reason:
+        out.append(f"compaction: {reason}: after the next run that takes a batch, or lakefresh maintain")
     if policy.after_runs and takes:
         out.append("upkeep after the run (maintenance.after_runs): compaction, snapshot expiry, orphan files")
     return out

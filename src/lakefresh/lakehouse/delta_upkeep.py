@@ -1,0 +1,117 @@
+"""Delta Lake's upkeep: what a target's readers still apply (its deletion vectors, read from the
+log), compaction (`OPTIMIZE`, and `REORG ... APPLY (PURGE)` for the deletion vectors) and the
+removal of files no kept version needs (`VACUUM`)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.lakehouse.backend import Deletes
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from lakefresh.lakehouse.delta_log import Version
+
+
+class DeltaUpkeep:
+    """The upkeep members of :class:`lakefresh.lakehouse.delta.DeltaBackend`."""
+
+    spark: SparkSession
+
+    def qualified(self, table: str) -> str:
+        raise NotImplementedError
+
+    def _history(self, table: str) -> list[Version]:
+        raise NotImplementedError
+
+    def _delta_log(self, table: str) -> Any:
+        raise NotImplementedError
+
+    def _none(self) -> Any:
+        raise NotImplementedError
+
+    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+        raise NotImplementedError
+
+    def live_records(self, table: str, snapshot_id: int) -> int:
+        raise NotImplementedError
+
+    def file_count(self, table: str) -> int:
+        row = self.spark.sql(f"DESCRIBE DETAIL {self.qualified(table)}").select("numFiles").first()
+        return int(row[0] or 0) if row else 0
+
+    def deletes(self, table: str) -> Deletes:
+        """The current version's deletion vectors and the rows they delete. A table without
+        Delta's deletion-vector feature has none (no job); otherwise Delta sums them over the
+        version's file actions (one small job, kept with the version), and the stored rows are
+        the live ones (a count from the file statistics) plus those."""
+        snapshot = self._delta_log(table).update(False, self._none(), self._none())
+        version = int(snapshot.version())
+        if version < 0 or not snapshot.deletionVectorsSupported():
+            return Deletes()
+        vectors, rows = snapshot.numDeletionVectorsOpt(), snapshot.numDeletedRecordsOpt()
+        if vectors.isDefined() and rows.isDefined():
+            files, deleted = int(vectors.get()), int(rows.get())
+        else:
+            from pyspark.sql import DataFrame
+
+            actions = DataFrame(snapshot.allFiles().toDF(), self.spark)
+            row = actions.selectExpr("count(deletionVector)", "sum(deletionVector.cardinality)").first()
+            files, deleted = (int(row[0] or 0), int(row[1] or 0)) if row else (0, 0)
+        return Deletes(files, deleted, self.live_records(table, version) + deleted)
+
+    def maintain(
+        self,
+        table: str,
+        compact: bool,
+        expire_before: datetime | None,
+        keep_snapshots: int,
+        orphans_before: datetime | None,
+    ) -> dict[str, int]:
+        """OPTIMIZE (and the deletion vectors purged) for compaction; VACUUM for files no version
+        since the older of the two cutoffs needs (so time travel and a change-feed reader's
+        start, which set `expire_before`, keep theirs). Delta keeps its log by
+        `delta.logRetentionDuration`."""
+        done = {"rewritten_files": 0, "expired_snapshots": 0, "orphan_files": 0}
+        if compact:
+            done["rewritten_files"] = self._compact(table)
+        if expire_before is None or orphans_before is None:
+            return done  # a reader still needs every version, or no removal is asked for
+        oldest = min(expire_before, orphans_before)
+        kept = self._history(table)[: max(keep_snapshots, 1)]
+        if kept:
+            oldest = min(oldest, self.committed_at(table, kept[-1].version))
+        hours = int((datetime.now(UTC).replace(tzinfo=None) - oldest).total_seconds() // 3600)
+        self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
+        try:
+            self.spark.sql(f"VACUUM {self.qualified(table)} RETAIN {max(hours, 0)} HOURS")
+        finally:
+            self.spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
+        return done
+
+    def compact(self, table: str, keep_snapshots: int) -> None:
+        """A small table's upkeep (the control tables' on Delta): compaction, then VACUUM with
+        Delta's own retention (`delta.deletedFileRetentionDuration`, 7 days by default), so the
+        files compactions replaced do not pile up. Delta keeps its log by its own retention."""
+        self._compact(table)
+        self.spark.sql(f"VACUUM {self.qualified(table)}")
+
+    def _compact(self, table: str) -> int:
+        """Files rewritten: every file with a deletion vector, its deletes applied (as Iceberg's
+        compaction rewrites every data file with deletes; OPTIMIZE alone leaves files with few),
+        then small files bin-packed."""
+        rewritten = 0
+        if self.deletes(table).files:
+            row = self.spark.sql(f"REORG TABLE {self.qualified(table)} APPLY (PURGE)").first()
+            rewritten += _files_removed(row)
+        row = self.spark.sql(f"OPTIMIZE {self.qualified(table)}").first()
+        return rewritten + _files_removed(row)
+
+
+def _files_removed(row: Any) -> int:
+    """`metrics.numFilesRemoved` of an OPTIMIZE or REORG result row."""
+    if row is None or row["metrics"] is None:
+        return 0
+    return int(row["metrics"]["numFilesRemoved"] or 0)

@@ -1,0 +1,85 @@
+"""An Iceberg table's snapshots as lakefresh reads them: the batches a snapshot carries (its
+`wap.id`, a backlog group's earlier batches), a snapshot as a staged commit, and the changelog
+between two snapshots."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
+from lakefresh.lakehouse.backend import GROUP_PROPERTY, StagedCommit
+from lakefresh.lakehouse.changes import without_carry_overs
+from lakefresh.lakehouse.sql import quote, sql_literal
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+def changelog(
+    spark: SparkSession, catalog: str, table: str, start: int | None, end: int, keys: list[str]
+) -> DataFrame:
+    """Iceberg's changelog view of the snapshots, its `_change_type`, `_change_ordinal` and
+    `_commit_snapshot_id` renamed to lakefresh's change columns. Iceberg's changelog reads
+    copy-on-write commits; merge-on-read delete files are not supported (the read fails with
+    Iceberg's message)."""
+    view = f"lakefresh_changes_{abs(hash((table, start, end)))}"
+    options = {"end-snapshot-id": str(end)}
+    if start is not None:
+        options["start-snapshot-id"] = str(start)
+    args = [
+        f"table => {sql_literal(table)}",
+        f"changelog_view => {sql_literal(view)}",
+        "options => map("
+        + ", ".join(f"{sql_literal(k)}, {sql_literal(v)}" for k, v in options.items())
+        + ")",
+    ]
+    if keys:
+        args += [
+            "compute_updates => true",
+            "identifier_columns => array(" + ", ".join(sql_literal(k) for k in keys) + ")",
+        ]
+    spark.sql(f"CALL {quote(catalog)}.system.create_changelog_view({', '.join(args)})")
+    changes = (
+        spark.table(view)
+        .withColumnRenamed("_change_type", CHANGE_TYPE_COLUMN)
+        .withColumnRenamed("_change_ordinal", CHANGE_ORDINAL_COLUMN)
+        .withColumnRenamed("_commit_snapshot_id", CHANGE_SNAPSHOT_COLUMN)
+    )
+    return without_carry_overs(changes, keys) if keys else changes
+
+
+def batch_ids(summary: Any) -> tuple[str, ...]:
+    """The batches a snapshot carries, oldest first: the one it was staged with (`wap.id`, or
+    `published-wap-id` once cherry-picked onto a moved table), after the earlier batches of its
+    backlog group when it is a group commit (GROUP_PROPERTY, a JSON list)."""
+    batch_id = summary.get("published-wap-id") or summary.get("wap.id")
+    if batch_id is None:
+        return ()
+    group = summary.get(GROUP_PROPERTY)
+    earlier = [str(b) for b in json.loads(str(group))] if group else []
+    return (*earlier, str(batch_id))
+
+
+def utc(millis: int) -> datetime:
+    """A commit time in epoch milliseconds as a naive UTC datetime."""
+    return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
+
+
+def snapshot_commit(table: str, snapshot: Any) -> StagedCommit:
+    """A snapshot as a staged commit, its numbers from the snapshot's summary: the live records
+    are the data rows minus the position-deleted rows."""
+    parent = snapshot.parentId()
+    summary = {str(k): str(v) for k, v in dict(snapshot.summary()).items()}
+    total = int(summary.get("total-records", "0")) - int(summary.get("total-position-deletes", "0"))
+    return StagedCommit(
+        table,
+        summary.get("wap.id", ""),
+        int(snapshot.snapshotId()),
+        None if parent is None else int(parent),
+        live_records=total,
+        files_written=int(summary.get("added-data-files", "0")),
+        bytes_written=int(summary.get("added-files-size", "0")),
+        properties={k: v for k, v in summary.items() if k.startswith("lakefresh.")},
+    )
