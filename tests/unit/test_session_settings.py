@@ -135,3 +135,15 @@ tables:
 """
     with pytest.raises(Problem, match="ops is the control tables' namespace"):
         validate(parse(text, "p.yml"), "p.yml")
+
+
+def test_the_pipelines_own_jvm_options_keep_lakefreshs_quiet_logging_beside_them():
+    s = settings(spark=SparkConfig(jars="none", conf={"spark.driver.extraJavaOptions": "-XX:+UseParallelGC"}))
+    options = s["spark.driver.extraJavaOptions"].split()
+    assert options[0].startswith("-Dlog4j2.configurationFile=") and options[1:] == ["-XX:+UseParallelGC"]
+    own = settings(
+        spark=SparkConfig(
+            jars="none", conf={"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=/x"}
+        )
+    )
+    assert own["spark.driver.extraJavaOptions"] == "-Dlog4j2.configurationFile=/x"  # theirs wins

@@ -113,10 +113,6 @@ def spark_settings(
 
     settings.update(jar_settings(spark, delta, iceberg))
 
-    log_config = Path(__file__).with_name("log4j2.properties")
-    if settings["spark.master"].startswith("local") and log_config.is_file():
-        # errors only; the driver JVM starts after this, so the setting takes effect
-        settings["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile={log_config}"
     settings.update(spark.conf)
     conf_env = os.environ.get("LAKEFRESH_SPARK_CONF")
     if conf_env:
@@ -127,6 +123,14 @@ def spark_settings(
         if not isinstance(extra, dict):
             raise ConfigError("LAKEFRESH_SPARK_CONF must be a JSON object of setting -> value")
         settings.update({str(k): str(v) for k, v in extra.items()})
+    log_config = Path(__file__).with_name("log4j2.properties")
+    if settings["spark.master"].startswith("local") and log_config.is_file():
+        # errors only; the driver JVM starts after this, so the setting takes effect (beside
+        # the JVM options the pipeline or the environment gives, unless they name a log config)
+        options = settings.get("spark.driver.extraJavaOptions", "")
+        if "log4j2.configurationFile" not in options:
+            own = f"-Dlog4j2.configurationFile={log_config}"
+            settings["spark.driver.extraJavaOptions"] = f"{own} {options}".strip()
     return settings
 
 
