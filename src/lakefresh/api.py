@@ -163,9 +163,10 @@ class Pipeline:
         """Whether the target's readers now skip enough deleted rows (or delete files) that its
         policy asks for a compaction (MaintenanceConfig.compaction_due)."""
         policy = self.config.maintenance_for(table)
-        if policy.compact_at_deleted_ratio is None and policy.compact_at_delete_files is None:
+        if not policy.checks_deletes():
             return False
-        return policy.compaction_due(self.backend.deletes(self.config.qualified(table))) is not None
+        found = self.backend.deletes(self.config.qualified(table))
+        return policy.compaction_due(found.files, found.rows, found.stored) is not None
 
     def maintain(self, tables: list[str] | None = None) -> MaintainResult:
         """Compact, expire snapshots and remove orphan files of every target (or of `tables`),

@@ -35,7 +35,7 @@ from lakefresh.lakehouse.backend import Deletes
     ],
 )
 def test_a_compaction_is_due_by_deleted_rows_or_delete_files(policy, deletes, due):
-    assert MaintenanceConfig(**policy).compaction_due(deletes) == due
+    assert MaintenanceConfig(**policy).compaction_due(deletes.files, deletes.rows, deletes.stored) == due
 
 
 def test_the_ratio_is_a_share():

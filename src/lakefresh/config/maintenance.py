@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
 from lakefresh.config.base import Model, parse_duration
-
-if TYPE_CHECKING:
-    from lakefresh.lakehouse.backend import Deletes
 
 
 class MaintenanceConfig(Model):
@@ -61,17 +58,22 @@ class MaintenanceConfig(Model):
             return {"compact_at_deleted_ratio": None, **data}
         return data
 
-    def compaction_due(self, deletes: Deletes) -> str | None:
-        """Why a target holding these deletes is due a compaction, or None."""
+    def compaction_due(self, delete_files: int, deleted_rows: int, stored_rows: int) -> str | None:
+        """Why a target holding these deletes (TableBackend.deletes) is due a compaction, or None."""
         ratio, files = self.compact_at_deleted_ratio, self.compact_at_delete_files
-        if ratio is not None and deletes.rows >= self.compact_min_deleted_rows and deletes.ratio >= ratio:
+        share = deleted_rows / stored_rows if stored_rows else 0.0
+        if ratio is not None and deleted_rows >= self.compact_min_deleted_rows and share >= ratio:
             return (
-                f"{deletes.rows} of {deletes.stored} stored rows deleted ({deletes.ratio:.0%}; "
+                f"{deleted_rows} of {stored_rows} stored rows deleted ({share:.0%}; "
                 f"compact_at_deleted_ratio {ratio:g})"
             )
-        if files is not None and deletes.files >= files:
-            return f"{deletes.files} delete files (compact_at_delete_files {files})"
+        if files is not None and delete_files >= files:
+            return f"{delete_files} delete files (compact_at_delete_files {files})"
         return None
+
+    def checks_deletes(self) -> bool:
+        """Whether the policy looks at a target's deletes after a run at all."""
+        return self.compact_at_deleted_ratio is not None or self.compact_at_delete_files is not None
 
     @field_validator("expire_after", "remove_orphans_after", mode="before")
     @classmethod

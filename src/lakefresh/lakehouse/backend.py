@@ -45,11 +45,6 @@ class Deletes:
     rows: int = 0
     stored: int = 0
 
-    @property
-    def ratio(self) -> float:
-        """The share of the stored rows that readers skip."""
-        return self.rows / self.stored if self.stored else 0.0
-
 
 # The earlier batches of a backlog group (backlog.py), a JSON list in the group's commit summary
 # (its wap.id is the last batch): all of them are applied when the commit is in the lineage.

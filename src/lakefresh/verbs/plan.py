@@ -198,8 +198,10 @@ def _maintenance_due(
 ) -> list[str]:
     """The upkeep the table is due, and what does it (verbs/maintain.py)."""
     policy, out = config.maintenance_for(table), []
-    checks = policy.compact_at_deleted_ratio is not None or policy.compact_at_delete_files is not None
-    reason = policy.compaction_due(backend.deletes(config.qualified(table))) if exists and checks else None
+    reason = None
+    if exists and policy.checks_deletes():
+        found = backend.deletes(config.qualified(table))
+        reason = policy.compaction_due(found.files, found.rows, found.stored)
     if reason:
         out.append(f"compaction: {reason}: after the next run that takes a batch, or lakefresh maintain")
     if policy.after_runs and takes:
