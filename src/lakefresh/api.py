@@ -48,6 +48,7 @@ from lakefresh.verbs import (
     replay,
     roll_back,
 )
+from lakefresh.verbs.maintain import compaction_due
 from lakefresh.verbs.rebuild import Verb
 
 if TYPE_CHECKING:
@@ -152,7 +153,7 @@ class Pipeline:
         due = [t for t in took if self.config.maintenance_for(t).after_runs]
         if due:
             maintain(self.config, self.backend, self.control, str(self.base_dir), due)
-        compact = [t for t in took if t not in due and self._compaction_due(t)]
+        compact = [t for t in took if t not in due and compaction_due(self.config, self.backend, t)]
         if compact:  # merge-on-read's delete files applied before readers pay much for them
             maintain(self.config, self.backend, self.control, str(self.base_dir), compact, only_compact=True)
         return result
@@ -164,15 +165,6 @@ class Pipeline:
             f"{t.name}_history" for t in self.config.tables if t.name in tables and t.strategy.keeps_history()
         ]
         return [*tables, *[b for b in brought if b not in tables]]
-
-    def _compaction_due(self, table: TableConfig) -> bool:
-        """Whether the target's readers now skip enough deleted rows (or delete files) that its
-        policy asks for a compaction (MaintenanceConfig.compaction_due)."""
-        policy = self.config.maintenance_for(table)
-        if not policy.checks_deletes():
-            return False
-        found = self.backend.deletes(self.config.qualified(table))
-        return policy.compaction_due(found.files, found.rows, found.stored) is not None
 
     def maintain(self, tables: list[str] | None = None) -> MaintainResult:
         """Compact, expire snapshots and remove orphan files of every target (or of `tables`),

@@ -161,9 +161,13 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
 
     def _latest(self, table: str) -> tuple[int, int] | None:
         """(version, commit time) of the table's newest commit, None when it has none."""
-        snapshot = self._delta_log(table).update(False, self._none(), self._none())
+        snapshot = self._snapshot(table)
         version = int(snapshot.version())
         return None if version < 0 else (version, int(snapshot.timestamp()))
+
+    def _snapshot(self, table: str) -> Any:
+        """The log's newest snapshot (DeltaLog.update: a look-up in the log, no job)."""
+        return self._delta_log(table).update(False, self._none(), self._none())
 
     def _delta_log(self, table: str) -> Any:
         jvm = self._jvm()
@@ -246,7 +250,7 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
 
     def _txn_version(self, table: str, app_id: str) -> int:
         """The version the table last recorded for this idempotent-write application, or -1."""
-        found = self._delta_log(table).update(False, self._none(), self._none()).transactions().get(app_id)
+        found = self._snapshot(table).transactions().get(app_id)
         return int(found.get()) if found.isDefined() else -1
 
     def stage(

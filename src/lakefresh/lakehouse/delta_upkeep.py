@@ -26,10 +26,7 @@ class DeltaUpkeep:
     def _history(self, table: str) -> list[Version]:
         raise NotImplementedError
 
-    def _delta_log(self, table: str) -> Any:
-        raise NotImplementedError
-
-    def _none(self) -> Any:
+    def _snapshot(self, table: str) -> Any:
         raise NotImplementedError
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
@@ -47,7 +44,7 @@ class DeltaUpkeep:
         Delta's deletion-vector feature has none (no job); otherwise Delta sums them over the
         version's file actions (one small job, kept with the version), and the stored rows are
         the live ones (a count from the file statistics) plus those."""
-        snapshot = self._delta_log(table).update(False, self._none(), self._none())
+        snapshot = self._snapshot(table)
         version = int(snapshot.version())
         if version < 0 or not snapshot.deletionVectorsSupported():
             return Deletes()

@@ -52,6 +52,16 @@ class MaintainResult:
         return asdict(self)
 
 
+def compaction_due(config: PipelineConfig, backend: TableBackend, table: TableConfig) -> str | None:
+    """Why the target's deletes (TableBackend.deletes) make its policy ask for a compaction
+    (MaintenanceConfig.compaction_due), or None; nothing is read when the policy looks at none."""
+    policy = config.maintenance_for(table)
+    if not policy.checks_deletes():
+        return None
+    found = backend.deletes(config.qualified(table))
+    return policy.compaction_due(found.files, found.rows, found.stored)
+
+
 def maintain(
     config: PipelineConfig,
     backend: TableBackend,

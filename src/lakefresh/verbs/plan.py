@@ -36,6 +36,7 @@ from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import LOADS_TABLE
 from lakefresh.strategies import make_strategy
 from lakefresh.transform import transformed
+from lakefresh.verbs.maintain import compaction_due
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
@@ -198,10 +199,7 @@ def _maintenance_due(
 ) -> list[str]:
     """The upkeep the table is due, and what does it (verbs/maintain.py)."""
     policy, out = config.maintenance_for(table), []
-    reason = None
-    if exists and policy.checks_deletes():
-        found = backend.deletes(config.qualified(table))
-        reason = policy.compaction_due(found.files, found.rows, found.stored)
+    reason = compaction_due(config, backend, table) if exists else None
     if reason:
         out.append(f"compaction: {reason}: after the next run that takes a batch, or lakefresh maintain")
     if policy.after_runs and takes:
