@@ -15,7 +15,7 @@ from lakefresh.errors import BatchRefused, SourceError
 from lakefresh.lakehouse.sql import quote
 from lakefresh.lookups import with_lookups
 from lakefresh.rules import apply_row_rules
-from lakefresh.strategies.base import materialize
+from lakefresh.strategies.base import materialize, materialize_counting
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
@@ -139,9 +139,16 @@ def checked(table: TableConfig, strategy: Strategy, rows: DataFrame) -> ReadRows
         derived = F.concat_ws("; ", *problems)
         reason = F.coalesce(F.col(REASON_COLUMN), F.when(derived != "", derived))
         rows = rows.withColumn(REASON_COLUMN, reason)
-    rows, rules = apply_row_rules(table, materialize(rows))
+    if any(r.row is not None for r in table.rules):  # row rules may quarantine more rows
+        rows, rules = apply_row_rules(table, materialize(rows))
+        # the rows to load and those to quarantine, counted in one job (strategies need the first)
+        is_good = rows[REASON_COLUMN].isNull()
+        found = {bool(r[0]): int(r[1]) for r in rows.groupBy(is_good).count().collect()}
+        split = {"good": found.get(True, 0), "bad": found.get(False, 0)}
+    else:  # counted by the pass that materializes them
+        is_good = F.col(REASON_COLUMN).isNull()
+        rows, split = materialize_counting(rows, {"good": is_good, "bad": ~is_good})
+        rules = {}
     bad = rows.filter(rows[REASON_COLUMN].isNotNull())
     good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
-    # the rows to load and those to quarantine, counted in one job (strategies need the first)
-    split = {bool(r[0]): int(r[1]) for r in rows.groupBy(rows[REASON_COLUMN].isNull()).count().collect()}
-    return ReadRows(good, bad, split.get(False, 0), rules=rules, loaded=split.get(True, 0))
+    return ReadRows(good, bad, split["bad"], rules=rules, loaded=split["good"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from lakefresh.columns import (
     BATCH_ID_COLUMN,
@@ -164,6 +164,51 @@ def materialize(df: DataFrame) -> DataFrame:
     """Compute once and cut the lineage, so that later steps (a MERGE reads its source more than
     once) see exactly the same rows."""
     return df.localCheckpoint(eager=True)
+
+
+def materialize_observing(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame, dict[str, Any]]:
+    """`materialize`, and aggregates of its rows computed by the same job (an observation of
+    the pass that materializes, not a job of its own)."""
+    from pyspark.sql import Observation
+
+    seen = Observation()
+    rows = materialize(df.observe(seen, *[a.alias(name) for name, a in aggregates.items()]))
+    return rows, dict(seen.get)
+
+
+def materialize_counting(df: DataFrame, conditions: dict[str, Column]) -> tuple[DataFrame, dict[str, int]]:
+    """`materialize`, and how many of its rows meet each condition, counted by the same job."""
+    from pyspark.sql import functions as F
+
+    rows, found = materialize_observing(df, {n: F.count(F.when(c, F.lit(1))) for n, c in conditions.items()})
+    return rows, {name: int(value or 0) for name, value in found.items()}
+
+
+def materialize_with_counts(
+    df: DataFrame, code: str, codes: tuple[str, ...], owner: str, superseding: tuple[str, ...]
+) -> tuple[DataFrame, dict[str, int], dict[str, int]]:
+    """A change set materialized, with what `counts_and_superseded` says of it, counted by the
+    same job: its rows per `code` (one of `codes`), and the superseded rows per `owner`. A second
+    job only when the superseded rows belong to more than one batch."""
+    from pyspark.sql import functions as F
+
+    supersedes = F.col(code).isin(*superseding) & F.col(owner).isNotNull()
+    aggregates = {f"code_{c}": F.count(F.when(F.col(code) == F.lit(c), F.lit(1))) for c in codes}
+    aggregates["_other"] = F.count(F.when(~F.col(code).isin(*codes), F.lit(1)))
+    aggregates["_superseding"] = F.count(F.when(supersedes, F.lit(1)))
+    aggregates["_first_owner"] = F.min(F.when(supersedes, F.col(owner)))
+    aggregates["_last_owner"] = F.max(F.when(supersedes, F.col(owner)))
+    rows, found = materialize_observing(df, aggregates)
+    if found["_other"]:  # a code this caller did not name: counted the long way
+        counts, superseded = counts_and_superseded(rows, code, owner, superseding)
+        return rows, counts, superseded
+    counts = {c: int(found[f"code_{c}"]) for c in codes if found[f"code_{c}"]}
+    if not found["_superseding"]:
+        return rows, counts, {}
+    if found["_first_owner"] == found["_last_owner"]:  # one batch owned them all
+        return rows, counts, {found["_first_owner"]: int(found["_superseding"])}
+    _, superseded = counts_and_superseded(rows.filter(supersedes), code, owner, superseding)
+    return rows, counts, superseded
 
 
 def shape_target(

@@ -65,6 +65,7 @@ from lakefresh.strategies.base import (
     hashdiff,
     last_row_first,
     materialize,
+    materialize_with_counts,
     null_key_problems,
     raise_stored_duplicates,
     require_columns,
@@ -79,6 +80,8 @@ if TYPE_CHECKING:
 
 DELETE_FLAG = "_lf_delete"
 WRITES = ("N", "C", "D", "R", "T", "E")
+# every status the change set of a batch can give its rows (retirements and truncations add R, E)
+STATUS_CODES = ("dup", "N", "X", "C", "D", "M", "O", "U", "S", "T")
 DEDUPE = "_lf_dedupe"  # the dedupe column's value, while a key's winning row is picked
 
 
@@ -214,24 +217,29 @@ class KeyStrategy:
             joined = with_surrogate_key(joined, sk, cfg.keys, F.col("_lf_t_sk"), writes, start)
             joined = joined.withColumn(sk.inferred_column, F.lit(False))
             target_columns[len(columns) : len(columns)] = [sk.column, sk.inferred_column]
-        staged = materialize(
-            joined.select(
-                *[F.col(quote(c)) for c in target_columns],
-                F.col(STATUS_COLUMN),
-                F.col("_lf_t_batch"),
-            )
+        staged = joined.select(
+            *[F.col(quote(c)) for c in target_columns],
+            F.col(STATUS_COLUMN),
+            F.col("_lf_t_batch"),
         )
-        if cfg.full_snapshots and ctx.target_exists:
-            staged = materialize(
-                staged.unionByName(retired(cfg, ctx, batch, ctx.target(), rows), allowMissingColumns=True)
+        more = cfg.full_snapshots or truncation
+        if not more or not ctx.target_exists:
+            # counts per status and, for changed or deleted rows, per batch that wrote the stored
+            # row (it no longer owns it), from the pass that materializes the change set
+            staged, counts, superseded = materialize_with_counts(
+                staged, STATUS_COLUMN, STATUS_CODES, "_lf_t_batch", ("C", *REMOVES)
             )
-        if truncation and ctx.target_exists:
-            staged = materialize(
-                staged.unionByName(truncated(cfg, ctx, rows, truncation), allowMissingColumns=True)
-            )
-        # one pass: counts per status and, for changed or deleted rows, per batch that wrote the
-        # stored row (it no longer owns it)
-        counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", *REMOVES))
+        else:
+            staged = materialize(staged)
+            if cfg.full_snapshots:
+                staged = materialize(
+                    staged.unionByName(retired(cfg, ctx, batch, ctx.target(), rows), allowMissingColumns=True)
+                )
+            if truncation:
+                staged = materialize(
+                    staged.unionByName(truncated(cfg, ctx, rows, truncation), allowMissingColumns=True)
+                )
+            counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", *REMOVES))
         duplicates = counts.pop("dup", 0)
         if truncation:
             counts["Z"] = truncation.markers

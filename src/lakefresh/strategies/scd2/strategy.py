@@ -14,12 +14,12 @@ from lakefresh.strategies.base import (
     StageContext,
     absent_from_snapshot,
     broadcast_if_small,
-    counts_and_superseded,
     data_columns,
     delete_flag,
     hashdiff,
     is_temporal,
     materialize,
+    materialize_with_counts,
     null_key_problems,
     require_columns,
 )
@@ -255,7 +255,7 @@ class Scd2Strategy:
             diff = follow_versions(cfg, ctx, diff, stored if stored_sk else None)
             own = [sk.column, sk.inferred_column]
         seq_type = diff.schema[SEEN].dataType.elementType["seq"].dataType  # type: ignore[attr-defined]
-        changes = materialize(
+        changes, ops, superseded = materialize_with_counts(
             diff.select(
                 *[
                     encode(F.col(SEEN), seq_type).alias(SEEN) if c == SEEN and as_text else F.col(quote(c))
@@ -266,10 +266,12 @@ class Scd2Strategy:
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.col(STATUS_COLUMN),
                 F.col("_lf_their_batch"),
-            )
+            ),
+            STATUS_COLUMN,
+            ("I", "U", "D"),
+            "_lf_their_batch",  # (skeletons belong to no batch)
+            ("U", "D"),
         )
-        # (skeletons belong to no batch)
-        ops, superseded = counts_and_superseded(changes, STATUS_COLUMN, "_lf_their_batch", ("U", "D"))
         return ChangeSet(
             rows=changes.drop("_lf_their_batch"),
             expected_delta=ops.get("I", 0) - ops.get("D", 0),
