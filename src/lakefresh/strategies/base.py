@@ -70,6 +70,18 @@ class ChangeSet:
     # `delete_when` true are deleted in the same commit; `counts["D"]` predicts how many.
     delete_when: str | None = None
     matches: DataFrame | None = None
+    # Stored rows the commit updates or deletes; None: not known. With none, the rows are inserts
+    # alone (see `appends`).
+    rewrites: int | None = None
+
+
+def appends(ctx: StageContext, change: ChangeSet) -> bool:
+    """Whether a change set of inserts alone (it rewrites no stored row) is appended rather than
+    merged: an append reads nothing of the target. Only where the commit is staged and its publish
+    fails when the target moved since the batch was staged (Iceberg: a key another writer added
+    meanwhile is caught there, as a MERGE's would be). A backend that commits at once (Delta) keeps
+    the MERGE, whose own conflict check is the guard."""
+    return change.rewrites == 0 and not ctx.backend.commits_at_once(ctx.table)
 
 
 class Strategy(Protocol):

@@ -58,6 +58,7 @@ from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
+    appends,
     broadcast_if_small,
     counts_and_superseded,
     data_columns,
@@ -258,6 +259,7 @@ class KeyStrategy:
             expected_delta=counts.get("N", 0) + counts.get("T", 0) - removed,
             written=sum(counts.get(code, 0) for code in WRITES) - removed,
             superseded=superseded,
+            rewrites=sum(counts.get(code, 0) for code in WRITES if code not in ("N", "T")),
         )
 
     def winner_first(self) -> list[Column]:
@@ -357,9 +359,10 @@ class KeyStrategy:
         columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
         writes = sum(change.counts.get(code, 0) for code in WRITES)
         soft = self.config.soft_delete_column is not None
-        if writes == 0 or not ctx.target_exists:
-            # A new table takes only inserts. A batch that changes nothing still commits (an
-            # empty append), so its id is in the lineage and it is never applied again.
+        if writes == 0 or not ctx.target_exists or appends(ctx, change):
+            # A new table takes only inserts, and so does a batch of new keys alone. A batch that
+            # changes nothing still commits (an empty append), so its id is in the lineage and it
+            # is never applied again.
             inserts = change.rows.filter(F.col(STATUS_COLUMN).isin("N", "T")).select(*map(quote, columns))
             ctx.backend.append(ctx.table, inserts)
             return

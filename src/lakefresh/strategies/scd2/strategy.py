@@ -13,6 +13,7 @@ from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
     absent_from_snapshot,
+    appends,
     broadcast_if_small,
     data_columns,
     delete_flag,
@@ -277,6 +278,7 @@ class Scd2Strategy:
             expected_delta=ops.get("I", 0) - ops.get("D", 0),
             written=ops.get("I", 0) + ops.get("U", 0),
             superseded=superseded,
+            rewrites=ops.get("U", 0) + ops.get("D", 0),
         )
 
     def _events_as_text(self, target: StructType | None) -> bool:
@@ -348,7 +350,7 @@ class Scd2Strategy:
         from pyspark.sql import functions as F
 
         columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
-        if not ctx.target_exists or not (change.written or change.expected_delta):
+        if not ctx.target_exists or not (change.written or change.expected_delta) or appends(ctx, change):
             inserts = change.rows.filter(F.col(STATUS_COLUMN) == "I").select(*map(quote, columns))
             ctx.backend.append(ctx.table, inserts)
             return
