@@ -2,7 +2,8 @@
 
 - `fixed`: a 10-row `key` batch (5 changes of keys spread over the id range, 5 new keys) into a
   ROWS-row merge-on-read target: lakefresh's `pipeline.run()` against the bare merge-on-read
-  MERGE of the same 10 rows (`bench_key.hand_written`). Target: lakefresh <= 1.5x.
+  MERGE of the same 10 rows (`bench_key.hand_written`), and the floor (`bench_key`'s: the status
+  lookup, then the same-table MERGE). Target: lakefresh <= 1.5x the bare MERGE.
 - `scale`: a 1 % batch into a ROWS-row and into a 5 x ROWS-row target, lakefresh with the write
   mode it chooses itself (`write_mode: auto`: merge-on-read, since no change feed reads the
   table). Target: the larger <= 2x the smaller.
@@ -28,6 +29,7 @@ from bench_key import (
     WRITE_MODE,
     generate,
     hand_written,
+    hand_written_same_table,
     measure,
     save_report,
     with_lakefresh,
@@ -51,11 +53,14 @@ def fixed(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyp
         {
             "lakefresh": lambda r: with_lakefresh(spark, f"fx_lf_{r}", work / "fixed", files),
             "merge": lambda r: hand_written(spark, f"fx_merge_{r}", files),
+            # the least any `key` batch does: the status lookup, then the same-table MERGE
+            "floor": lambda r: hand_written_same_table(spark, f"fx_floor_{r}", files, with_status=True),
         },
         rounds,
     )
     ours = statistics.median(measured["lakefresh"]["b001_10rows"])
     bare = statistics.median(measured["merge"]["b001_10rows"])
+    floor = statistics.median(measured["floor"]["b001_10rows"])
     save_report(
         "fixed_cost",
         {
@@ -65,9 +70,13 @@ def fixed(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyp
             "write_mode": "merge-on-read",
             "lakefresh_rounds": measured["lakefresh"]["b001_10rows"],
             "merge_rounds": measured["merge"]["b001_10rows"],
+            "floor_rounds": measured["floor"]["b001_10rows"],
             "lakefresh_s": round(ours, 3),
             "merge_s": round(bare, 3),
+            "floor_s": round(floor, 3),
             "ratio": round(ours / bare, 3),
+            "floor_ratio": round(floor / bare, 3),
+            "ratio_to_floor": round(ours / floor, 3),
             "target": 1.5,
         },
     )

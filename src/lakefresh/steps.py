@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.config import write_mode
 from lakefresh.config.fingerprint import fingerprint
-from lakefresh.errors import AuditError, LakefreshError, TargetError, TransientError
+from lakefresh.errors import AuditError, CommitConflictError, LakefreshError, TargetError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.failures import describe
 from lakefresh.reading import ReadRows, read_batch
@@ -185,8 +185,8 @@ class BatchSteps:
         clock = time.perf_counter()
         a.exists = self.backend.exists(a.name)
         a.target_schema = self.backend.schema(a.name) if a.exists else None
-        if a.exists and self.backend.commits_at_once(a.name):  # what undo_since goes back to
-            a.head = self.backend.head(a.name)
+        # what the change set is computed against, and what undo_since goes back to
+        a.head = self.backend.head(a.name) if a.exists else None
         a.rows = read_batch(self.config, self.backend, a.table, a.strategy, source, a.ref, a.target_schema)
         if a.rows.batch_time is not None:  # the batch's rows say when it was produced
             a.ref = replace(a.ref, batch_time=a.rows.batch_time)
@@ -227,6 +227,13 @@ class BatchSteps:
         if a.result.quarantined and self.backend.commits_at_once(a.name):
             self._record_rows(a)  # visible at the write: its bad rows are linked before it
         a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change), record)
+        if a.staged.parent_id != a.head and not self.backend.commits_at_once(a.name):
+            # another writer committed after the batch's change set read the target: the change
+            # set may be wrong (an append of new keys would not see a key added meanwhile), and
+            # the staged commit is never published
+            raise CommitConflictError(
+                f"{a.name} moved while batch {a.ref.batch_id!r} was staged; it is staged again"
+            )
         a.result.files_written = a.staged.files_written
         a.result.bytes_written = a.staged.bytes_written
         a.times.stage += time.perf_counter() - clock

@@ -229,6 +229,35 @@ def test_a_batch_staged_again_leaves_one_set_of_quarantine_rows_and_no_staged_at
     assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "abandoned"), ("b2.csv", "published")]
 
 
+def test_a_key_another_writer_adds_while_a_batch_of_new_keys_is_staged_is_stored_once(
+    ws, monkeypatch, tmp_path: Path
+):
+    """A batch of new keys alone is appended, not merged (strategies/base.py `appends`): the key
+    another writer adds after the batch read the target makes its staged commit stale, so the
+    batch is staged again, and its row replaces the other writer's instead of joining it."""
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    batch(ws, "b2.csv", "2,b,2025-01-02 00:00:00")
+    p = ws.pipeline(TABLE)
+    go = tmp_path / "go"
+    monkeypatch.setenv("LAKEFRESH_FAULTS", f"after_stage@b2.csv:pause={go}")
+    outcome: dict[str, object] = {}
+    runner = threading.Thread(target=lambda: outcome.setdefault("result", p.run()))
+    runner.start()
+    paused = Path(f"{go}.paused")
+    deadline = time.monotonic() + 240
+    while not paused.exists() and runner.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert paused.exists(), "the run never reached the pause"
+    insert_by_hand(ws, p, "2, 'z', TIMESTAMP '2025-01-01'")  # after b2's change set was staged
+    go.touch()
+    runner.join(300)
+
+    result = outcome["result"]
+    assert result.ok, result.to_dict()
+    assert target(p) == [(1, "a", "b1.csv"), (2, "b", "b2.csv")]
+    assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published")]
+
+
 @pytest.fixture(autouse=True)
 def _no_faults(monkeypatch):
     monkeypatch.delenv("LAKEFRESH_FAULTS", raising=False)

@@ -79,8 +79,9 @@ def appends(ctx: StageContext, change: ChangeSet) -> bool:
     """Whether a change set of inserts alone (it rewrites no stored row) is appended rather than
     merged: an append reads nothing of the target. Only where the commit is staged and its publish
     fails when the target moved since the batch was staged (Iceberg: a key another writer added
-    meanwhile is caught there, as a MERGE's would be). A backend that commits at once (Delta) keeps
-    the MERGE, whose own conflict check is the guard."""
+    meanwhile is caught there, as a MERGE's would be; and the write step refuses a staged commit
+    whose parent is not the head the change set was computed against). A backend that commits at
+    once (Delta) keeps the MERGE, whose own conflict check is the guard."""
     return change.rewrites == 0 and not ctx.backend.commits_at_once(ctx.table)
 
 
@@ -206,7 +207,7 @@ def materialize_with_counts(
 
     supersedes = F.col(code).isin(*superseding) & F.col(owner).isNotNull()
     aggregates = {f"code_{c}": F.count(F.when(F.col(code) == F.lit(c), F.lit(1))) for c in codes}
-    aggregates["_other"] = F.count(F.when(~F.col(code).isin(*codes), F.lit(1)))
+    aggregates["_other"] = F.count(F.when(~F.col(code).isin(*codes) | F.col(code).isNull(), F.lit(1)))
     aggregates["_superseding"] = F.count(F.when(supersedes, F.lit(1)))
     aggregates["_first_owner"] = F.min(F.when(supersedes, F.col(owner)))
     aggregates["_last_owner"] = F.max(F.when(supersedes, F.col(owner)))

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import StageContext, hashdiff, materialize
+from lakefresh.strategies.base import StageContext, hashdiff, materialize_counting
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 
 if TYPE_CHECKING:
@@ -143,8 +143,12 @@ def fast_changes(
         .when(F.col("_lf_new_row") != F.col("_lf_old_row"), F.lit("T"))
         .otherwise(F.lit("U"))
     )
-    handled = materialize(hashes.withColumn("_lf_code", code))
-    counts = {c: int(n) for c, n in handled.groupBy("_lf_code").count().collect()}
+    # the rows per code, counted by the pass that materializes them
+    codes = ("N", "D", "C", "T", "U")
+    handled, found = materialize_counting(
+        hashes.withColumn("_lf_code", code), {c: F.col("_lf_code") == F.lit(c) for c in codes}
+    )
+    counts = {c: n for c, n in found.items() if n}
     if not counts:
         return None
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import StageContext, materialize
+from lakefresh.strategies.base import StageContext, materialize_counting
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 
 if TYPE_CHECKING:
@@ -47,9 +47,9 @@ def without_late_rows(
         .withColumn(SEQ, F.when(returning, after_end).otherwise(F.col(SEQ)))
         .drop("_lf_open")
     )
-    flagged = materialize(flagged)
+    flagged, found = materialize_counting(flagged, {"late": F.col("_lf_late")})
     late = flagged.filter(F.col("_lf_late"))
-    count = late.count()
+    count = found["late"]
     if count and cfg.late_rows == "error":
         shown = ", ".join(str(tuple(r[k] for k in keys)) for r in late.limit(3).collect())
         raise BatchRefused(
