@@ -8,6 +8,8 @@ import itertools
 import os
 import subprocess
 import textwrap
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -181,6 +183,24 @@ def settings_kept(spark: Any, keys: list[str]) -> Iterator[None]:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+def run_paused(pipeline: Any, monkeypatch: pytest.MonkeyPatch, fault: str, go: Path, meanwhile: Any) -> Any:
+    """`pipeline.run()` in a thread, paused at `fault` (a fault point, `point[@batch]`:
+    lakefresh/faults.py) while `meanwhile()` runs, as another writer would; the run's result."""
+    monkeypatch.setenv("LAKEFRESH_FAULTS", f"{fault}:pause={go}")
+    outcome: dict[str, Any] = {}
+    runner = threading.Thread(target=lambda: outcome.setdefault("result", pipeline.run()))
+    runner.start()
+    paused = Path(f"{go}.paused")
+    deadline = time.monotonic() + 240
+    while not paused.exists() and runner.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert paused.exists(), "the run never reached the pause"
+    meanwhile()
+    go.touch()
+    runner.join(300)
+    return outcome["result"]
 
 
 def rows(df: Any, columns: list[str] | None = None, order: list[str] | None = None) -> list[tuple]:

@@ -85,4 +85,5 @@ class InjectedFault(TerminalError):
 
 
 class CommitConflictError(TransientError):
-    """The target's head moved between staging and publishing; the batch is staged again."""
+    """The target's head moved under a batch (after its change set read the target, or between
+    staging and publishing); the batch is staged again."""

@@ -9,13 +9,9 @@ another team's table would be.
 
 from __future__ import annotations
 
-import threading
-import time
-from pathlib import Path
-
 import pytest
 
-from tests.conftest import CATALOG, rows
+from tests.conftest import CATALOG, rows, run_paused
 
 READER = """
 - name: dst
@@ -82,21 +78,17 @@ def test_a_commit_during_a_load_waits_for_the_next_load(ws, monkeypatch):
     path = delta_source(ws)
     sql(ws, path, "INSERT INTO SRC VALUES (1, 'Oslo')")
     p = ws.pipeline(READER.format(path=path, more=""))
-    go = ws.root / "go"
-    monkeypatch.setenv("LAKEFRESH_FAULTS", f"after_read:pause={go}")
-    results = []
-    run = threading.Thread(target=lambda: results.append(p.run()))
-    run.start()
-    deadline = time.monotonic() + 120
-    while not Path(f"{go}.paused").exists() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert Path(f"{go}.paused").exists(), "the run never reached the pause"
-    sql(ws, path, "INSERT INTO SRC VALUES (2, 'Rome')")  # while the load is being read
-    go.touch()
-    run.join(timeout=300)
+    # a commit to the source while the load is being read
+    result = run_paused(
+        p,
+        monkeypatch,
+        "after_read",
+        ws.root / "go",
+        lambda: sql(ws, path, "INSERT INTO SRC VALUES (2, 'Rome')"),
+    )
     monkeypatch.delenv("LAKEFRESH_FAULTS")
     # the load's end was fixed before the commit: it is the next load's, listed after the publish
-    assert [(b.batch_id, b.counts) for b in results[0].batches] == [
+    assert [(b.batch_id, b.counts) for b in result.batches] == [
         (f"{path}@first..1", {"N": 1}),
         (f"{path}@1..2", {"N": 1}),
     ]

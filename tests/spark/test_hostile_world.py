@@ -4,13 +4,12 @@ staged. Each test: given these batches and this interference, the target equals 
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import CATALOG, rows
+from tests.conftest import CATALOG, rows, run_paused
 
 TABLE = """
 - name: t
@@ -207,22 +206,15 @@ def test_a_batch_staged_again_leaves_one_set_of_quarantine_rows_and_no_staged_at
     batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
     batch(ws, "b2.csv", "2,b,2025-01-02 00:00:00", "x,bad,2025-01-02 00:00:00")
     p = ws.pipeline(TABLE)
-    go = tmp_path / "go"
-    monkeypatch.setenv("LAKEFRESH_FAULTS", f"after_record_staged@b2.csv:pause={go}")
-    outcome: dict[str, object] = {}
-    runner = threading.Thread(target=lambda: outcome.setdefault("result", p.run()))
-    runner.start()
-    paused = Path(f"{go}.paused")
-    deadline = time.monotonic() + 240
-    while not paused.exists() and runner.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert paused.exists(), "the run never reached the pause"
     # another writer commits to the target between staging and publishing
-    insert_by_hand(ws, p, "9, 'z', TIMESTAMP '2025-01-09'")
-    go.touch()
-    runner.join(300)
+    result = run_paused(
+        p,
+        monkeypatch,
+        "after_record_staged@b2.csv",
+        tmp_path / "go",
+        lambda: insert_by_hand(ws, p, "9, 'z', TIMESTAMP '2025-01-09'"),
+    )
 
-    result = outcome["result"]
     assert result.ok, result.to_dict()
     assert rows(p.table("t"), ["id", "v"]) == [(1, "a"), (2, "b"), (9, "z")]
     assert rows(p.quarantine("t"), ["batch_id", "line"]) == [("b2.csv", 3)]
@@ -238,21 +230,15 @@ def test_a_key_another_writer_adds_while_a_batch_of_new_keys_is_staged_is_stored
     batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
     batch(ws, "b2.csv", "2,b,2025-01-02 00:00:00")
     p = ws.pipeline(TABLE)
-    go = tmp_path / "go"
-    monkeypatch.setenv("LAKEFRESH_FAULTS", f"after_stage@b2.csv:pause={go}")
-    outcome: dict[str, object] = {}
-    runner = threading.Thread(target=lambda: outcome.setdefault("result", p.run()))
-    runner.start()
-    paused = Path(f"{go}.paused")
-    deadline = time.monotonic() + 240
-    while not paused.exists() and runner.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert paused.exists(), "the run never reached the pause"
-    insert_by_hand(ws, p, "2, 'z', TIMESTAMP '2025-01-01'")  # after b2's change set was staged
-    go.touch()
-    runner.join(300)
+    # another writer adds b2's key after b2's change set was staged
+    result = run_paused(
+        p,
+        monkeypatch,
+        "after_stage@b2.csv",
+        tmp_path / "go",
+        lambda: insert_by_hand(ws, p, "2, 'z', TIMESTAMP '2025-01-01'"),
+    )
 
-    result = outcome["result"]
     assert result.ok, result.to_dict()
     assert target(p) == [(1, "a", "b1.csv"), (2, "b", "b2.csv")]
     assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published")]
