@@ -34,6 +34,52 @@ def test_key_effective_counts_follow_the_rows_later_batches_take_over(ws):
     assert effective(p, "customers") == {"b1.csv": 1, "b2.csv": 1, "b3.csv": 1}
 
 
+def test_a_batch_that_takes_rows_from_earlier_runs_says_so_in_its_own_row_and_the_log_is_appended(ws):
+    """Effective counts as deltas (state version 5): a batch's row holds what it wrote and, in
+    `superseded`, what it took from batches of earlier runs; their rows are never rewritten, so
+    the run's one write to the log is an append. History reads each count less what was taken,
+    and equals a count of the target's rows by batch, before and after a rollback's recount."""
+    p = ws.pipeline(KEYED)
+    log = f"lf_test.{ws.control_namespace}.batches"
+
+    def stored():
+        got = ws.spark.sql(f"SELECT batch_id, status, effective_count, superseded FROM {log}").collect()
+        return sorted((r[0], r[1], r[2], dict(r[3] or {})) for r in got)
+
+    def last_log_commit():
+        newest = f"SELECT operation FROM {log}.snapshots ORDER BY committed_at DESC LIMIT 1"
+        return ws.spark.sql(newest).first()[0]
+
+    def recounted():
+        target = p.table("customers").groupBy("_lf_batch_id").count().collect()
+        return {r[0]: r[1] for r in target}
+
+    for batch, text in (
+        ("b1", "1,Oslo,2025-01-01\n2,Rome,2025-01-01\n3,Kyiv,2025-01-01\n"),
+        ("b2", "1,Bergen,2025-01-02\n4,Lima,2025-01-02\n"),  # 1 of b1's rows
+        ("b3", "2,Paris,2025-01-03\n4,Quito,2025-01-03\n"),  # 1 of b1's, 1 of b2's
+    ):
+        ws.write(f"in/{batch}.csv", "id,city,updated_at\n" + text)
+        assert p.run().ok
+        assert last_log_commit() == "append"
+    assert stored() == [
+        ("b1.csv", "published", 3, {}),
+        ("b2.csv", "published", 2, {"b1.csv": 1}),
+        ("b3.csv", "published", 2, {"b1.csv": 1, "b2.csv": 1}),
+    ]
+    assert effective(p, "customers") == recounted() == {"b1.csv": 1, "b2.csv": 1, "b3.csv": 2}
+
+    p.rollback("customers", "b2.csv")  # b3 unloaded: b1's id 2 and b2's id 4 are theirs again
+    assert effective(p, "customers") == recounted() == {"b1.csv": 2, "b2.csv": 2}
+    # a recount stores each count plus what the log's rows say was taken, b3's row included
+    assert [r[2] for r in stored()] == [4, 3, 2]
+
+    ws.write("in/b4.csv", "id,city,updated_at\n3,Rome,2025-01-04\n")
+    assert p.run().ok
+    assert last_log_commit() == "append"
+    assert effective(p, "customers") == recounted() == {"b1.csv": 1, "b2.csv": 2, "b4.csv": 1}
+
+
 def test_full_batches_keep_no_effective_rows_once_replaced(ws):
     tables = KEYED.replace("{kind: key, keys: [id], date_column: updated_at}", "{kind: full}")
     ws.write("in/b1.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n2,Rome,2025-01-01\n")
@@ -75,7 +121,7 @@ def test_control_tables_of_an_older_version_are_upgraded_by_migrate(ws):
     batches = f"lf_test.{ws.control_namespace}.batches"
     quarantine = f"lf_test.{ws.control_namespace}.quarantine"
     added = ("strategy", "effective_count", "range_start", "range_end", "effective_ranges")
-    for column in (*added, "config_fingerprint", "config", "rule_results"):
+    for column in (*added, "config_fingerprint", "config", "rule_results", "superseded"):
         ws.spark.sql(f"ALTER TABLE {batches} DROP COLUMN {column}")
     ws.spark.sql(f"ALTER TABLE {quarantine} DROP COLUMN resolved_by")
     for table in (batches, quarantine):
@@ -83,15 +129,17 @@ def test_control_tables_of_an_older_version_are_upgraded_by_migrate(ws):
     ws.write("in/b2.csv", "id,city,updated_at\n1,Bergen,2025-01-02\n")
 
     stale = ws.pipeline(KEYED)
-    with pytest.raises(StateError, match="state version 1, this lakefresh uses 4: run `lakefresh migrate"):
+    with pytest.raises(StateError, match="state version 1, this lakefresh uses 5: run `lakefresh migrate"):
         stale.run()
     assert stale.migrate() == [
         f"{ws.control_namespace}.batches: version 1 -> 2",
         f"{ws.control_namespace}.batches: version 2 -> 3",
         f"{ws.control_namespace}.batches: version 3 -> 4",
+        f"{ws.control_namespace}.batches: version 4 -> 5",
         f"{ws.control_namespace}.quarantine: version 1 -> 2",
         f"{ws.control_namespace}.quarantine: version 2 -> 3",
         f"{ws.control_namespace}.quarantine: version 3 -> 4",
+        f"{ws.control_namespace}.quarantine: version 4 -> 5",
     ]
     result = stale.run()
     assert result.ok, result.to_dict()

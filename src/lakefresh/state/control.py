@@ -20,6 +20,7 @@ stops with a message that says what to do; `lakefresh migrate` upgrades older ta
 | 2       | batches: strategy, effective_count, range_start, range_end, effective_ranges      |
 | 3       | batches: config_fingerprint, config (what shaped the batch's result; no secrets)  |
 | 4       | batches: rule_results (violations per rule); quarantine: resolved_by (a replay)   |
+| 5       | batches: superseded (rows this batch took from each earlier batch, by batch id)   |
 
 Statuses of a `batches` row: `staged`, `published`, `failed`, `audit_failed`, `abandoned` (an
 attempt that never published), `rolled_back` (published, then gone from the target's lineage),
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
 
     from lakefresh.lakehouse.backend import TableBackend
 
-STATE_VERSION = 4
+STATE_VERSION = 5
 VERSION_PROPERTY = "lakefresh.state-version"
 
 
@@ -69,7 +70,7 @@ read_seconds double, stage_seconds double, audit_seconds double, publish_seconds
 started_at timestamp, published_at timestamp, error string, lakefresh_version string,
 strategy string, effective_count bigint, range_start string, range_end string,
 effective_ranges {RANGES_TYPE}, config_fingerprint string, config string,
-rule_results map<string, bigint>
+rule_results map<string, bigint>, superseded map<string, bigint>
 """
 
 # Upgrades, by the version they lead to: columns added to `batches`.
@@ -78,6 +79,7 @@ MIGRATIONS = {
     f"effective_ranges {RANGES_TYPE}",
     3: "config_fingerprint string, config string",
     4: "rule_results map<string, bigint>",
+    5: "superseded map<string, bigint>",
 }
 
 QUARANTINE_SCHEMA = """
@@ -199,11 +201,25 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         return None if row is None else (row[0], row[1], row[2])
 
     def history(self, table: str | None = None) -> DataFrame:
+        """The log's rows, with each batch's effective count as it is now: the count its row
+        holds less the rows later batches' `superseded` maps took from it (state/published.py)."""
+        from pyspark.sql import functions as F
+
         where = f"WHERE table_name = {sql_literal(table)}" if table else ""
-        return self.backend.spark.sql(
-            f"SELECT * FROM {self.backend.qualified(self.batches)} {where} "
-            "ORDER BY table_name, started_at, batch_id"
+        log = self.backend.spark.sql(f"SELECT * FROM {self.backend.qualified(self.batches)} {where}")
+        taken = (
+            log.select("table_name", F.explode("superseded").alias("_of", "_n"))
+            .groupBy("table_name", "_of")
+            .agg(F.sum("_n").alias("_taken"))
         )
+        joined = log.alias("b").join(
+            taken.alias("x"),
+            (F.col("b.table_name") == F.col("x.table_name")) & (F.col("b.batch_id") == F.col("x._of")),
+            "left",
+        )
+        now = (F.col("b.effective_count") - F.coalesce(F.col("x._taken"), F.lit(0))).alias("effective_count")
+        columns = [now if c == "effective_count" else F.col(f"b.{c}") for c in log.columns]
+        return joined.select(*columns).orderBy("table_name", "started_at", "batch_id")
 
     def quarantined(self, table: str | None = None) -> DataFrame:
         where = f"WHERE table_name = {sql_literal(table)}" if table else ""

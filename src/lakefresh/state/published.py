@@ -4,12 +4,20 @@ A batch's record (attempt, position, replay, counts, configuration fingerprint) 
 staged target commit as the summary property `lakefresh.record` (RECORD_PROPERTY). Its row in the
 log, and the corrected effective metrics of the earlier batches it superseded, wait in a
 :class:`PublishLog` until the table's run ends (or the log has waited FLUSH_SECONDS), then go in
-one MERGE. A batch therefore makes no control commit of its own and reads nothing from the log:
+one commit. A batch therefore makes no control commit of its own and reads nothing from the log:
 the effective metrics it updates are kept in memory from one read at the run's start. A batch
 whose row must exist before its publish (its quarantine rows name its attempt; or an Iceberg
 before 1.12 dropped the property) appends it `staged` first, and the MERGE marks it `published`.
 
-A crash before the MERGE leaves published batches missing from the log, or `staged` in it. The
+Rows a batch supersedes are taken from earlier batches' effective counts. Those of batches of
+earlier runs are not rewritten: the batch's own row says how many it took from each
+(`superseded`, a map by batch id), and a count is read as its row's count less what later rows
+took from it (state/reads.py, `ControlTables.history`). So a run whose rows are all new is one
+append to the log, which reads nothing. The MERGE is left for attempts recorded `staged` first,
+counts of batches of this run, ranges that changed, and recounts; a count it stores is the
+batch's count plus what the log's rows say was taken from it, so the reading stays right.
+
+A crash before the write leaves published batches missing from the log, or `staged` in it. The
 next run's reconciliation completes both from the target's lineage, the authority on what was
 applied: rows from the records the commits carry, marks for the staged rows, in one commit; then
 it recounts the effective metrics.
@@ -60,10 +68,11 @@ class Effective:
 @dataclass(frozen=True)
 class PublishedBatch:
     batch_id: str
-    effective_count: int | None
+    effective_count: int | None  # as it is now: its row's count less `taken`
     range_start: str | None
     range_end: str | None
     effective_ranges: list[Interval] | None
+    taken: int = 0  # the rows later batches' `superseded` maps in the log took from it
 
 
 @dataclass(frozen=True)
@@ -114,7 +123,7 @@ class PublishMarks:
         there are only new rows (the common run: no staged row, nothing superseded), one append."""
         if not marks and not effective and not new:
             return
-        metrics = {e.batch_id: e for e in effective or []}
+        metrics = self._stored(table, effective or [], new or [])
         rows = [
             {**self.full_row(r), **_metrics(metrics.pop(r["batch_id"], None)), "_mark": "new"}
             for r in new or []
@@ -157,6 +166,25 @@ class PublishMarks:
             retry_conflicts(lambda: spark.sql(merge))
         finally:
             spark.catalog.dropTempView(view)
+
+    def _stored(
+        self, table: str, effective: list[Effective], new: list[dict[str, Any]]
+    ) -> dict[str, Effective]:
+        """The counts to store for these effective metrics, by batch id. A row's count is read
+        less what later rows' `superseded` maps took from it, so a count written now is the
+        batch's count plus what the log's rows, and the rows written with it, say was taken."""
+        taken: dict[str, int] = {}
+        for r in new:
+            for batch_id, n in (r.get("superseded") or {}).items():
+                taken[batch_id] = taken.get(batch_id, 0) + n
+        rowless = {r["batch_id"] for r in new}
+        if any(e.batch_id not in rowless for e in effective):  # rows in the log: what was taken
+            for batch_id, row in self.published(table).items():
+                taken[batch_id] = taken.get(batch_id, 0) + row.taken
+        return {
+            e.batch_id: e if e.count is None else replace(e, count=e.count + taken.get(e.batch_id, 0))
+            for e in effective
+        }
 
     def mark_published(
         self,
@@ -237,17 +265,30 @@ class PublishLog:
         whole `batches` row when none is in the log yet (it is inserted, not marked)."""
         known = self._published if self._published is not None else self._unread
         start, end = span or (None, None)
+        in_run = set(self.waiting)
         known[mark.batch_id] = PublishedBatch(mark.batch_id, None, start, end, None)
+        taken: dict[str, int] = {}
         for e in effective:
-            if e.batch_id in known:
-                known[e.batch_id] = replace(
-                    known[e.batch_id], effective_count=e.count, effective_ranges=e.ranges
-                )
-            self._changed[e.batch_id] = e
+            before = known.get(e.batch_id)
+            if (
+                row is not None
+                and e.batch_id != mark.batch_id
+                and e.batch_id not in in_run
+                and e.batch_id not in self._changed
+                and before is not None
+                and before.effective_count is not None
+                and e.count is not None
+                and e.ranges == before.effective_ranges
+            ):  # what it took from a batch of an earlier run: said in its own row, appended
+                taken[e.batch_id] = before.effective_count - e.count
+            else:  # its row is written with this one, or its count is stored anew (a MERGE)
+                self._changed[e.batch_id] = e
+            if before is not None:
+                known[e.batch_id] = replace(before, effective_count=e.count, effective_ranges=e.ranges)
         if row is None:
             self._marks.append(mark)
         else:
-            self._new.append(row)
+            self._new.append({**row, "superseded": {b: n for b, n in taken.items() if n} or None})
         if self._since is None:
             self._since = time.monotonic()
 

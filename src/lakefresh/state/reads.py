@@ -51,13 +51,14 @@ class LogRow:
     effective_ranges: list[Interval] | None
     config_fingerprint: str | None
     has_config: bool
+    superseded: dict[str, int] | None = None  # rows this batch took from earlier ones (version 5)
 
 
 _COLUMNS = (
     "batch_id, attempt, status, staged_snapshot_id, published_snapshot_id, "
     "unix_millis(published_at), unix_micros(published_at), unix_micros(started_at), "
     "effective_count, range_start, range_end, effective_ranges, config_fingerprint, "
-    "config IS NOT NULL"
+    "config IS NOT NULL, superseded"
 )
 
 
@@ -89,12 +90,23 @@ class LogReads:
         return [r.attempt for r in self.log_rows(table)]
 
     def published(self, table: str) -> dict[str, PublishedBatch]:
-        """The table's published batches, by batch id."""
+        """The table's published batches, by batch id, each with its effective count as it is
+        now: its row's count less what later batches' rows say they took from it."""
+        rows = self.log_rows(table)
+        taken: dict[str, int] = {}
+        for r in rows:
+            for batch_id, n in (r.superseded or {}).items():
+                taken[batch_id] = taken.get(batch_id, 0) + n
         return {
             r.attempt.batch_id: PublishedBatch(
-                r.attempt.batch_id, r.effective_count, r.range_start, r.range_end, r.effective_ranges
+                r.attempt.batch_id,
+                None if r.effective_count is None else r.effective_count - taken.get(r.attempt.batch_id, 0),
+                r.range_start,
+                r.range_end,
+                r.effective_ranges,
+                taken.get(r.attempt.batch_id, 0),
             )
-            for r in self.log_rows(table)
+            for r in rows
             if r.attempt.status == "published"
         }
 
@@ -131,4 +143,5 @@ def _log_row(r: Any) -> LogRow:
         ranges,
         r[12],
         bool(r[13]),
+        None if r[14] is None else {str(k): int(v) for k, v in r[14].items()},
     )
