@@ -244,6 +244,35 @@ def test_a_key_another_writer_adds_while_a_batch_of_new_keys_is_staged_is_stored
     assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published")]
 
 
+def test_a_batch_another_process_skips_while_a_run_records_is_not_taken_by_the_next_run(
+    ws, monkeypatch, tmp_path: Path
+):
+    """A process keeps its read of the `batches` log for its next run, with the rows it appended
+    itself (state/reads.py `appended`), only while its append is the one commit since that read.
+    Here another process appends a row meanwhile (the operator skips b3, as `run --skip-batch`
+    records it), so the next run reads the log again and leaves b3 alone."""
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    p = ws.pipeline(TABLE)
+    assert p.run().ok
+    batch(ws, "b2.csv", "2,b,2025-01-02 00:00:00")  # takes nothing from b1: no read of the log
+    other = ws.pipeline(TABLE, name="other.yml")
+
+    def skip_b3() -> None:
+        batch(ws, "b3.csv", "3,c,2025-01-03 00:00:00")
+        name = f"{ws.namespace}.t"
+        skipped = {"table_name": name, "batch_id": "b3.csv", "attempt": "skipped-1", "status": "skipped"}
+        other.control.record_attempt(skipped)
+
+    result = run_paused(p, monkeypatch, "after_publish@b2.csv", tmp_path / "go", skip_b3)
+    assert result.ok, result.to_dict()
+    assert [b.batch_id for b in result.batches] == ["b2.csv"]
+
+    again = p.run()
+    assert again.ok and again.batches == []
+    assert target(p) == [(1, "a", "b1.csv"), (2, "b", "b2.csv")]
+    assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published"), ("b3.csv", "skipped")]
+
+
 @pytest.fixture(autouse=True)
 def _no_faults(monkeypatch):
     monkeypatch.delenv("LAKEFRESH_FAULTS", raising=False)

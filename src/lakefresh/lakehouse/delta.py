@@ -190,6 +190,10 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
         found = self._latest(table)
         return None if found is None else found[0]
 
+    def follows(self, table: str, marker: int) -> int | None:
+        found = self.latest(table)  # versions are consecutive: the next one is the only one
+        return found if found == marker + 1 else None
+
     def lineage(self, table: str) -> Lineage:
         history, lineage = self._history(table), self._lineage(table)
         oldest = lineage[-1].millis if lineage else None

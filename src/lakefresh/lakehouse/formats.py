@@ -99,6 +99,9 @@ class ByTable:
     def latest(self, table: str) -> int | None:
         return self.of(table).latest(table)
 
+    def follows(self, table: str, marker: int) -> int | None:
+        return self.of(table).follows(table, marker)
+
     def lineage(self, table: str) -> Lineage:
         return self.of(table).lineage(table)
 

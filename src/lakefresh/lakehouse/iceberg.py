@@ -191,6 +191,11 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def latest(self, table: str) -> int | None:
         return self.head(table)  # every commit is a snapshot
 
+    def follows(self, table: str, marker: int) -> int | None:
+        current = self._iceberg_table(table).currentSnapshot()
+        parent = None if current is None else current.parentId()
+        return int(current.snapshotId()) if parent is not None and int(parent) == marker else None
+
     def lineage(self, table: str) -> Lineage:
         iceberg = self._iceberg_table(table)
         retained = frozenset(int(s.snapshotId()) for s in iceberg.snapshots())

@@ -248,8 +248,10 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
     def record_attempts(self, rows: list[dict[str, Any]]) -> None:
         """Append attempt rows in one commit (a backlog group's staged rows)."""
         spark = self.backend.spark
-        df = literal_rows(spark, [self.full_row(row) for row in rows], self.batches_schema())
+        full = [self.full_row(row) for row in rows]
+        df = literal_rows(spark, full, self.batches_schema())
         retry_conflicts(lambda: self.backend.append(self.batches, df))
+        self.appended(full)
 
     def record_quarantine(self, table: str, batch_id: str, attempt: str, rows: DataFrame) -> None:
         from pyspark.sql import functions as F

@@ -110,6 +110,10 @@ class PublishMarks:
         """The table's published batches, by batch id (state/reads.py)."""
         raise NotImplementedError
 
+    def appended(self, rows: list[dict[str, Any]]) -> None:
+        """Rows this process appended to the log (state/reads.py)."""
+        raise NotImplementedError
+
     def record_published(
         self,
         table: str,
@@ -140,6 +144,7 @@ class PublishMarks:
             plain = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
             appended = literal_rows(spark, plain, schema)
             retry_conflicts(lambda: self.backend.append(self.batches, appended))
+            self.appended(plain)
             return
         source = literal_rows(spark, rows, _source_schema(schema))
         view = f"lakefresh_published_{abs(hash((table, id(rows))))}"

@@ -86,6 +86,21 @@ class LogReads:
             self._kept.popitem(last=False)
         return out
 
+    def appended(self, rows: list[dict[str, Any]]) -> None:
+        """This process appended these full `batches` rows: when its append is the only commit
+        to the log since a table's kept read, that read gains them and stays current, so the next
+        run of the table (in this process) reads nothing. Otherwise the next read queries."""
+        for table in {r["table_name"] for r in rows}:
+            kept = self._kept.get(table)
+            if kept is None:
+                continue
+            head = self.backend.follows(self.batches, kept[0])
+            if head is None:
+                del self._kept[table]
+                continue
+            mine = [_dict_row(r) for r in rows if r["table_name"] == table]
+            self._kept[table] = (head, kept[1] + mine)
+
     def attempts(self, table: str) -> list[AttemptRow]:
         return [r.attempt for r in self.log_rows(table)]
 
@@ -129,6 +144,36 @@ class LogReads:
             f"{sql_literal(table)} AND attempt = {sql_literal(attempt)} AND config IS NOT NULL LIMIT 1"
         ).first()
         return "" if row is None else str(row[0])
+
+
+def _dict_row(r: dict[str, Any]) -> LogRow:
+    """A `batches` row as written (a dict of every column), as :func:`_log_row` reads it back."""
+    from pyspark.sql.types import TimestampType
+
+    def micros(t: Any) -> int | None:
+        return None if t is None else int(TimestampType().toInternal(t))
+
+    published = micros(r["published_at"])
+    ranges = r["effective_ranges"]
+    return LogRow(
+        AttemptRow(
+            r["batch_id"],
+            r["attempt"],
+            r["status"],
+            r["staged_snapshot_id"],
+            r["published_snapshot_id"],
+            None if published is None else published // 1000,
+        ),
+        published,
+        micros(r["started_at"]),
+        r["effective_count"],
+        r["range_start"],
+        r["range_end"],
+        None if ranges is None else [Interval(**x) for x in ranges],
+        r["config_fingerprint"],
+        r["config"] is not None,
+        r["superseded"],
+    )
 
 
 def _log_row(r: Any) -> LogRow:
