@@ -71,13 +71,34 @@ def test_a_batch_that_takes_rows_from_earlier_runs_says_so_in_its_own_row_and_th
 
     p.rollback("customers", "b2.csv")  # b3 unloaded: b1's id 2 and b2's id 4 are theirs again
     assert effective(p, "customers") == recounted() == {"b1.csv": 2, "b2.csv": 2}
-    # a recount stores each count plus what the log's rows say was taken, b3's row included
-    assert [r[2] for r in stored()] == [4, 3, 2]
+    # a recount stores each count plus what published rows say was taken (b2's; b3 is unloaded)
+    assert [r[1:3] for r in stored()] == [("published", 3), ("published", 2), ("unloaded", 2)]
 
     ws.write("in/b4.csv", "id,city,updated_at\n3,Rome,2025-01-04\n")
     assert p.run().ok
     assert last_log_commit() == "append"
     assert effective(p, "customers") == recounted() == {"b1.csv": 1, "b2.csv": 2, "b4.csv": 1}
+
+
+def test_what_a_rolled_back_batch_took_is_not_taken_from_the_batches_applied_again(ws):
+    """b2 took one of b1's rows in a run of its own, as a delta in b2's row. Someone rolls the
+    target back before both, and both are applied again: b2's old row, rolled back, took nothing,
+    so b1 counts the row its new b2 took once, not twice."""
+    p = ws.pipeline(KEYED)
+    for batch, text in (
+        ("b0", "9,Oslo,2025-01-01\n"),
+        ("b1", "1,Rome,2025-01-02\n2,Kyiv,2025-01-02\n"),
+        ("b2", "1,Lima,2025-01-03\n"),
+    ):
+        ws.write(f"in/{batch}.csv", "id,city,updated_at\n" + text)
+        assert p.run().ok
+    snapshot = p.backend.published_batches(f"{ws.namespace}.customers")["b0.csv"]
+    ws.spark.sql(f"CALL lf_test.system.rollback_to_snapshot('{ws.namespace}.customers', {snapshot})")
+
+    result = p.run(rolled_back="reapply")
+    assert result.ok, result.to_dict()
+    assert [b.batch_id for b in result.batches] == ["b1.csv", "b2.csv"]
+    assert effective(p, "customers") == {"b0.csv": 1, "b1.csv": 1, "b2.csv": 1}
 
 
 def test_full_batches_keep_no_effective_rows_once_replaced(ws):

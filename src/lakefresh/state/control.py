@@ -208,7 +208,8 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         where = f"WHERE table_name = {sql_literal(table)}" if table else ""
         log = self.backend.spark.sql(f"SELECT * FROM {self.backend.qualified(self.batches)} {where}")
         taken = (
-            log.select("table_name", F.explode("superseded").alias("_of", "_n"))
+            log.where("status = 'published'")  # a batch no longer published took nothing
+            .select("table_name", F.explode("superseded").alias("_of", "_n"))
             .groupBy("table_name", "_of")
             .agg(F.sum("_n").alias("_taken"))
         )
@@ -217,7 +218,8 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
             (F.col("b.table_name") == F.col("x.table_name")) & (F.col("b.batch_id") == F.col("x._of")),
             "left",
         )
-        now = (F.col("b.effective_count") - F.coalesce(F.col("x._taken"), F.lit(0))).alias("effective_count")
+        less = F.when(F.col("b.status") == "published", F.coalesce(F.col("x._taken"), F.lit(0))).otherwise(0)
+        now = (F.col("b.effective_count") - less).alias("effective_count")
         columns = [now if c == "effective_count" else F.col(f"b.{c}") for c in log.columns]
         return joined.select(*columns).orderBy("table_name", "started_at", "batch_id")
 

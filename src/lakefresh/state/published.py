@@ -182,8 +182,7 @@ class PublishMarks:
         for r in new:
             for batch_id, n in (r.get("superseded") or {}).items():
                 taken[batch_id] = taken.get(batch_id, 0) + n
-        rowless = {r["batch_id"] for r in new}
-        if any(e.batch_id not in rowless for e in effective):  # rows in the log: what was taken
+        if effective:  # a kept read, as a rule: the log's head has not moved since the last one
             for batch_id, row in self.published(table).items():
                 taken[batch_id] = taken.get(batch_id, 0) + row.taken
         return {

@@ -91,15 +91,16 @@ class LogReads:
         to the log since a table's kept read, that read gains them and stays current, so the next
         run of the table (in this process) reads nothing. Otherwise the next read queries."""
         for table in {r["table_name"] for r in rows}:
-            kept = self._kept.get(table)
+            kept = self._kept.pop(table, None)
             if kept is None:
                 continue
-            head = self.backend.follows(self.batches, kept[0])
-            if head is None:
-                del self._kept[table]
+            try:  # the append is done: a failure here costs the next run a read, nothing more
+                head = self.backend.follows(self.batches, kept[0])
+                mine = [_dict_row(r) for r in rows if r["table_name"] == table]
+            except Exception:
                 continue
-            mine = [_dict_row(r) for r in rows if r["table_name"] == table]
-            self._kept[table] = (head, kept[1] + mine)
+            if head is not None:
+                self._kept[table] = (head, kept[1] + mine)
 
     def attempts(self, table: str) -> list[AttemptRow]:
         return [r.attempt for r in self.log_rows(table)]
@@ -109,7 +110,9 @@ class LogReads:
         now: its row's count less what later batches' rows say they took from it."""
         rows = self.log_rows(table)
         taken: dict[str, int] = {}
-        for r in rows:
+        for r in rows:  # a batch no longer published (rolled back, unloaded) took nothing
+            if r.attempt.status != "published":
+                continue
             for batch_id, n in (r.superseded or {}).items():
                 taken[batch_id] = taken.get(batch_id, 0) + n
         return {
