@@ -202,7 +202,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
 
     def history(self, table: str | None = None) -> DataFrame:
         """The log's rows, with each batch's effective count as it is now: the count its row
-        holds less the rows later batches' `superseded` maps took from it (state/published.py)."""
+        holds less the rows published batches' `superseded` maps took from it (state/published.py)."""
         from pyspark.sql import functions as F
 
         where = f"WHERE table_name = {sql_literal(table)}" if table else ""

@@ -12,10 +12,12 @@ before 1.12 dropped the property) appends it `staged` first, and the MERGE marks
 Rows a batch supersedes are taken from earlier batches' effective counts. Those of batches of
 earlier runs are not rewritten: the batch's own row says how many it took from each
 (`superseded`, a map by batch id), and a count is read as its row's count less what later rows
-took from it (state/reads.py, `ControlTables.history`). So a run whose rows are all new is one
+took from it, a batch no longer published taking nothing (state/reads.py,
+`ControlTables.history`). So a run whose rows are all new is one
 append to the log, which reads nothing. The MERGE is left for attempts recorded `staged` first,
 counts of batches of this run, ranges that changed, and recounts; a count it stores is the
-batch's count plus what the log's rows say was taken from it, so the reading stays right.
+batch's count plus what the log's published rows say was taken from it, so the reading stays
+right.
 
 A crash before the write leaves published batches missing from the log, or `staged` in it. The
 next run's reconciliation completes both from the target's lineage, the authority on what was
@@ -38,6 +40,8 @@ from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.ranges import Interval
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from pyspark.sql.types import StructType
 
     from lakefresh.lakehouse.backend import TableBackend
@@ -72,7 +76,7 @@ class PublishedBatch:
     range_start: str | None
     range_end: str | None
     effective_ranges: list[Interval] | None
-    taken: int = 0  # the rows later batches' `superseded` maps in the log took from it
+    taken: int = 0  # the rows published batches' `superseded` maps in the log took from it
 
 
 @dataclass(frozen=True)
@@ -176,12 +180,10 @@ class PublishMarks:
         self, table: str, effective: list[Effective], new: list[dict[str, Any]]
     ) -> dict[str, Effective]:
         """The counts to store for these effective metrics, by batch id. A row's count is read
-        less what later rows' `superseded` maps took from it, so a count written now is the
-        batch's count plus what the log's rows, and the rows written with it, say was taken."""
-        taken: dict[str, int] = {}
-        for r in new:
-            for batch_id, n in (r.get("superseded") or {}).items():
-                taken[batch_id] = taken.get(batch_id, 0) + n
+        less what published rows' `superseded` maps took from it, so a count written now is the
+        batch's count plus what the log's published rows, and the rows written with it, say was
+        taken."""
+        taken = taken_from(r.get("superseded") for r in new)
         if effective:  # a kept read, as a rule: the log's head has not moved since the last one
             for batch_id, row in self.published(table).items():
                 taken[batch_id] = taken.get(batch_id, 0) + row.taken
@@ -205,6 +207,15 @@ class PublishMarks:
     def update_effective(self, table: str, effective: list[Effective]) -> None:
         """Store recounted effective metrics of published batches (after a rollback)."""
         self.record_published(table, [], effective)
+
+
+def taken_from(maps: Iterable[dict[str, int] | None]) -> dict[str, int]:
+    """The rows these `superseded` maps took from each batch, summed, by batch id."""
+    taken: dict[str, int] = {}
+    for superseded in maps:
+        for batch_id, n in (superseded or {}).items():
+            taken[batch_id] = taken.get(batch_id, 0) + n
+    return taken
 
 
 def _source_schema(batches: StructType) -> StructType:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.ranges import Interval
-from lakefresh.state.published import PublishedBatch
+from lakefresh.state.published import PublishedBatch, taken_from
 
 if TYPE_CHECKING:
     from lakefresh.lakehouse.backend import TableBackend
@@ -107,14 +107,10 @@ class LogReads:
 
     def published(self, table: str) -> dict[str, PublishedBatch]:
         """The table's published batches, by batch id, each with its effective count as it is
-        now: its row's count less what later batches' rows say they took from it."""
+        now: its row's count less what published batches' rows say they took from it."""
         rows = self.log_rows(table)
-        taken: dict[str, int] = {}
-        for r in rows:  # a batch no longer published (rolled back, unloaded) took nothing
-            if r.attempt.status != "published":
-                continue
-            for batch_id, n in (r.superseded or {}).items():
-                taken[batch_id] = taken.get(batch_id, 0) + n
+        # a batch no longer published (rolled back, unloaded) took nothing
+        taken = taken_from(r.superseded for r in rows if r.attempt.status == "published")
         return {
             r.attempt.batch_id: PublishedBatch(
                 r.attempt.batch_id,
@@ -157,30 +153,26 @@ def _dict_row(r: dict[str, Any]) -> LogRow:
         return None if t is None else int(TimestampType().toInternal(t))
 
     published = micros(r["published_at"])
-    ranges = r["effective_ranges"]
-    return LogRow(
-        AttemptRow(
-            r["batch_id"],
-            r["attempt"],
-            r["status"],
-            r["staged_snapshot_id"],
-            r["published_snapshot_id"],
-            None if published is None else published // 1000,
-        ),
-        published,
-        micros(r["started_at"]),
-        r["effective_count"],
-        r["range_start"],
-        r["range_end"],
-        None if ranges is None else [Interval(**x) for x in ranges],
-        r["config_fingerprint"],
-        r["config"] is not None,
-        r["superseded"],
+    millis = None if published is None else published // 1000
+    return _log_row(
+        (
+            *(r[c] for c in ("batch_id", "attempt", "status", "staged_snapshot_id", "published_snapshot_id")),
+            millis,
+            published,
+            micros(r["started_at"]),
+            *(r[c] for c in ("effective_count", "range_start", "range_end", "effective_ranges")),
+            r["config_fingerprint"],
+            r["config"] is not None,
+            r["superseded"],
+        )
     )
 
 
 def _log_row(r: Any) -> LogRow:
-    ranges = None if r[11] is None else [Interval(**x.asDict()) for x in r[11]]
+    """A row of the query of `_COLUMNS` (or the same values in a tuple: :func:`_dict_row`)."""
+    ranges = (
+        None if r[11] is None else [Interval(**(x if isinstance(x, dict) else x.asDict())) for x in r[11]]
+    )
     return LogRow(
         AttemptRow(r[0], r[1], r[2], r[3], r[4], r[5]),
         r[6],
