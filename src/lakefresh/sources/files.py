@@ -48,6 +48,9 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, DataFrameReader
     from pyspark.sql.types import DataType, StructType
 
+# A batch of at most this many bytes is read and numbered in one task (see `number_records`)
+ONE_TASK_BYTES = 32 << 20
+
 
 class FilesSource:
     kind = "files"
@@ -151,7 +154,8 @@ class FilesSource:
             raw = reader.csv(list(paths))
             if bad_lines:
                 raw = raw.withColumn(FILE_PATH, F.col("_metadata.file_path"))
-            frames.append(number_records(raw, list(header), header_lines=int(opts.header)))
+            small = sum(scans[p].size for p in paths) <= ONE_TASK_BYTES
+            frames.append(number_records(raw, list(header), header_lines=int(opts.header), one_task=small))
         text = frames[0]
         for frame in frames[1:]:
             text = text.unionByName(frame, allowMissingColumns=True)
@@ -262,7 +266,8 @@ class FilesSource:
         if CORRUPT not in raw.columns:
             raw = raw.withColumn(CORRUPT, F.lit(None).cast("string"))
         columns = [c for c in raw.columns if c != CORRUPT]
-        numbered = number_records(raw, columns, header_lines=0)
+        small = sum(self.storage.size(p) for p in ref.files) <= ONE_TASK_BYTES
+        numbered = number_records(raw, columns, header_lines=0, one_task=small)
         types = self._column_types(columns, target_schema, ref, "json")
         malformed = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed JSON record"))
         raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(quote(c)) for c in columns])))
@@ -333,14 +338,20 @@ def _location(uri: str) -> tuple[str, str]:
     return parsed.netloc, unquote(parsed.path)
 
 
-def number_records(raw: DataFrame, columns: list[str], header_lines: int) -> DataFrame:
-    """Add the file, the record ordinal in it, and the physical line the record starts on."""
+def number_records(
+    raw: DataFrame, columns: list[str], header_lines: int, one_task: bool = False
+) -> DataFrame:
+    """Add the file, the record ordinal in it, and the physical line the record starts on.
+    `one_task`: the files are read in one partition, so that numbering them per file (a window)
+    needs no shuffle (for a small batch, a stage less)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     with_file = raw.withColumn(FILE_COLUMN, F.input_file_name()).withColumn(
         "_lf_order", F.monotonically_increasing_id()
     )
+    if one_task:
+        with_file = with_file.coalesce(1)
     in_file = Window.partitionBy(FILE_COLUMN).orderBy("_lf_order")
     before = in_file.rowsBetween(Window.unboundedPreceding, -1)
     return (

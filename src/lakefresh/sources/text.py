@@ -93,6 +93,7 @@ class Scan:
 
     header: str | None  # the first line, without its line break; None for an empty file
     bad_lines: tuple[int, ...]  # physical lines (1-based) holding bytes that are not valid
+    size: int = 0  # the file's bytes
 
 
 def scan(chunks: Iterable[bytes], encoding: str, where: str) -> Scan:
@@ -112,11 +113,13 @@ def scan(chunks: Iterable[bytes], encoding: str, where: str) -> Scan:
     decoder = codecs.getincrementaldecoder(codec)(errors="lakefresh.mark")
     state = _Lines()
     state.feed(decoder.decode(head[skip:]))
+    size = len(head)
     for chunk in stream:
+        size += len(chunk)
         state.feed(decoder.decode(chunk))
     state.feed(decoder.decode(b"", final=True))
     header = None if not head else "".join(state.header).removesuffix("\r")
-    return Scan(header, tuple(state.bad))
+    return Scan(header, tuple(state.bad), size)
 
 
 def _decoding(head: bytes, encoding: str, where: str) -> tuple[str, int]:

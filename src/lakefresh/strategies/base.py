@@ -173,20 +173,40 @@ def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -
     return F.unhex(F.md5(document))
 
 
+# Rows up to this many, materialized, are said to be in one partition (see `materialize`)
+ONE_PARTITION_ROWS = 100_000
+_ROWS = "_lf_materialized_rows"
+
+
 def materialize(df: DataFrame) -> DataFrame:
     """Compute once and cut the lineage, so that later steps (a MERGE reads its source more than
     once) see exactly the same rows."""
-    return df.localCheckpoint(eager=True)
+    return materialize_observing(df, {})[0]
 
 
 def materialize_observing(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame, dict[str, Any]]:
     """`materialize`, and aggregates of its rows computed by the same job (an observation of
-    the pass that materializes, not a job of its own)."""
+    the pass that materializes, not a job of its own).
+
+    Few rows (a small batch, its change set) come back as one partition: Spark then plans what
+    groups, ranks or joins them by key (a batch's duplicates, its distinct keys, a change set's
+    window) without a shuffle, a stage less each. A checkpoint keeps the partitioning its plan
+    reports; a coalesce into one partition reports a single partition, and reads the checkpoint's
+    blocks in one task, without a shuffle. More rows keep their partitions, to be spread over
+    the cluster's cores."""
     from pyspark.sql import Observation
+    from pyspark.sql import functions as F
 
     seen = Observation()
-    rows = materialize(df.observe(seen, *[a.alias(name) for name, a in aggregates.items()]))
-    return rows, dict(seen.get)
+    observed = {
+        **{name: a.alias(name) for name, a in aggregates.items()},
+        _ROWS: F.count(F.lit(1)).alias(_ROWS),
+    }
+    rows = df.observe(seen, *observed.values()).localCheckpoint(eager=True)
+    found = dict(seen.get)
+    if int(found.pop(_ROWS) or 0) <= ONE_PARTITION_ROWS:
+        rows = rows.coalesce(1)
+    return rows, found
 
 
 def materialize_counting(df: DataFrame, conditions: dict[str, Column]) -> tuple[DataFrame, dict[str, int]]:
