@@ -3,9 +3,9 @@
 One pipeline per strategy takes the initial load, then the 1 % batch of bench_key's data. During
 that batch each step of the runner (steps.py: read, stage, write, audit, record, publish; the
 reconciliation before and the log's record after the table's run) runs under a Spark job group
-of its name, so Spark's status tracker says how many jobs each step ran and which stages they
-were (the call site Spark names a stage after: `collect`, `count`, `save`...). Results go to
-stdout and bench/results/jobs.json.
+of its name, so Spark's status tracker says how many jobs each step ran, what they were (the
+call site Spark names a job after: `collect`, `count`, `save`...), and how many stages and
+tasks they ran. Results go to stdout and bench/results/jobs.json.
 
 Usage: python bench/bench_jobs.py [--rows N] [--write-mode copy-on-write|merge-on-read]
 """
@@ -60,18 +60,23 @@ def traced(spark: Any, prefix: str) -> dict[str, float]:
     return seconds
 
 
-def jobs_by_group(spark: Any, prefix: str, groups: list[str]) -> dict[str, list[str]]:
-    """Each group's jobs, named by the call that ran them."""
+def jobs_by_group(spark: Any, prefix: str, groups: list[str]) -> tuple[dict[str, list[str]], Counter[str]]:
+    """Each group's jobs, named by the call that ran them; and the stages and the tasks they ran
+    (`<group>:stages`, `<group>:tasks`; skipped stages not counted)."""
     tracker = spark.sparkContext.statusTracker()
     store = spark.sparkContext._jsc.sc().statusStore()
     out: dict[str, list[str]] = {}
+    ran: Counter[str] = Counter()
     for group in groups:
         names = []
         for job_id in sorted(tracker.getJobIdsForGroup(prefix + group)):
-            text = str(store.job(job_id).name())  # the call site, e.g. `collect at <file>:<line>`
+            job = store.job(job_id)
+            text = str(job.name())  # the call site, e.g. `collect at <file>:<line>`
             names.append(" ".join(text.split())[:70])
+            ran[f"{group}:stages"] += int(job.numCompletedStages())
+            ran[f"{group}:tasks"] += int(job.numCompletedTasks())
         out[group] = names
-    return out
+    return out, ran
 
 
 undo: list[tuple[Any, str, Any]] = []
@@ -105,23 +110,27 @@ tables:
     assert result.ok, result.to_dict()
     for cls, method, original in undo:
         setattr(cls, method, original)
-    jobs = jobs_by_group(spark, kind + ":", groups)
+    jobs, ran = jobs_by_group(spark, kind + ":", groups)
     report = {
         "batch_seconds": round(total, 3),
         "jobs": sum(len(v) for v in jobs.values()),
+        "stages": sum(ran[f"{g}:stages"] for g in groups),
+        "tasks": sum(ran[f"{g}:tasks"] for g in groups),
         "steps": {
             g: {
                 "seconds": round(seconds.get(g, 0.0), 3),
                 "jobs": len(jobs[g]),
+                "stages": ran[f"{g}:stages"],
+                "tasks": ran[f"{g}:tasks"],
                 "what": dict(Counter(jobs[g])),
             }
             for g in groups
             if jobs[g] or seconds.get(g)
         },
     }
-    print(f"{kind}: {report['jobs']} jobs, {total:.2f} s")
+    print(f"{kind}: {report['jobs']} jobs, {report['stages']} stages, {report['tasks']} tasks, {total:.2f} s")
     for g, s in report["steps"].items():
-        print(f"  {g:15s} {s['seconds']:6.2f} s  {s['jobs']:2d} jobs  {s['what']}")
+        print(f"  {g:15s} {s['seconds']:6.2f} s  {s['jobs']:2d} jobs {s['stages']:2d} stages  {s['what']}")
     return report
 
 
