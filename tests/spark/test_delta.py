@@ -52,6 +52,10 @@ def test_a_key_table_on_delta_takes_each_batch_once_and_its_history_names_them(w
     assert p.run().batches == []  # nothing new
     logged = sorted((r["batch_id"], r["status"]) for r in p.history("customers"))
     assert logged == [("b1.csv", "published"), ("b2.csv", "published")]
+    # the file count compaction looks at is DESCRIBE DETAIL's, read from the version's checksum
+    name = f"{ws.namespace}.customers"
+    detail = ws.spark.sql(f"DESCRIBE DETAIL {p.backend.qualified(name)}").first()["numFiles"]
+    assert p.backend.file_count(name) == detail > 0
 
 
 # every target and the control tables on Delta: a pipeline that needs no Iceberg at all

@@ -36,8 +36,10 @@ class DeltaUpkeep:
         raise NotImplementedError
 
     def file_count(self, table: str) -> int:
-        row = self.spark.sql(f"DESCRIBE DETAIL {self.qualified(table)}").select("numFiles").first()
-        return int(row[0] or 0) if row else 0
+        """The newest version's data files (DESCRIBE DETAIL's `numFiles`), from the version's
+        checksum file when Delta wrote one: no job, no command to plan."""
+        snapshot = self._snapshot(table)
+        return int(snapshot.numOfFiles()) if int(snapshot.version()) >= 0 else 0
 
     def deletes(self, table: str) -> Deletes:
         """The current version's deletion vectors and the rows they delete. A table without

@@ -40,16 +40,24 @@ from lakefresh.sources.text import (
     Scan,
     cast_strictly,
     header_has_mark,
+    number_records,
     parse_type,
+    record_span,
     scan,
 )
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, DataFrameReader
+    from collections.abc import Iterable
+
+    from pyspark.sql import DataFrame, DataFrameReader
     from pyspark.sql.types import DataType, StructType
 
-# A batch of at most this many bytes is read and numbered in one task (see `number_records`)
-ONE_TASK_BYTES = 32 << 20
+# Text files of at most this many bytes in all (a batch's, of one header) are read and numbered
+# in one task (see `number_records`): about as many rows as `materialize` keeps in one partition
+# at 40 bytes a row. Spark reads a CSV file (multi-line records allowed) in one task anyway.
+ONE_TASK_BYTES = 4 << 20
+# compressed files: their size on disk says little of their text, and Spark reads each in a task
+_COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".snappy", ".deflate", ".zip")
 
 
 class FilesSource:
@@ -266,7 +274,7 @@ class FilesSource:
         if CORRUPT not in raw.columns:
             raw = raw.withColumn(CORRUPT, F.lit(None).cast("string"))
         columns = [c for c in raw.columns if c != CORRUPT]
-        small = sum(self.storage.size(p) for p in ref.files) <= ONE_TASK_BYTES
+        small = self._few_bytes(ref.files)
         numbered = number_records(raw, columns, header_lines=0, one_task=small)
         types = self._column_types(columns, target_schema, ref, "json")
         malformed = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed JSON record"))
@@ -274,6 +282,18 @@ class FilesSource:
         return cast_strictly(
             numbered, types, first_reasons=[malformed], raw=raw_col, timezone=self.config.timezone
         )
+
+    def _few_bytes(self, files: Iterable[str]) -> bool:
+        """Whether these uncompressed files hold at most ONE_TASK_BYTES (sizes looked up until
+        the sum passes it)."""
+        total = 0
+        for path in files:
+            if path.lower().endswith(_COMPRESSED):
+                return False
+            total += self.storage.size(path)
+            if total > ONE_TASK_BYTES:
+                return False
+        return True
 
     def _read_parquet(self, ref: BatchRef, target_schema: StructType | None) -> DataFrame:
         from pyspark.sql import functions as F
@@ -338,43 +358,6 @@ def _location(uri: str) -> tuple[str, str]:
     return parsed.netloc, unquote(parsed.path)
 
 
-def number_records(
-    raw: DataFrame, columns: list[str], header_lines: int, one_task: bool = False
-) -> DataFrame:
-    """Add the file, the record ordinal in it, and the physical line the record starts on.
-    `one_task`: the files are read in one partition, so that numbering them per file (a window)
-    needs no shuffle (for a small batch, a stage less)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    with_file = raw.withColumn(FILE_COLUMN, F.input_file_name()).withColumn(
-        "_lf_order", F.monotonically_increasing_id()
-    )
-    if one_task:
-        with_file = with_file.coalesce(1)
-    in_file = Window.partitionBy(FILE_COLUMN).orderBy("_lf_order")
-    before = in_file.rowsBetween(Window.unboundedPreceding, -1)
-    return (
-        with_file.withColumn(RECORD_COLUMN, F.row_number().over(in_file).cast("bigint"))
-        .withColumn("_lf_span", record_span(columns))
-        .withColumn(
-            LINE_COLUMN,
-            (F.coalesce(F.sum("_lf_span").over(before), F.lit(0)) + header_lines + 1).cast("bigint"),
-        )
-        .drop("_lf_order", "_lf_span")
-    )
-
-
-def record_span(columns: list[str]) -> Column:
-    """The physical lines a record takes: 1 + the newlines in its values (or its raw text)."""
-    from pyspark.sql import functions as F
-
-    newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
-        sum((F.coalesce(_count_newlines(F.col(quote(c))), F.lit(0)) for c in columns), F.lit(0))
-    )
-    return newlines + 1
-
-
 def _spelled(missing: list[str], candidates: list[str]) -> str:
     """'name' (did you mean 'nmae'?), 'amount'"""
     out = []
@@ -382,12 +365,6 @@ def _spelled(missing: list[str], candidates: list[str]) -> str:
         near = difflib.get_close_matches(column, candidates, n=1, cutoff=0.6)
         out.append(repr(column) + (f" (did you mean {near[0]!r}?)" if near else ""))
     return ", ".join(out)
-
-
-def _count_newlines(column: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.length(column) - F.length(F.regexp_replace(column, "\n", ""))
 
 
 def _ddl(schema: dict[str, str]) -> str:

@@ -44,8 +44,7 @@ from lakefresh.lakehouse.sql import quote
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources import cdm
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext
-from lakefresh.sources.files import number_records
-from lakefresh.sources.text import CORRUPT, bad_encoding, cast_strictly, parse_type
+from lakefresh.sources.text import CORRUPT, bad_encoding, cast_strictly, number_records, parse_type
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

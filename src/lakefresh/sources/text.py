@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import RAW_COLUMN, REASON_COLUMN
+from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.functions import try_cast, try_to_date, try_to_timestamp
 from lakefresh.lakehouse.sql import quote
@@ -303,3 +303,46 @@ def parse_type(name: str) -> DataType:
     from lakefresh.lakehouse.session import parse_schema
 
     return parse_schema(f"x {name}").fields[0].dataType
+
+
+def number_records(
+    raw: DataFrame, columns: list[str], header_lines: int, one_task: bool = False
+) -> DataFrame:
+    """Add the file, the record ordinal in it, and the physical line the record starts on.
+    `one_task`: the files are read in one partition, so that numbering them per file (a window)
+    needs no shuffle (for a small batch, a stage less)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    with_file = raw.withColumn(FILE_COLUMN, F.input_file_name()).withColumn(
+        "_lf_order", F.monotonically_increasing_id()
+    )
+    if one_task:
+        with_file = with_file.coalesce(1)
+    in_file = Window.partitionBy(FILE_COLUMN).orderBy("_lf_order")
+    before = in_file.rowsBetween(Window.unboundedPreceding, -1)
+    return (
+        with_file.withColumn(RECORD_COLUMN, F.row_number().over(in_file).cast("bigint"))
+        .withColumn("_lf_span", record_span(columns))
+        .withColumn(
+            LINE_COLUMN,
+            (F.coalesce(F.sum("_lf_span").over(before), F.lit(0)) + header_lines + 1).cast("bigint"),
+        )
+        .drop("_lf_order", "_lf_span")
+    )
+
+
+def record_span(columns: list[str]) -> Column:
+    """The physical lines a record takes: 1 + the newlines in its values (or its raw text)."""
+    from pyspark.sql import functions as F
+
+    newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
+        sum((F.coalesce(_count_newlines(F.col(quote(c))), F.lit(0)) for c in columns), F.lit(0))
+    )
+    return newlines + 1
+
+
+def _count_newlines(column: Column) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.length(column) - F.length(F.regexp_replace(column, "\n", ""))

@@ -173,14 +173,15 @@ def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -
     return F.unhex(F.md5(document))
 
 
-# Rows up to this many, materialized, are said to be in one partition (see `materialize`)
+# Rows up to this many, materialized, are said to be in one partition (`materialize_observing`)
 ONE_PARTITION_ROWS = 100_000
 _ROWS = "_lf_materialized_rows"
 
 
 def materialize(df: DataFrame) -> DataFrame:
     """Compute once and cut the lineage, so that later steps (a MERGE reads its source more than
-    once) see exactly the same rows."""
+    once) see exactly the same rows. Few rows come back as one partition (see
+    `materialize_observing`)."""
     return materialize_observing(df, {})[0]
 
 
@@ -189,14 +190,15 @@ def materialize_observing(df: DataFrame, aggregates: dict[str, Column]) -> tuple
     the pass that materializes, not a job of its own).
 
     Few rows (a small batch, its change set) come back as one partition: Spark then plans what
-    groups, ranks or joins them by key (a batch's duplicates, its distinct keys, a change set's
-    window) without a shuffle, a stage less each. A checkpoint keeps the partitioning its plan
-    reports; a coalesce into one partition reports a single partition, and reads the checkpoint's
-    blocks in one task, without a shuffle. More rows keep their partitions, to be spread over
-    the cluster's cores."""
+    groups or ranks them by key (a batch's duplicates, its distinct keys, a change set's window),
+    or joins them with other rows in one partition, without a shuffle, a stage less each. A
+    checkpoint keeps the partitioning its plan reports; a coalesce into one partition reports a
+    single partition, and reads the checkpoint's blocks in one task, without a shuffle. More rows
+    keep the partitioning of their plan."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
+    assert _ROWS not in aggregates, _ROWS
     seen = Observation()
     observed = {
         **{name: a.alias(name) for name, a in aggregates.items()},
@@ -204,7 +206,7 @@ def materialize_observing(df: DataFrame, aggregates: dict[str, Column]) -> tuple
     }
     rows = df.observe(seen, *observed.values()).localCheckpoint(eager=True)
     found = dict(seen.get)
-    if int(found.pop(_ROWS) or 0) <= ONE_PARTITION_ROWS:
+    if int(found.pop(_ROWS, 0) or 0) <= ONE_PARTITION_ROWS:
         rows = rows.coalesce(1)
     return rows, found
 
