@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies import Dimension, StageContext, make_strategy
-from lakefresh.strategies.base import materialize, require_columns
+from lakefresh.strategies.base import materialize, materialize_sized, require_columns
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -78,8 +78,7 @@ def add_skeletons(
     exists = backend.exists(name)
     if exists:
         wanted = wanted.join(backend.read(name).select(*map(quote, keys)), on=keys, how="left_anti")
-    missing = materialize(wanted)
-    created = missing.count()
+    missing, created = materialize_sized(wanted)
     if created == 0:
         return 0
     for column, value in lookup.defaults.items():

@@ -173,7 +173,7 @@ def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -
     return F.unhex(F.md5(document))
 
 
-# Rows up to this many, materialized, are said to be in one partition (`materialize_observing`)
+# Rows up to this many, materialized, are said to be in one partition (`_checkpoint`)
 ONE_PARTITION_ROWS = 100_000
 _ROWS = "_lf_materialized_rows"
 
@@ -181,13 +181,25 @@ _ROWS = "_lf_materialized_rows"
 def materialize(df: DataFrame) -> DataFrame:
     """Compute once and cut the lineage, so that later steps (a MERGE reads its source more than
     once) see exactly the same rows. Few rows come back as one partition (see
-    `materialize_observing`)."""
-    return materialize_observing(df, {})[0]
+    `_checkpoint`)."""
+    return materialize_sized(df)[0]
+
+
+def materialize_sized(df: DataFrame) -> tuple[DataFrame, int]:
+    """`materialize`, and how many rows it holds, counted by the same job."""
+    rows, _, count = _checkpoint(df, {})
+    return rows, count
 
 
 def materialize_observing(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame, dict[str, Any]]:
     """`materialize`, and aggregates of its rows computed by the same job (an observation of
-    the pass that materializes, not a job of its own).
+    the pass that materializes, not a job of its own)."""
+    rows, found, _ = _checkpoint(df, aggregates)
+    return rows, found
+
+
+def _checkpoint(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame, dict[str, Any], int]:
+    """The rows checkpointed, the aggregates observed, and the number of rows.
 
     Few rows (a small batch, its change set) come back as one partition: Spark then plans what
     groups or ranks them by key (a batch's duplicates, its distinct keys, a change set's window),
@@ -200,15 +212,13 @@ def materialize_observing(df: DataFrame, aggregates: dict[str, Column]) -> tuple
 
     assert _ROWS not in aggregates, _ROWS
     seen = Observation()
-    observed = {
-        **{name: a.alias(name) for name, a in aggregates.items()},
-        _ROWS: F.count(F.lit(1)).alias(_ROWS),
-    }
-    rows = df.observe(seen, *observed.values()).localCheckpoint(eager=True)
+    observed = [*(a.alias(name) for name, a in aggregates.items()), F.count(F.lit(1)).alias(_ROWS)]
+    rows = df.observe(seen, *observed).localCheckpoint(eager=True)
     found = dict(seen.get)
-    if int(found.pop(_ROWS, 0) or 0) <= ONE_PARTITION_ROWS:
+    count = int(found.pop(_ROWS, 0) or 0)
+    if count <= ONE_PARTITION_ROWS:
         rows = rows.coalesce(1)
-    return rows, found
+    return rows, found, count
 
 
 def materialize_counting(df: DataFrame, conditions: dict[str, Column]) -> tuple[DataFrame, dict[str, int]]:

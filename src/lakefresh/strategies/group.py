@@ -24,6 +24,7 @@ from lakefresh.strategies.base import (
     count_by,
     data_columns,
     materialize,
+    materialize_sized,
     raise_stored_duplicates,
 )
 
@@ -197,8 +198,7 @@ def stage_key_group(strategy: Any, ctx: StageContext, batch: DataFrame, members:
     latest_first = Window.partitionBy(*[quote(k) for k in keys], F.col(SEQ_COLUMN)).orderBy(
         *strategy.winner_first()
     )
-    ranked = materialize(rows.withColumn("_lf_rank", F.row_number().over(latest_first)))
-    read = ranked.count()
+    ranked, read = materialize_sized(rows.withColumn("_lf_rank", F.row_number().over(latest_first)))
     candidates = ranked.filter(F.col("_lf_rank") == 1)
     stored_columns = {
         "_lf_t_hash": F.col(HASH_COLUMN),

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.columns import HASH_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
 from lakefresh.config.strategies import KeyStrategyConfig
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import ChangeSet, StageContext, data_columns, materialize
+from lakefresh.strategies.base import ChangeSet, StageContext, data_columns, materialize, materialize_sized
 from lakefresh.strategies.changelog import (
     EVENT_TIME,
     OP,
@@ -111,8 +111,7 @@ class KeyLogStrategy(KeyStrategy):
             old_side = leaving.join(old, on=keys, how="inner")
             events = new_side.unionByName(old_side, allowMissingColumns=True)
         data = [c for c in events.columns if not c.startswith("_lf_")]
-        rows = materialize(as_log(events, cfg, ctx, keyed_order(keys), data, STATE))
-        written = rows.count()
+        rows, written = materialize_sized(as_log(events, cfg, ctx, keyed_order(keys), data, STATE))
         return ChangeSet(
             rows=rows.drop(OP),
             counts=judged.counts,
