@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from lakefresh.lakehouse.jars import delta_control_tables
-from tests.conftest import rows
+from tests.conftest import rows, settings_kept
 from tests.spark import test_contract_strategies as contract
 
 KEYED = """
@@ -56,6 +56,41 @@ def test_a_key_table_on_delta_takes_each_batch_once_and_its_history_names_them(w
     name = f"{ws.namespace}.customers"
     detail = ws.spark.sql(f"DESCRIBE DETAIL {p.backend.qualified(name)}").first()["numFiles"]
     assert p.backend.file_count(name) == detail > 0
+
+
+def test_a_versions_rows_and_a_batchs_transaction_come_from_its_checksum_as_from_the_log(ws):
+    """A Delta version's row count (the audit's) and a batch's idempotent-write version are read
+    from the version's checksum, where Delta lists the files and transactions of a small table,
+    and equal what a replay of the log says: with a deletion vector, and when the checksum
+    lists no files (here: a limit of 0 files) the count is Delta's own."""
+    from lakefresh.lakehouse.delta import DeltaBackend
+    from lakefresh.lakehouse.delta_log import records_in, transaction_in
+
+    backend, name = DeltaBackend(ws.spark, str(ws.warehouse)), f"{ws.namespace}.t"
+    df = ws.spark.createDataFrame([(i, f"v{i}") for i in range(6)], "id int, v string")
+    backend.create(name, df.schema, [], {"write.merge.mode": "merge-on-read"})  # deletion vectors
+    first = backend.stage(name, "b1", lambda: backend.append(name, df))
+    merge = (
+        f"MERGE INTO {backend.qualified(name)} t USING (SELECT 2 AS id) s ON t.id = s.id "
+        "WHEN MATCHED THEN DELETE"
+    )
+    second = backend.stage(name, "b2", lambda: ws.spark.sql(merge))
+    assert backend.deletes(name).rows == 1  # the delete is a deletion vector
+
+    replayed = ws.spark.read.format("delta").load(backend.location(name)).count()
+    assert records_in(backend._checksum(name, second.snapshot_id)) == 5 == replayed
+    assert (first.live_records, second.live_records) == (6, 5)
+    assert transaction_in(backend._checksum(name), "lakefresh:b2") == 0
+    assert transaction_in(backend._checksum(name), "lakefresh:b9") == -1
+    logged = backend._snapshot(name).transactions()
+    assert [logged.get(f"lakefresh:{b}").get() for b in ("b1", "b2")] == [0, 0]
+
+    limit = "spark.databricks.delta.allFilesInCrc.thresholdNumFiles"
+    with settings_kept(ws.spark, [limit]):
+        ws.spark.conf.set(limit, "0")
+        third = backend.stage(name, "b3", lambda: backend.append(name, df.limit(1)))
+        assert records_in(backend._checksum(name, third.snapshot_id)) is None
+        assert third.live_records == 6
 
 
 # every target and the control tables on Delta: a pipeline that needs no Iceberg at all

@@ -40,7 +40,16 @@ from lakefresh.lakehouse.backend import (
     StagedCommit,
     TableBackend,
 )
-from lakefresh.lakehouse.delta_log import BATCH_KEY, ROW_OPERATIONS, Version, change_feed, history, lineage
+from lakefresh.lakehouse.delta_log import (
+    BATCH_KEY,
+    ROW_OPERATIONS,
+    Version,
+    change_feed,
+    history,
+    lineage,
+    records_in,
+    transaction_in,
+)
 from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.merge import SqlWrites
@@ -242,20 +251,28 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
         return "current-lineage" if snapshot_id in lineage else "off-lineage"
 
     def live_records(self, table: str, snapshot_id: int) -> int:
-        """Answered from the log's file statistics (Delta plans a bare count without a scan),
-        once per version: a batch's count is the next batch's parent count."""
+        """Answered from the files' statistics, once per version (a batch's count is the next
+        batch's parent count): from the version's checksum when it lists the table's files, else
+        by a bare count, which Delta plans from the same statistics after replaying the log."""
         key = (table, snapshot_id, self._entry(table, snapshot_id).millis)
         if key not in self._counts:
             self._counts = {k: v for k, v in self._counts.items() if k[0] != table}  # one per table
-            self._counts[key] = int(self.read(table, snapshot_id).count())
+            counted = records_in(self._checksum(table, snapshot_id))
+            if counted is None:
+                counted = int(self.read(table, snapshot_id).count())
+            self._counts[key] = counted
         return self._counts[key]
 
     # --- a batch's commit --------------------------------------------------------------------
 
     def _txn_version(self, table: str, app_id: str) -> int:
-        """The version the table last recorded for this idempotent-write application, or -1."""
-        found = self._snapshot(table).transactions().get(app_id)
-        return int(found.get()) if found.isDefined() else -1
+        """The version the table last recorded for this idempotent-write application, or -1: from
+        the newest version's checksum when it lists them, else from a replay of the log."""
+        found = transaction_in(self._checksum(table), app_id)
+        if found is not None:
+            return found
+        recorded = self._snapshot(table).transactions().get(app_id)
+        return int(recorded.get()) if recorded.isDefined() else -1
 
     def stage(
         self,

@@ -97,6 +97,38 @@ def lineage(entries: list[Version]) -> list[Version]:
     return out
 
 
+def records_in(checksum: Any) -> int | None:
+    """A version's rows from its checksum (a `VersionChecksum`, or None), without replaying the
+    log: Delta lists the table's files there for tables of up to 50 files (`allFilesInCrc`), and
+    each file's statistics count its records, less those its deletion vector deletes. None when
+    there is no list or a file has no statistics."""
+    files = checksum.allFiles() if checksum is not None else None
+    if files is None or files.isEmpty():
+        return None
+    listed, total = files.get(), 0
+    for i in range(listed.size()):
+        records = listed.apply(i).numLogicalRecords()
+        if records.isEmpty():
+            return None
+        total += int(records.get())
+    return total
+
+
+def transaction_in(checksum: Any, app_id: str) -> int | None:
+    """The version an idempotent-write application last recorded, from a version's checksum
+    (None: no checksum, or one that does not list the transactions; Delta lists up to 100,
+    `setTransactionsInCrc`), -1 when it lists them without this one."""
+    known = checksum.setTransactions() if checksum is not None else None
+    if known is None or known.isEmpty():
+        return None
+    listed = known.get()
+    for i in range(listed.size()):
+        txn = listed.apply(i)
+        if txn.appId() == app_id:
+            return int(txn.version())
+    return -1
+
+
 def change_feed(
     spark: SparkSession, location: str, entries: list[Version], start: int | None, end: int, keys: list[str]
 ) -> DataFrame:

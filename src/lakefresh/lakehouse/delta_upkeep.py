@@ -35,11 +35,23 @@ class DeltaUpkeep:
     def live_records(self, table: str, snapshot_id: int) -> int:
         raise NotImplementedError
 
+    def _checksum(self, table: str, snapshot_id: int | None = None) -> Any:
+        """The newest version's checksum (its `.crc`, or what the commit computed), when it is
+        `snapshot_id` (if given) and has one; else None."""
+        snapshot = self._snapshot(table)
+        if snapshot_id is not None and int(snapshot.version()) != snapshot_id:
+            return None
+        found = snapshot.checksumOpt()
+        return found.get() if found.isDefined() else None
+
     def file_count(self, table: str) -> int:
         """The newest version's data files (DESCRIBE DETAIL's `numFiles`), from the version's
-        checksum file when Delta wrote one: no job, no command to plan."""
+        checksum when it has one: no job, no command to plan (else from a replay of the log)."""
         snapshot = self._snapshot(table)
-        return int(snapshot.numOfFiles()) if int(snapshot.version()) >= 0 else 0
+        if int(snapshot.version()) < 0:
+            return 0
+        checksum = self._checksum(table)
+        return int(checksum.numFiles() if checksum is not None else snapshot.numOfFiles())
 
     def deletes(self, table: str) -> Deletes:
         """The current version's deletion vectors and the rows they delete. A table without
