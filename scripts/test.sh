@@ -18,15 +18,16 @@ DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
 PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_custom.py
   tests/spark/test_peer_snapshot.py tests/spark/test_peer_range.py)
 # and slow files of the main suite, so that the two sides take about as long (28-29 minutes each
-# on 2 cores, measured 2026-11-25 with the cluster test in the main run)
-BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py)
+# on 2 cores, measured 2026-11-25 with the cluster test in the main run; test_key_properties
+# joined them when the Delta tests became about a fifth faster, 2026-11-26)
+BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py tests/spark/test_key_properties.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 
 # the 3.5 line's setup (its own .venv-spark3.5) runs in the background too, then the Delta Lake
 # tests on the default line, in a session of their own
 (LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh &&
   LAKEFRESH_TEST_DELTA=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
-  echo && echo "=== the Delta Lake tests, the peers' examples, test_rebuild_verbs and test_backlog (Spark 4.1) ===" &&
+  echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
 spark35=$!
 .venv/bin/pytest "${SIDE_TESTS[@]/#/--ignore=}"
