@@ -48,7 +48,6 @@ from lakefresh.lakehouse.delta_log import (
     history,
     lineage,
     records_in,
-    transaction_in,
 )
 from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
 from lakefresh.lakehouse.evolution import Widenings, align
@@ -252,8 +251,9 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
 
     def live_records(self, table: str, snapshot_id: int) -> int:
         """Answered from the files' statistics, once per version (a batch's count is the next
-        batch's parent count): from the version's checksum when it lists the table's files, else
-        by a bare count, which Delta plans from the same statistics after replaying the log."""
+        batch's parent count): when the version is the newest, from its checksum if that lists
+        the table's files (no job); else by a bare count, which Delta plans from the same
+        statistics after replaying the log (0.2-0.9 s on a small table)."""
         key = (table, snapshot_id, self._entry(table, snapshot_id).millis)
         if key not in self._counts:
             self._counts = {k: v for k, v in self._counts.items() if k[0] != table}  # one per table
@@ -266,13 +266,11 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
     # --- a batch's commit --------------------------------------------------------------------
 
     def _txn_version(self, table: str, app_id: str) -> int:
-        """The version the table last recorded for this idempotent-write application, or -1: from
-        the newest version's checksum when it lists them, else from a replay of the log."""
-        found = transaction_in(self._checksum(table), app_id)
-        if found is not None:
-            return found
-        recorded = self._snapshot(table).transactions().get(app_id)
-        return int(recorded.get()) if recorded.isDefined() else -1
+        """The version the table last recorded for this idempotent-write application, or -1. A
+        replay of the log, which the write repeats for its own check of the same transaction
+        (from the same cached state): answering it from the checksum would save no time."""
+        found = self._snapshot(table).transactions().get(app_id)
+        return int(found.get()) if found.isDefined() else -1
 
     def stage(
         self,

@@ -1,6 +1,6 @@
 """A Delta table's log as lakefresh reads it: which batches each version carries, the lineage
-(the current version and its ancestors, a RESTORE continuing at the version it restored), and the
-change data feed over that lineage.
+(the current version and its ancestors, a RESTORE continuing at the version it restored), the
+change data feed over that lineage, and a version's rows from its checksum.
 """
 
 from __future__ import annotations
@@ -99,9 +99,10 @@ def lineage(entries: list[Version]) -> list[Version]:
 
 def records_in(checksum: Any) -> int | None:
     """A version's rows from its checksum (a `VersionChecksum`, or None), without replaying the
-    log: Delta lists the table's files there for tables of up to 50 files (`allFilesInCrc`), and
-    each file's statistics count its records, less those its deletion vector deletes. None when
-    there is no list or a file has no statistics."""
+    log: each listed file's records in its statistics, less those its deletion vector deletes,
+    the sum Delta's own metadata-only count makes. Delta lists every live file there, or none:
+    only for tables of up to 50 files (`allFilesInCrc`), on commits that keep the schema, and
+    not on a RESTORE's. None when there is no list or a file has no statistics."""
     files = checksum.allFiles() if checksum is not None else None
     if files is None or files.isEmpty():
         return None
@@ -112,21 +113,6 @@ def records_in(checksum: Any) -> int | None:
             return None
         total += int(records.get())
     return total
-
-
-def transaction_in(checksum: Any, app_id: str) -> int | None:
-    """The version an idempotent-write application last recorded, from a version's checksum
-    (None: no checksum, or one that does not list the transactions; Delta lists up to 100,
-    `setTransactionsInCrc`), -1 when it lists them without this one."""
-    known = checksum.setTransactions() if checksum is not None else None
-    if known is None or known.isEmpty():
-        return None
-    listed = known.get()
-    for i in range(listed.size()):
-        txn = listed.apply(i)
-        if txn.appId() == app_id:
-            return int(txn.version())
-    return -1
 
 
 def change_feed(
