@@ -18,9 +18,8 @@ DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
 PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_custom.py
   tests/spark/test_peer_snapshot.py tests/spark/test_peer_range.py)
 # and slow files of the main suite, so that the two sides take about as long (28-29 minutes each
-# on 2 cores, measured 2026-11-25 with the cluster test in the main run; test_key_properties
-# joined them when the Delta tests became about a fifth faster, 2026-11-26)
-BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py tests/spark/test_key_properties.py)
+# on 2 cores, measured 2026-11-25 and 2026-11-26 with the cluster test in the main run)
+BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 
 # the 3.5 line's setup (its own .venv-spark3.5) runs in the background too, then the Delta Lake
