@@ -17,8 +17,8 @@ DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
 # so that the two sides take about as long
 PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_custom.py
   tests/spark/test_peer_snapshot.py tests/spark/test_peer_range.py)
-# and slow files of the main suite, so that the two sides take about as long (28-29 minutes each
-# on 2 cores, measured 2026-11-25 and 2026-11-26 with the cluster test in the main run)
+# and slow files of the main suite, so that the two sides take about as long (23-24 minutes each
+# on 2 cores with the 3.5 run's setup, measured 2026-11-26 with the cluster test in the main run)
 BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 
