@@ -15,16 +15,17 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from bench_key import FORMAT, arguments, save_report, workspace
 
 
-def lookups(spark: Any, name: str, rounds: int) -> dict[str, list[float]]:
+def lookups(spark: Any, root: Path, name: str, rounds: int) -> dict[str, list[float]]:
     from lakefresh.lakehouse.delta import DeltaBackend
     from lakefresh.lakehouse.delta_log import records_in
 
-    backend = DeltaBackend(spark, str(FORMAT_ROOT[0]))
+    backend = DeltaBackend(spark, str(root))
     df = spark.createDataFrame([(i, f"v{i}") for i in range(1000)], "id int, v string")
     backend.create(name, df.schema, [], {"write.merge.mode": "merge-on-read"})
     backend.stage(name, "b0", lambda: backend.append(name, df))
@@ -46,17 +47,14 @@ def lookups(spark: Any, name: str, rounds: int) -> dict[str, list[float]]:
     return seconds
 
 
-FORMAT_ROOT: list[Any] = []
-
-
 def main() -> None:
     args = arguments(__doc__)
     FORMAT[0] = "delta"
     conf = {"spark.sql.shuffle.partitions": "2"}
     with workspace("lakefresh-bench-delta-", conf) as (work, spark):
-        FORMAT_ROOT[:] = [work / "warehouse"]
-        lookups(spark, "bench.warm_up", 4)  # warm-up: the first writes compile most of what later ones run
-        seconds = lookups(spark, "bench.t", args.rounds)
+        root = work / "warehouse"
+        lookups(spark, root, "bench.warm_up", 4)  # warm-up: the first writes compile what later ones run
+        seconds = lookups(spark, root, "bench.t", args.rounds)
     summary = {
         k: {"rounds": [round(s, 4) for s in v], "median": round(statistics.median(v), 4)}
         for k, v in seconds.items()

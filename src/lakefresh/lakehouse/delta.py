@@ -45,6 +45,7 @@ from lakefresh.lakehouse.delta_log import (
     ROW_OPERATIONS,
     Version,
     change_feed,
+    checksum_of,
     history,
     lineage,
     records_in,
@@ -262,6 +263,11 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
                 counted = int(self.read(table, snapshot_id).count())
             self._counts[key] = counted
         return self._counts[key]
+
+    def _checksum(self, table: str, snapshot_id: int) -> Any:
+        """The checksum of version `snapshot_id` when it is the newest and has one; else None."""
+        snapshot = self._snapshot(table)
+        return checksum_of(snapshot) if int(snapshot.version()) == snapshot_id else None
 
     # --- a batch's commit --------------------------------------------------------------------
 

@@ -97,6 +97,12 @@ def lineage(entries: list[Version]) -> list[Version]:
     return out
 
 
+def checksum_of(snapshot: Any) -> Any:
+    """A snapshot's checksum (its version's `.crc`, or what its commit computed), or None."""
+    found = snapshot.checksumOpt()
+    return found.get() if found.isDefined() else None
+
+
 def records_in(checksum: Any) -> int | None:
     """A version's rows from its checksum (a `VersionChecksum`, or None), without replaying the
     log: each listed file's records in its statistics, less those its deletion vector deletes,

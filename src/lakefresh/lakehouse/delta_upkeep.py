@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.backend import Deletes
+from lakefresh.lakehouse.delta_log import checksum_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -35,22 +36,13 @@ class DeltaUpkeep:
     def live_records(self, table: str, snapshot_id: int) -> int:
         raise NotImplementedError
 
-    def _checksum(self, table: str, snapshot_id: int | None = None) -> Any:
-        """The newest version's checksum (its `.crc`, or what the commit computed), when it is
-        `snapshot_id` (if given) and has one; else None."""
-        snapshot = self._snapshot(table)
-        if snapshot_id is not None and int(snapshot.version()) != snapshot_id:
-            return None
-        found = snapshot.checksumOpt()
-        return found.get() if found.isDefined() else None
-
     def file_count(self, table: str) -> int:
         """The newest version's data files (DESCRIBE DETAIL's `numFiles`), from the version's
         checksum when it has one: no job, no command to plan (else from a replay of the log)."""
         snapshot = self._snapshot(table)
         if int(snapshot.version()) < 0:
             return 0
-        checksum = self._checksum(table)
+        checksum = checksum_of(snapshot)
         return int(checksum.numFiles() if checksum is not None else snapshot.numOfFiles())
 
     def deletes(self, table: str) -> Deletes:
