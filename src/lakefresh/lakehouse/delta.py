@@ -52,6 +52,7 @@ from lakefresh.lakehouse.delta_log import (
 )
 from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
 from lakefresh.lakehouse.evolution import Widenings, align
+from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.merge import SqlWrites
 from lakefresh.lakehouse.sql import properties_sql, quote
 
@@ -90,11 +91,8 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
     def qualified(self, table: str) -> str:
         return f"delta.{quote(self.location(table))}"
 
-    def _jvm(self) -> Any:
-        return self.spark.sparkContext._jvm
-
     def exists(self, table: str) -> bool:
-        tables = self._jvm().io.delta.tables.DeltaTable
+        tables = java_class(self.spark, "io.delta.tables.DeltaTable")
         return bool(tables.isDeltaTable(self.spark._jsparkSession, self.location(table)))
 
     def create(
@@ -129,8 +127,7 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
         return {"delta.enableChangeDataFeed": "false", **MERGE_ON_READ}
 
     def drop(self, table: str) -> None:
-        jvm = self._jvm()
-        path = jvm.org.apache.hadoop.fs.Path(self.location(table))
+        path = java_class(self.spark, "org.apache.hadoop.fs.Path")(self.location(table))
         path.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
     def schema(self, table: str) -> StructType:
@@ -179,13 +176,12 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
         return self._delta_log(table).update(False, self._none(), self._none())
 
     def _delta_log(self, table: str) -> Any:
-        jvm = self._jvm()
-        return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+        return java_class(self.spark, "org.apache.spark.sql.delta.DeltaLog").forTable(
             self.spark._jsparkSession, self.location(table)
         )
 
     def _none(self) -> Any:
-        return self._jvm().scala.Option.empty()
+        return java_class(self.spark, "scala.Option").empty()
 
     def _lineage(self, table: str) -> list[Version]:
         return lineage(self._history(table))

@@ -32,7 +32,15 @@ from lakefresh.lakehouse.backend import (
     TableBackend,
 )
 from lakefresh.lakehouse.evolution import Widenings, align
-from lakefresh.lakehouse.iceberg_log import batch_ids, changelog, snapshot_commit, utc
+from lakefresh.lakehouse.iceberg_log import (
+    SnapshotInfo,
+    batch_ids,
+    changelog,
+    snapshot_commit,
+    snapshot_info,
+    utc,
+)
+from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.merge import SqlWrites
 from lakefresh.lakehouse.procedures import IcebergUpkeep
 from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
@@ -179,10 +187,11 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def _iceberg_table(self, table: str) -> Any:
         """The table through Iceberg's Java API, loaded fresh: lineage questions are answered
         from its metadata in milliseconds, without a Spark job."""
-        jvm = self.spark.sparkContext._jvm
-        return jvm.org.apache.iceberg.spark.Spark3Util.loadIcebergTable(  # type: ignore[union-attr]
-            self.spark._jsparkSession, f"{self.catalog}.{table}"
-        )
+        spark3 = java_class(self.spark, "org.apache.iceberg.spark.Spark3Util")
+        return spark3.loadIcebergTable(self.spark._jsparkSession, f"{self.catalog}.{table}")
+
+    def _snapshot_util(self) -> Any:
+        return java_class(self.spark, "org.apache.iceberg.util.SnapshotUtil")
 
     def head(self, table: str) -> int | None:
         current = self._iceberg_table(table).currentSnapshot()
@@ -199,8 +208,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def lineage(self, table: str) -> Lineage:
         iceberg = self._iceberg_table(table)
         retained = frozenset(int(s.snapshotId()) for s in iceberg.snapshots())
-        jvm = self.spark.sparkContext._jvm
-        walk = jvm.org.apache.iceberg.util.SnapshotUtil.currentAncestors(iceberg).iterator()  # type: ignore[union-attr]
+        walk = self._snapshot_util().currentAncestors(iceberg).iterator()
         ancestors: set[int] = set()
         oldest = None
         while walk.hasNext():
@@ -214,34 +222,26 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         """Batch id -> snapshot id of the batches in the current lineage, newest first; with
         `since`, only those published after that snapshot (the walk stops there, so its cost
         does not grow with the table's history)."""
-        jvm = self.spark.sparkContext._jvm
-        ancestors = jvm.org.apache.iceberg.util.SnapshotUtil.currentAncestors(  # type: ignore[union-attr]
-            self._iceberg_table(table)
-        ).iterator()
+        ancestors = self._snapshot_util().currentAncestors(self._iceberg_table(table)).iterator()
         out: dict[str, int] = {}
         while ancestors.hasNext():
-            snapshot = ancestors.next()
-            if since is not None and int(snapshot.snapshotId()) == since:
+            snapshot = snapshot_info(self.spark, ancestors.next())
+            if since is not None and snapshot.snapshot_id == since:
                 break
-            for batch_id in reversed(batch_ids(snapshot.summary())):
-                out.setdefault(batch_id, int(snapshot.snapshotId()))
+            for batch_id in reversed(batch_ids(snapshot.summary)):
+                out.setdefault(batch_id, snapshot.snapshot_id)
         return out
 
     def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
-        jvm = self.spark.sparkContext._jvm
-        walk = jvm.org.apache.iceberg.util.SnapshotUtil.currentAncestors(  # type: ignore[union-attr]
-            self._iceberg_table(table)
-        ).iterator()
+        walk = self._snapshot_util().currentAncestors(self._iceberg_table(table)).iterator()
         out: list[Commit] = []
         while walk.hasNext():
-            snapshot = walk.next()
-            if int(snapshot.snapshotId()) == snapshot_id:
+            snapshot = snapshot_info(self.spark, walk.next())
+            if snapshot.snapshot_id == snapshot_id:
                 return out
-            batches = batch_ids(snapshot.summary())
-            operation = str(snapshot.operation())
-            out.append(
-                Commit(int(snapshot.snapshotId()), batches[-1] if batches else None, operation, batches)
-            )
+            batches = batch_ids(snapshot.summary)
+            operation = str(snapshot.operation)
+            out.append(Commit(snapshot.snapshot_id, batches[-1] if batches else None, operation, batches))
         if snapshot_id is None:
             return out
         raise StateError(f"snapshot {snapshot_id} is not in the lineage of {table}")
@@ -256,9 +256,12 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
         return found
 
+    def _snapshot_info(self, table: str, snapshot_id: int) -> SnapshotInfo:
+        return snapshot_info(self.spark, self._snapshot(table, snapshot_id))
+
     def live_records(self, table: str, snapshot_id: int) -> int:
         """From the snapshot's summary (no job)."""
-        return snapshot_commit(table, self._snapshot(table, snapshot_id)).live_records
+        return snapshot_commit(table, self._snapshot_info(table, snapshot_id)).live_records
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
         """When a snapshot was committed (UTC, naive)."""
@@ -270,9 +273,8 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         iceberg = self._iceberg_table(table)
         if iceberg.snapshot(int(snapshot_id)) is None:
             return "expired"
-        jvm = self.spark.sparkContext._jvm
         current = iceberg.currentSnapshot()
-        util = jvm.org.apache.iceberg.util.SnapshotUtil  # type: ignore[union-attr]
+        util = self._snapshot_util()
         if current is not None and util.isAncestorOf(iceberg, current.snapshotId(), int(snapshot_id)):
             return "current-lineage"
         return "off-lineage"
@@ -319,11 +321,11 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
                 f"the write of batch {batch_id!r} to {table} left no staged snapshot; is "
                 "write.wap.enabled=true on the table?"
             )
-        return snapshot_commit(table, staged)
+        return snapshot_commit(table, snapshot_info(self.spark, staged))
 
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
-        summary = self._snapshot(table, snapshot_id).summary()
-        return {str(k): str(v) for k, v in dict(summary).items() if str(k).startswith("lakefresh.")}
+        summary = self._snapshot_info(table, snapshot_id).summary
+        return {k: v for k, v in summary.items() if k.startswith("lakefresh.")}
 
     def commits_at_once(self, table: str) -> bool:
         return False
@@ -370,8 +372,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def carries_commit_properties(self) -> bool:
         """Whether a staged commit keeps the properties `stage` gives it: Iceberg 1.12 on."""
         if self._carries is None:
-            jvm = self.spark.sparkContext._jvm
-            version = str(jvm.org.apache.iceberg.IcebergBuild.version())  # type: ignore[union-attr]
+            version = str(java_class(self.spark, "org.apache.iceberg.IcebergBuild").version())
             numbers = tuple(int(p) for p in version.split("-")[0].split(".")[:2] if p.isdigit())
             self._carries = numbers >= (1, 12)
         return self._carries

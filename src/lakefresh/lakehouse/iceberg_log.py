@@ -5,12 +5,14 @@ between two snapshots."""
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
 from lakefresh.lakehouse.backend import GROUP_PROPERTY, StagedCommit
 from lakefresh.lakehouse.changes import without_carry_overs
+from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.sql import quote, sql_literal
 
 if TYPE_CHECKING:
@@ -50,6 +52,34 @@ def changelog(
     return without_carry_overs(changes, keys) if keys else changes
 
 
+@dataclass(frozen=True)
+class SnapshotInfo:
+    """What lakefresh reads of a snapshot."""
+
+    snapshot_id: int
+    parent_id: int | None
+    timestamp_ms: int
+    operation: str | None
+    summary: dict[str, str]  # without the operation
+
+
+def snapshot_info(spark: SparkSession, snapshot: Any) -> SnapshotInfo:
+    """A snapshot (Iceberg's Java object) read in one round trip, from Iceberg's own JSON of it:
+    a walk of its summary's Java map through Py4J costs a round trip per entry, and ends in an
+    exception (Py4J's end of iteration) that PySpark converts at a further cost."""
+    data = json.loads(str(java_class(spark, "org.apache.iceberg.SnapshotParser").toJson(snapshot)))
+    summary = {str(k): str(v) for k, v in (data.get("summary") or {}).items()}
+    operation = summary.pop("operation", None)
+    parent = data.get("parent-snapshot-id")
+    return SnapshotInfo(
+        int(data["snapshot-id"]),
+        None if parent is None else int(parent),
+        int(data["timestamp-ms"]),
+        operation,
+        summary,
+    )
+
+
 def batch_ids(summary: Any) -> tuple[str, ...]:
     """The batches a snapshot carries, oldest first: the one it was staged with (`wap.id`, or
     `published-wap-id` once cherry-picked onto a moved table), after the earlier batches of its
@@ -67,17 +97,16 @@ def utc(millis: int) -> datetime:
     return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
 
 
-def snapshot_commit(table: str, snapshot: Any) -> StagedCommit:
+def snapshot_commit(table: str, snapshot: SnapshotInfo) -> StagedCommit:
     """A snapshot as a staged commit, its numbers from the snapshot's summary: the live records
     are the data rows minus the position-deleted rows."""
-    parent = snapshot.parentId()
-    summary = {str(k): str(v) for k, v in dict(snapshot.summary()).items()}
+    summary = snapshot.summary
     total = int(summary.get("total-records", "0")) - int(summary.get("total-position-deletes", "0"))
     return StagedCommit(
         table,
         summary.get("wap.id", ""),
-        int(snapshot.snapshotId()),
-        None if parent is None else int(parent),
+        snapshot.snapshot_id,
+        snapshot.parent_id,
         live_records=total,
         files_written=int(summary.get("added-data-files", "0")),
         bytes_written=int(summary.get("added-files-size", "0")),

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.backend import Deletes
+from lakefresh.lakehouse.iceberg_log import snapshot_info
 from lakefresh.lakehouse.sql import qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ class IcebergUpkeep:
 
     def _summary(self, table: str) -> dict[str, str]:
         current = self._iceberg_table(table).currentSnapshot()
-        return {} if current is None else {str(k): str(v) for k, v in dict(current.summary()).items()}
+        return {} if current is None else snapshot_info(self.spark, current).summary
 
     def file_count(self, table: str) -> int:
         """Data and delete files in the table's current snapshot, from its summary (no job)."""

@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.lakehouse.jvm import java_class
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -27,11 +29,10 @@ class FileEntry:
 class Storage:
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
-        self._jvm: Any = spark.sparkContext._jvm
         self._conf: Any = spark.sparkContext._jsc.hadoopConfiguration()
 
     def _fs(self, path: str) -> tuple[Any, Any]:
-        jpath = self._jvm.org.apache.hadoop.fs.Path(path)
+        jpath = java_class(self.spark, "org.apache.hadoop.fs.Path")(path)
         return jpath.getFileSystem(self._conf), jpath
 
     def exists(self, path: str) -> bool:
@@ -61,7 +62,9 @@ class Storage:
         src_fs, src = self._fs(source)
         dst_fs, dst = self._fs(target)
         dst_fs.mkdirs(dst.getParent())
-        self._jvm.org.apache.hadoop.fs.FileUtil.copy(src_fs, src, dst_fs, dst, False, True, self._conf)
+        java_class(self.spark, "org.apache.hadoop.fs.FileUtil").copy(
+            src_fs, src, dst_fs, dst, False, True, self._conf
+        )
 
     def size(self, path: str) -> int:
         """A file's size in bytes."""
@@ -70,7 +73,7 @@ class Storage:
 
     def uri(self, path: str) -> str:
         """The path as a URI, as Spark's `_metadata.file_path` spells it (`file:/a%20b.csv`)."""
-        return str(self._jvm.org.apache.hadoop.fs.Path(path).toUri().toString())
+        return str(java_class(self.spark, "org.apache.hadoop.fs.Path")(path).toUri().toString())
 
     @contextmanager
     def chunks(self, path: str, size: int = 1 << 20) -> Iterator[Iterator[bytes]]:
@@ -79,7 +82,8 @@ class Storage:
         is first copied by the JVM into a local temporary file, removed afterwards (the bridge
         between Python and the JVM moves bytes at about 10 MB/s; the copy runs at network speed)."""
         fs, jpath = self._fs(path)
-        codec = self._jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(self._conf).getCodec(jpath)
+        codecs = java_class(self.spark, "org.apache.hadoop.io.compress.CompressionCodecFactory")
+        codec = codecs(self._conf).getCodec(jpath)
         if codec is None and str(fs.getUri().getScheme()) == "file":
             with open(str(jpath.toUri().getPath()), "rb") as local:
                 yield iter(partial(local.read, size), b"")
@@ -91,9 +95,9 @@ class Storage:
             try:
                 if codec is not None:
                     stream = codec.createInputStream(stream)
-                out = self._jvm.java.io.FileOutputStream(copy)
+                out = java_class(self.spark, "java.io.FileOutputStream")(copy)
                 try:
-                    self._jvm.org.apache.commons.io.IOUtils.copyLarge(stream, out)
+                    java_class(self.spark, "org.apache.commons.io.IOUtils").copyLarge(stream, out)
                 finally:
                     out.close()
             finally:
@@ -108,7 +112,7 @@ class Storage:
         fs, jpath = self._fs(path)
         stream = fs.open(jpath)
         try:
-            data = self._jvm.org.apache.commons.io.IOUtils.toString(stream, encoding)
+            data = java_class(self.spark, "org.apache.commons.io.IOUtils").toString(stream, encoding)
             return str(data)
         finally:
             stream.close()

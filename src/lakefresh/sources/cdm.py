@@ -29,13 +29,10 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from lakefresh.errors import SourceError
-from lakefresh.lakehouse.functions import try_to_timestamp
-
-if TYPE_CHECKING:
-    from pyspark.sql import Column
+from lakefresh.lakehouse.functions import try_to_timestamp_sql
+from lakefresh.lakehouse.sql import sql_literal
 
 SPARK_TYPES = {
     "string": "string",
@@ -100,21 +97,20 @@ def read_model(text: str, where: str) -> dict[str, Entity]:
     return entities
 
 
-def parser(attribute: Attribute) -> Callable[[Column], Column] | None:
-    """How the text of an attribute becomes its Spark type when a plain cast cannot (timestamps);
-    None when a cast does."""
+def parser(attribute: Attribute) -> Callable[[str], str] | None:
+    """How the text of an attribute (SQL) becomes its Spark type (SQL) when a plain cast cannot
+    (timestamps); None when a cast does."""
     if attribute.spark_type != "timestamp":
         return None
     return _timestamp
 
 
-def _timestamp(text: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    trimmed = F.trim(text)
-    us_style = try_to_timestamp(F.concat(trimmed, F.lit(" +00:00")), US_TIMESTAMP)
-    zoned = F.when(trimmed.rlike(ZONE_SUFFIX), trimmed).otherwise(F.concat(trimmed, F.lit("Z")))
-    return F.coalesce(us_style, try_to_timestamp(zoned))
+def _timestamp(text: str) -> str:
+    trimmed = f"trim({text})"
+    us_style = try_to_timestamp_sql(f"concat({trimmed}, ' +00:00')", US_TIMESTAMP)
+    has_zone = f"{trimmed} RLIKE {sql_literal(ZONE_SUFFIX)}"
+    zoned = f"CASE WHEN {has_zone} THEN {trimmed} ELSE concat({trimmed}, 'Z') END"
+    return f"coalesce({us_style}, {try_to_timestamp_sql(zoned)})"
 
 
 # Loose text shapes of the types that model.json declares, to tell a misplaced column from a bad

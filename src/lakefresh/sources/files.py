@@ -29,7 +29,7 @@ from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN, SEQ_COLUM
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.session import parse_schema
-from lakefresh.lakehouse.sql import quote
+from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.sources.file_listing import Listing
@@ -170,15 +170,13 @@ class FilesSource:
 
         columns = [c for c in text.columns if not c.startswith("_lf_")]
         types = self._column_types(columns, target_schema, ref, "csv")
-        wrong_cells = F.when(
-            F.col(CORRUPT).isNotNull(),
-            F.lit(f"wrong number of cells: expected {len(columns)} ({', '.join(columns)})"),
-        )
+        expected = sql_literal(f"wrong number of cells: expected {len(columns)} ({', '.join(columns)})")
+        wrong_cells = f"CASE WHEN {CORRUPT} IS NOT NULL THEN {expected} END"
         bad_bytes = None
         if bad_lines:
             text = self._mark_bad_bytes(text, columns, bad_lines)
-            bad_bytes = F.col(BAD_BYTES)
-        raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(quote(c)) for c in columns])))
+            bad_bytes = BAD_BYTES
+        raw_col = f"coalesce({CORRUPT}, {_as_json(columns)})"
         typed = cast_strictly(
             text,
             types,
@@ -197,7 +195,7 @@ class FilesSource:
         from pyspark.sql import functions as F
 
         bad = self.spark.createDataFrame(bad_lines, f"{FILE_PATH} string, _lf_at bigint")
-        last = F.col(LINE_COLUMN) + record_span(columns) - 1
+        last = F.col(LINE_COLUMN) + F.expr(record_span(columns)) - 1
         hits = (
             text.select(FILE_PATH, LINE_COLUMN, F.explode(F.sequence(LINE_COLUMN, last)).alias("_lf_at"))
             .join(bad, [FILE_PATH, "_lf_at"], "left_semi")
@@ -277,8 +275,8 @@ class FilesSource:
         small = self._few_bytes(ref.files)
         numbered = number_records(raw, columns, header_lines=0, one_task=small)
         types = self._column_types(columns, target_schema, ref, "json")
-        malformed = F.when(F.col(CORRUPT).isNotNull(), F.lit("malformed JSON record"))
-        raw_col = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(quote(c)) for c in columns])))
+        malformed = f"CASE WHEN {CORRUPT} IS NOT NULL THEN 'malformed JSON record' END"
+        raw_col = f"coalesce({CORRUPT}, {_as_json(columns)})"
         return cast_strictly(
             numbered, types, first_reasons=[malformed], raw=raw_col, timezone=self.config.timezone
         )
@@ -313,8 +311,9 @@ class FilesSource:
         )
         declared = self.config.schema_ or {}
         types = {c: parse_type(declared[c]) for c in columns if c in declared}
-        raw_col = F.to_json(F.struct(*[F.col(quote(c)) for c in columns]))
-        return cast_strictly(numbered, types, first_reasons=[], raw=raw_col, timezone=self.config.timezone)
+        return cast_strictly(
+            numbered, types, first_reasons=[], raw=_as_json(columns), timezone=self.config.timezone
+        )
 
     def _column_types(
         self, columns: list[str], target_schema: StructType | None, ref: BatchRef, fmt: str
@@ -365,6 +364,11 @@ def _spelled(missing: list[str], candidates: list[str]) -> str:
         near = difflib.get_close_matches(column, candidates, n=1, cutoff=0.6)
         out.append(repr(column) + (f" (did you mean {near[0]!r}?)" if near else ""))
     return ", ".join(out)
+
+
+def _as_json(columns: list[str]) -> str:
+    """SQL for a record's values as a JSON object (its text in the quarantine)."""
+    return f"to_json(struct({', '.join(quote(c) for c in columns)}))"
 
 
 def _ddl(schema: dict[str, str]) -> str:

@@ -40,14 +40,14 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.errors import SourceError
-from lakefresh.lakehouse.sql import quote
+from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources import cdm
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext
 from lakefresh.sources.text import CORRUPT, bad_encoding, cast_strictly, number_records, parse_type
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
 FOLDER_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}\.\d{2}\.\d{2}Z$")
@@ -240,7 +240,6 @@ class SynapseLinkSource:
 
     def _read_folder(self, folder: str, files: list[str]) -> DataFrame:
         """A folder's rows, parsed with the folder's own model.json; bad rows carry a reason."""
-        from pyspark.sql import functions as F
         from pyspark.sql.types import StringType, StructField, StructType
 
         entity = self._entity(folder)
@@ -262,33 +261,33 @@ class SynapseLinkSource:
             .csv(files)
         )
         numbered = number_records(text, columns, header_lines=0)
-        wrong_cells = F.when(
-            F.col(CORRUPT).isNotNull() & ~self._narrower(folder, entity),
-            F.lit(f"wrong number of cells: {folder}/model.json gives {len(columns)} columns"),
-        )
-        raw = F.coalesce(F.col(CORRUPT), F.to_json(F.struct(*[F.col(quote(c)) for c in columns])))
+        message = sql_literal(f"wrong number of cells: {folder}/model.json gives {len(columns)} columns")
+        narrower = self._narrower(folder, entity)
+        wrong_cells = f"CASE WHEN {CORRUPT} IS NOT NULL AND NOT {narrower} THEN {message} END"
+        raw = f"coalesce({CORRUPT}, to_json(struct({', '.join(quote(c) for c in columns)})))"
         types = {a.name: parse_type(a.spark_type) for a in entity.attributes}
         parsers = {a.name: p for a in entity.attributes if (p := cdm.parser(a)) is not None}
         return cast_strictly(
             numbered, types, first_reasons=[wrong_cells, bad_encoding(columns)], raw=raw, parsers=parsers
         )
 
-    def _narrower(self, folder: str, entity: cdm.Entity) -> Column:
-        """Whether a row Spark found malformed is one written before columns were appended to the
-        entity: fewer cells than this folder's model.json, but at least as many as the entity had
-        in the model.json of the folder before. Spark binds its trailing columns to NULL, as
-        Synapse documents; any other count of cells is a malformed row."""
-        from pyspark.sql import functions as F
-
+    def _narrower(self, folder: str, entity: cdm.Entity) -> str:
+        """SQL for whether a row Spark found malformed is one written before columns were appended
+        to the entity: fewer cells than this folder's model.json, but at least as many as the
+        entity had in the model.json of the folder before. Spark binds its trailing columns to
+        NULL, as Synapse documents; any other count of cells is a malformed row."""
         width = len(entity.columns)
         earlier = self._earlier_width(folder)
         if earlier is None or earlier >= width:
-            return F.lit(False)
-        raw = F.col(CORRUPT)
-        outside_quotes = F.regexp_replace(raw, '"([^"]|"")*"', "")
-        cells = F.size(F.split(outside_quotes, f"\\Q{entity.delimiter}\\E", -1))
-        balanced = ((F.length(raw) - F.length(F.regexp_replace(raw, '"', ""))) % 2) == 0
-        return balanced & (cells >= earlier) & (cells < width)
+            return "FALSE"
+        quoted_cells = sql_literal('"([^"]|"")*"')  # a quoted cell, quotes doubled inside
+        outside_quotes = f"regexp_replace({CORRUPT}, {quoted_cells}, '')"
+        delimiter = sql_literal("\\Q" + entity.delimiter + "\\E")
+        cells = f"size(split({outside_quotes}, {delimiter}, -1))"
+        double_quote = sql_literal('"')
+        quotes = f"length({CORRUPT}) - length(replace({CORRUPT}, {double_quote}, ''))"
+        balanced = f"(({quotes}) % 2 = 0)"
+        return f"({balanced} AND {cells} >= {earlier} AND {cells} < {width})"
 
     def _earlier_width(self, folder: str) -> int | None:
         """How many columns the entity had in the nearest earlier folder's model.json."""

@@ -24,6 +24,7 @@ set back) takes the earlier instant, the one of the offset before the change (da
 from __future__ import annotations
 
 import codecs
+import functools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -31,11 +32,11 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
 from lakefresh.errors import SourceError
-from lakefresh.lakehouse.functions import try_cast, try_to_date, try_to_timestamp
-from lakefresh.lakehouse.sql import quote
+from lakefresh.lakehouse.functions import try_cast_sql, try_to_date_sql, try_to_timestamp_sql
+from lakefresh.lakehouse.sql import quote, sql_literal
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
+    from pyspark.sql import DataFrame
     from pyspark.sql.types import DataType
 
 CORRUPT = "_lf_corrupt"  # the CSV/JSON reader's column for records it cannot parse
@@ -188,24 +189,26 @@ def has_zone(pattern: str) -> bool:
 def cast_strictly(
     df: DataFrame,
     types: dict[str, DataType],
-    first_reasons: list[Column | None],
-    raw: Column,
+    first_reasons: list[str | None],
+    raw: str,
     timestamp_format: str | None = None,
     date_format: str | None = None,
-    parsers: dict[str, Callable[[Column], Column]] | None = None,
+    parsers: dict[str, Callable[[str], str]] | None = None,
     timezone: str = "UTC",
 ) -> DataFrame:
     """Cast each column to its type; a value that is present but does not parse gives a reason.
-    `parsers` turn the text of some columns into their type instead of a cast. Naive timestamps
-    are read in `timezone` (see the module's docstring)."""
-    from pyspark.sql import functions as F
+    `first_reasons` and `raw` are SQL expressions (the reasons found before the casts, the record's
+    text); `parsers` turn the SQL of some columns' text into their type instead of a cast. Naive
+    timestamps are read in `timezone` (see the module's docstring). One projection, built as SQL
+    text (see lakefresh.lakehouse.functions)."""
     from pyspark.sql import types as T
 
-    casts: dict[str, Column] = {}
-    reasons: list[Column] = [r for r in first_reasons if r is not None]
+    schema = {f.name: f.dataType for f in df.schema.fields}
+    casts: dict[str, str] = {}
+    reasons = [r for r in first_reasons if r is not None]
     for column, type_ in types.items():
-        source = F.col(quote(column))
-        source_type = df.schema[column].dataType
+        source = quote(column)
+        source_type = schema[column]
         if source_type == type_:
             continue
         problem = None
@@ -216,90 +219,92 @@ def cast_strictly(
         ):
             cast, gap = to_instant(source, source_type, timezone, timestamp_format)
             if gap is not None:
-                problem = F.when(
-                    gap,
-                    F.concat(
-                        F.lit(f"{column}: '"),
-                        source.cast("string"),
-                        F.lit(f"' does not exist in {timezone} (daylight saving gap)"),
-                    ),
-                )
+                message = _quoting(column, source, f"' does not exist in {timezone} (daylight saving gap)")
+                problem = f"CASE WHEN {gap} THEN {message} END"
         elif isinstance(type_, T.DateType) and date_format:
-            cast = try_to_date(source, date_format)
+            cast = try_to_date_sql(source, date_format)
         elif isinstance(source_type, T.StringType) and isinstance(
             type_, T.IntegralType | T.FractionalType | T.DecimalType
         ):
-            cast = try_cast(F.trim(source), type_)
+            cast = try_cast_sql(f"trim({source})", type_)
         else:
-            cast = try_cast(source, type_)
+            cast = try_cast_sql(source, type_)
         casts[column] = cast
-        invalid = F.when(
-            source.isNotNull() & cast.isNull(),
-            F.concat(
-                F.lit(f"{column}: '"),
-                source.cast("string"),
-                F.lit(f"' is not a valid {type_.simpleString()}"),
-            ),
-        )
-        reasons.append(invalid if problem is None else F.coalesce(problem, invalid))
-    reason = F.concat_ws("; ", *reasons) if reasons else F.lit("")
-    return df.select(
-        *[casts.get(c, F.col(quote(c))).alias(c) for c in df.columns if c not in SCRATCH_COLUMNS],
-        F.when(reason != "", reason).alias(REASON_COLUMN),
-        raw.alias(RAW_COLUMN),
+        message = _quoting(column, source, f"' is not a valid {type_.simpleString()}")
+        invalid = f"CASE WHEN {source} IS NOT NULL AND ({cast}) IS NULL THEN {message} END"
+        reasons.append(invalid if problem is None else f"coalesce({problem}, {invalid})")
+    reason = f"nullif(concat_ws('; ', {', '.join(reasons)}), '')" if reasons else "CAST(NULL AS STRING)"
+    return df.selectExpr(
+        *[f"{casts.get(c, quote(c))} AS {quote(c)}" for c in schema if c not in SCRATCH_COLUMNS],
+        f"{reason} AS {REASON_COLUMN}",
+        f"{raw} AS {RAW_COLUMN}",
     )
 
 
+def _quoting(column: str, source: str, after: str) -> str:
+    """SQL for the text `<column>: '<value><after>`."""
+    before = sql_literal(f"{column}: '")
+    return f"concat({before}, CAST({source} AS STRING), {sql_literal(after)})"
+
+
 def to_instant(
-    source: Column, source_type: DataType, zone: str, timestamp_format: str | None
-) -> tuple[Column, Column | None]:
-    """A timestamp (an instant) from text, a date or a TIMESTAMP_NTZ, whatever the session's time
-    zone; and, unless the zone is UTC, the condition that the wall-clock time does not exist in
-    the zone (the instant is then NULL)."""
-    from pyspark.sql import functions as F
+    source: str, source_type: DataType, zone: str, timestamp_format: str | None
+) -> tuple[str, str | None]:
+    """SQL for a timestamp (an instant) from text, a date or a TIMESTAMP_NTZ (`source`, SQL),
+    whatever the session's time zone; and, unless the zone is UTC, SQL for the condition that the
+    wall-clock time does not exist in the zone (the instant is then NULL)."""
     from pyspark.sql import types as T
 
-    zoned: Column | None = None
+    zoned: str | None = None
     if not isinstance(source_type, T.StringType):
-        wall = source.cast("timestamp_ntz")
+        wall = f"CAST({source} AS TIMESTAMP_NTZ)"
     elif timestamp_format and has_zone(timestamp_format):
-        return try_to_timestamp(source, timestamp_format), None  # the text gives its zone
+        return try_to_timestamp_sql(source, timestamp_format), None  # the text gives its zone
     elif timestamp_format:
         # to_timestamp_ntz has no TRY form on 3.5: it runs only where the text parses
-        parses = try_to_timestamp(source, timestamp_format).isNotNull()
-        wall = F.when(parses, F.to_timestamp_ntz(source, F.lit(timestamp_format)))
+        parses = f"{try_to_timestamp_sql(source, timestamp_format)} IS NOT NULL"
+        wall = f"CASE WHEN {parses} THEN to_timestamp_ntz({source}, {sql_literal(timestamp_format)}) END"
     else:
-        naive = source.rlike(NAIVE_TEXT)
-        wall = F.when(naive, try_cast(source, T.TimestampNTZType()))
-        zoned = F.when(~naive & source.rlike(DATED_TEXT), try_cast(source, T.TimestampType()))
-    seconds = F.date_part(F.lit("SECOND"), wall)  # with the fraction: decimal(8,6)
-    fields = (F.year(wall), F.month(wall), F.dayofmonth(wall), F.hour(wall), F.minute(wall), seconds)
-    as_utc = F.make_timestamp(*fields, F.lit("UTC"))  # the wall-clock time, read in UTC
+        naive = f"({source} RLIKE {sql_literal(NAIVE_TEXT)})"
+        wall = f"CASE WHEN {naive} THEN {try_cast_sql(source, T.TimestampNTZType())} END"
+        dated = f"{source} RLIKE {sql_literal(DATED_TEXT)}"
+        zoned = f"CASE WHEN NOT {naive} AND {dated} THEN {try_cast_sql(source, T.TimestampType())} END"
+    wall = f"({wall})"
+    fields = (
+        *(f"{part}({wall})" for part in ("year", "month", "dayofmonth", "hour", "minute")),
+        f"date_part('SECOND', {wall})",  # with the fraction: decimal(8,6)
+    )
+    as_utc = f"make_timestamp({', '.join(fields)}, 'UTC')"  # the wall-clock time, read in UTC
     gap = None
     if zone in UTC_NAMES:
         instant = as_utc
     else:
-        shifted = F.to_utc_timestamp(as_utc, zone)  # a skipped time moves forward here: caught below
-        gap = F.from_utc_timestamp(shifted, zone) != as_utc
-        instant = F.when(~gap, shifted)
-    return (instant if zoned is None else F.coalesce(instant, zoned)), gap
+        # a wall-clock time the zone skips moves forward here: caught by `gap`
+        shifted = f"to_utc_timestamp({as_utc}, {sql_literal(zone)})"
+        gap = f"(from_utc_timestamp({shifted}, {sql_literal(zone)}) != {as_utc})"
+        instant = f"CASE WHEN NOT {gap} THEN {shifted} END"
+    return (instant if zoned is None else f"coalesce({instant}, {zoned})"), gap
 
 
-def bad_encoding(columns: list[str]) -> Column | None:
-    """Rows with U+FFFD in a value, as bytes that are not valid UTF-8: a heuristic (a genuine
-    U+FFFD counts too) kept for the `synapse_link` source; `files` checks the bytes exactly."""
-    from pyspark.sql import functions as F
-
+def bad_encoding(columns: list[str]) -> str | None:
+    """SQL for the reason of rows with U+FFFD in a value, as bytes that are not valid UTF-8: a
+    heuristic (a genuine U+FFFD counts too) kept for the `synapse_link` source; `files` checks the
+    bytes exactly."""
     if not columns:
         return None
-    tests = [F.coalesce(F.instr(F.col(quote(c)), REPLACEMENT_CHAR) > 0, F.lit(False)) for c in columns]
-    hit = tests[0]
-    for test in tests[1:]:
-        hit = hit | test
-    return F.when(hit, F.lit("bytes that are not valid UTF-8"))
+    hit = " OR ".join(
+        f"coalesce(instr({quote(c)}, {sql_literal(REPLACEMENT_CHAR)}) > 0, FALSE)" for c in columns
+    )
+    return f"CASE WHEN {hit} THEN 'bytes that are not valid UTF-8' END"
 
 
 def parse_type(name: str) -> DataType:
+    """A type from its SQL name, parsed by Spark once per name (a round trip to the JVM)."""
+    return _parsed_type(" ".join(name.split()))
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_type(name: str) -> DataType:
     from lakefresh.lakehouse.session import parse_schema
 
     return parse_schema(f"x {name}").fields[0].dataType
@@ -311,38 +316,29 @@ def number_records(
     """Add the file, the record ordinal in it, and the physical line the record starts on.
     `one_task`: the files are read in one partition, so that numbering them per file (a window)
     needs no shuffle (for a small batch, a stage less)."""
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
-    with_file = raw.withColumn(FILE_COLUMN, F.input_file_name()).withColumn(
-        "_lf_order", F.monotonically_increasing_id()
+    with_file = raw.selectExpr(
+        "*", f"input_file_name() AS {FILE_COLUMN}", "monotonically_increasing_id() AS _lf_order"
     )
     if one_task:
         with_file = with_file.coalesce(1)
-    in_file = Window.partitionBy(FILE_COLUMN).orderBy("_lf_order")
-    before = in_file.rowsBetween(Window.unboundedPreceding, -1)
-    return (
-        with_file.withColumn(RECORD_COLUMN, F.row_number().over(in_file).cast("bigint"))
-        .withColumn("_lf_span", record_span(columns))
-        .withColumn(
-            LINE_COLUMN,
-            (F.coalesce(F.sum("_lf_span").over(before), F.lit(0)) + header_lines + 1).cast("bigint"),
-        )
-        .drop("_lf_order", "_lf_span")
+    in_file = f"PARTITION BY {FILE_COLUMN} ORDER BY _lf_order"
+    before = f"{in_file} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
+    first_line = header_lines + 1
+    lines_before = f"sum({record_span(columns)}) OVER ({before})"
+    return with_file.selectExpr(
+        *[quote(c) for c in raw.columns],
+        FILE_COLUMN,
+        f"CAST(row_number() OVER ({in_file}) AS BIGINT) AS {RECORD_COLUMN}",
+        f"CAST(coalesce({lines_before}, 0) + {first_line} AS BIGINT) AS {LINE_COLUMN}",
     )
 
 
-def record_span(columns: list[str]) -> Column:
-    """The physical lines a record takes: 1 + the newlines in its values (or its raw text)."""
-    from pyspark.sql import functions as F
-
-    newlines = F.when(F.col(CORRUPT).isNotNull(), _count_newlines(F.col(CORRUPT))).otherwise(
-        sum((F.coalesce(_count_newlines(F.col(quote(c))), F.lit(0)) for c in columns), F.lit(0))
-    )
-    return newlines + 1
+def record_span(columns: list[str]) -> str:
+    """SQL for the physical lines a record takes: 1 + the newlines in its values (or its raw
+    text)."""
+    values = " + ".join(f"coalesce({_count_newlines(quote(c))}, 0)" for c in columns) or "0"
+    return f"(CASE WHEN {CORRUPT} IS NOT NULL THEN {_count_newlines(CORRUPT)} ELSE {values} END + 1)"
 
 
-def _count_newlines(column: Column) -> Column:
-    from pyspark.sql import functions as F
-
-    return F.length(column) - F.length(F.regexp_replace(column, "\n", ""))
+def _count_newlines(text: str) -> str:
+    return f"(length({text}) - length(replace({text}, '\\n', '')))"
