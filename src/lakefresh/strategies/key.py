@@ -54,7 +54,7 @@ from lakefresh.columns import (
 from lakefresh.config.strategies import DedupeBy, KeyStrategyConfig
 from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.functions import try_to_timestamp
-from lakefresh.lakehouse.sql import quote
+from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
@@ -182,31 +182,29 @@ class KeyStrategy:
                 .withColumn("_lf_t_inferred", stored_inferred)
                 .withColumn("_lf_t_deleted", stored_deleted)
             )
-        new, at, old_at = (
-            F.col("_lf_t_exists").isNull(),
-            F.col(UPDATED_AT_COLUMN),
-            F.col("_lf_t_at"),
-        )
-        tombstone, deletes = F.col("_lf_t_deleted"), F.col(DELETE_FLAG)
-        inserted = F.lit("N" if cfg.when_not_matched == "insert" else "X")
-        changed = F.lit({"update": "C", "delete": "D", "ignore": "M"}[cfg.when_matched])
-        status = (
-            F.when(F.col("_lf_rank") > 1, F.lit("dup"))
-            .when(new & deletes, F.lit("T" if soft else "U"))
-            .when(new, inserted)
-            .when(at < old_at, F.lit("O"))
-            .when(deletes & tombstone, F.lit("U"))
-            .when(deletes, F.lit("D"))
+        # the status of each batch row, as one SQL expression (a chain of Column calls costs a
+        # round trip to the JVM per call)
+        new, at, stored_at = "_lf_t_exists IS NULL", quote(UPDATED_AT_COLUMN), "_lf_t_at"
+        tombstone, deletes = "_lf_t_deleted", quote(DELETE_FLAG)
+        inserted = "'N'" if cfg.when_not_matched == "insert" else "'X'"
+        changed = sql_literal({"update": "C", "delete": "D", "ignore": "M"}[cfg.when_matched])
+        branches = [
+            ("_lf_rank > 1", "'dup'"),
+            (f"{new} AND {deletes}", "'T'" if soft else "'U'"),
+            (new, inserted),
+            (f"{at} < {stored_at}", "'O'"),
+            (f"{deletes} AND {tombstone}", "'U'"),
+            (deletes, "'D'"),
             # a tombstone is not matched: a newer row brings the key back (an update of its row)
-            .when(tombstone, F.lit("C" if cfg.when_not_matched == "insert" else "X"))
-            .when(F.lit(cfg.when_matched == "delete"), F.lit("D"))
-            .when(F.col("_lf_t_inferred"), F.lit("C"))  # a skeleton row gets its real values
+            (tombstone, "'C'" if cfg.when_not_matched == "insert" else "'X'"),
+            ("TRUE" if cfg.when_matched == "delete" else "FALSE", "'D'"),
+            ("_lf_t_inferred", "'C'"),  # a skeleton row gets its real values
             # a row another writer stored has no hash: the batch's values replace it
-            .when(F.col("_lf_t_hash").isNull(), changed)
-            .when(F.col(HASH_COLUMN) != F.col("_lf_t_hash"), changed)
-            .when(at > old_at, F.lit("S"))
-            .otherwise(F.lit("U"))
-        )
+            ("_lf_t_hash IS NULL", changed),
+            (f"{quote(HASH_COLUMN)} != _lf_t_hash", changed),
+            (f"{at} > {stored_at}", "'S'"),
+        ]
+        status = F.expr("CASE " + " ".join(f"WHEN {c} THEN {v}" for c, v in branches) + " ELSE 'U' END")
         target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
         joined = joined.withColumn(STATUS_COLUMN, status)
         if soft:
