@@ -29,7 +29,7 @@ from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.jars import delta_control_tables
-from lakefresh.lakehouse.session import build_session, resolve_warehouse, spark_settings
+from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.results import RunResult, TableStatus
 from lakefresh.runner import Runner
@@ -71,6 +71,8 @@ class Pipeline:
         self.path = path
         self.console: Console = console or SilentConsole()
         self._spark = spark
+        if spark is not None:
+            check_sql_text(spark)
 
     # --- Spark and state ---------------------------------------------------------------------
 

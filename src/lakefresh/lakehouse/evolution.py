@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakefresh.errors import SchemaError
+from lakefresh.lakehouse.functions import sql_type
 from lakefresh.lakehouse.sql import quote
 
 if TYPE_CHECKING:
@@ -39,10 +40,10 @@ def align(
     """Add the batch's new columns to `table` (`target`: its name in SQL), widen the types the
     format can widen, and return the batch with the table's columns in the table's order (NULL
     where the batch lacks one), followed by the `keep` columns, which are not the table's."""
-    from pyspark.sql import functions as F
-
-    columns = {f.name.lower(): f for f in spark.table(target).schema.fields}
+    table_fields = spark.table(target).schema.fields
+    columns = {f.name.lower(): f for f in table_fields}
     additions: list[str] = []
+    altered = False
     for field in df.schema.fields:
         if field.name in keep:
             continue
@@ -50,16 +51,20 @@ def align(
         if existing is None:
             additions.append(f"{quote(field.name)} {field.dataType.simpleString()}")
         elif existing.dataType.simpleString() != field.dataType.simpleString():  # not nullability
-            _reconcile_type(spark, table, target, field.name, existing.dataType, field.dataType, widenings)
+            altered |= _reconcile_type(
+                spark, table, target, field.name, existing.dataType, field.dataType, widenings
+            )
     if additions:
         spark.sql(f"ALTER TABLE {target} ADD COLUMNS ({', '.join(additions)})")
+    if additions or altered:
+        table_fields = spark.table(target).schema.fields
     by_lower = {f.name.lower(): f.name for f in df.schema.fields}
     out = []
-    for field in spark.table(target).schema.fields:
+    for field in table_fields:  # one projection as SQL text: a Column call is a round trip
         source = by_lower.get(field.name.lower())
-        column = F.col(quote(source)) if source else F.lit(None)
-        out.append(column.cast(field.dataType).alias(field.name))
-    return df.select(*out, *[F.col(quote(k)) for k in keep])
+        value = quote(source) if source else "NULL"
+        out.append(f"CAST({value} AS {sql_type(field.dataType)}) AS {quote(field.name)}")
+    return df.selectExpr(*out, *[quote(k) for k in keep])
 
 
 def _reconcile_type(
@@ -70,17 +75,18 @@ def _reconcile_type(
     current: DataType,
     incoming: DataType,
     widenings: Widenings,
-) -> None:
+) -> bool:
+    """Whether the column was widened; raises when the batch's type does not fit it."""
     from pyspark.sql.types import NullType
 
     pair = (current.simpleString(), incoming.simpleString())
     if isinstance(incoming, NullType) or pair in {(b, a) for a, b in widenings.pairs}:
-        return  # narrower or all-null input fits the wider target column
+        return False  # narrower or all-null input fits the wider target column
     if pair in widenings.pairs:
         spark.sql(f"ALTER TABLE {target} ALTER COLUMN {quote(column)} TYPE {pair[1]}")
-        return
+        return True
     if _castable_safely(current, incoming):
-        return
+        return False
     widened = ", ".join(f"{a}->{b}" for a, b in sorted(widenings.pairs))
     raise SchemaError(
         f"column {column!r} of {table} is {pair[0]} but the batch has {pair[1]}; "

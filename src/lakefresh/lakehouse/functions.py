@@ -68,16 +68,22 @@ def try_to_date(text: Column, pattern: str) -> Column:
 
 
 def sql_type(type_: DataType) -> str:
-    """A Spark type as SQL writes it, struct field names quoted."""
+    """A Spark type as SQL writes it, struct field names quoted. SQL has no words for an array's
+    or a map's values that cannot be NULL: those come out nullable."""
     from pyspark.sql import types as T
 
     if isinstance(type_, T.StructType):
-        fields = ", ".join(f"{quote(f.name)}: {sql_type(f.dataType)}" for f in type_.fields)
+        fields = ", ".join(
+            f"{quote(f.name)}: {sql_type(f.dataType)}{'' if f.nullable else ' NOT NULL'}"
+            for f in type_.fields
+        )
         return f"STRUCT<{fields}>"
     if isinstance(type_, T.ArrayType):
         return f"ARRAY<{sql_type(type_.elementType)}>"
     if isinstance(type_, T.MapType):
         return f"MAP<{sql_type(type_.keyType)}, {sql_type(type_.valueType)}>"
+    if isinstance(type_, T.TimestampType):
+        return "TIMESTAMP_LTZ"  # `timestamp` is what spark.sql.timestampType says
     return type_.simpleString()
 
 

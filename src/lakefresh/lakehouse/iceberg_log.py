@@ -60,23 +60,25 @@ class SnapshotInfo:
     parent_id: int | None
     timestamp_ms: int
     operation: str | None
-    summary: dict[str, str]  # without the operation
+    summary: dict[str, str]
 
 
 def snapshot_info(spark: SparkSession, snapshot: Any) -> SnapshotInfo:
-    """A snapshot (Iceberg's Java object) read in one round trip, from Iceberg's own JSON of it:
-    a walk of its summary's Java map through Py4J costs a round trip per entry, and ends in an
-    exception (Py4J's end of iteration) that PySpark converts at a further cost."""
-    data = json.loads(str(java_class(spark, "org.apache.iceberg.SnapshotParser").toJson(snapshot)))
-    summary = {str(k): str(v) for k, v in (data.get("summary") or {}).items()}
-    operation = summary.pop("operation", None)
-    parent = data.get("parent-snapshot-id")
+    """A snapshot (Iceberg's Java object) as lakefresh reads it, its summary in one call as JSON
+    (Iceberg's own mapper): a walk of the summary's Java map through Py4J costs a round trip per
+    entry, and ends in an exception (Py4J's end of iteration) that PySpark converts at a further
+    cost. Not `SnapshotParser.toJson`: it reads the manifests of a snapshot without a manifest
+    list (a format-version 1 table's oldest ones)."""
+    mapper = java_class(spark, "org.apache.iceberg.util.JsonUtil").mapper()
+    summary = json.loads(str(mapper.writeValueAsString(snapshot.summary())))
+    parent = snapshot.parentId()
+    operation = snapshot.operation()
     return SnapshotInfo(
-        int(data["snapshot-id"]),
+        int(snapshot.snapshotId()),
         None if parent is None else int(parent),
-        int(data["timestamp-ms"]),
-        operation,
-        summary,
+        int(snapshot.timestampMillis()),
+        None if operation is None else str(operation),
+        {str(k): str(v) for k, v in summary.items()},
     )
 
 

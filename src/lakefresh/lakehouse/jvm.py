@@ -5,12 +5,17 @@ and a name that is a package (`org`, `org.apache`...) is first tried as a class:
 load that searches every jar on Spark's classpath, once for each of PySpark's imports (about
 0.7 ms of the JVM's CPU for `org` alone, measured 2026-11-26). `java_class` asks for the whole
 name at once (one round trip, one successful load) and keeps the answer for the process's JVM.
+A static method's call is then two round trips (Py4J looks the member up, then calls it).
 """
 
 from __future__ import annotations
 
 import threading
 from typing import TYPE_CHECKING, Any
+
+from py4j.java_gateway import JavaClass
+
+from lakefresh.errors import ConfigError
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -28,6 +33,8 @@ def java_class(spark: SparkSession, name: str) -> Any:
         if found is not None and found[0] is jvm:
             return found[1]
     java = getattr(jvm, name)
+    if not isinstance(java, JavaClass):  # Py4J answers a name it cannot load as a package
+        raise ConfigError(f"the Java class {name} is not on Spark's classpath (a missing jar?)")
     with _LOCK:
         _CLASSES[name] = (jvm, java)
     return java

@@ -171,7 +171,19 @@ def build_session(settings: dict[str, str]) -> SparkSession:
             session.conf.set(key, value)  # a joined session takes runtime settings too
     if not (session.sparkContext.master or "local").startswith("local"):
         check_executor_python(session)
+    check_sql_text(session)
     return session
+
+
+def check_sql_text(session: SparkSession) -> None:
+    """lakefresh writes values into SQL as string literals with backslash escapes (`sql_literal`:
+    control-table rows, the parsing of a batch's text): a session that reads literals without
+    escapes would store other strings and match other patterns. One line instead."""
+    if str(session.conf.get("spark.sql.parser.escapedStringLiterals", "false")).lower() == "true":
+        raise SetupError(
+            "lakefresh needs spark.sql.parser.escapedStringLiterals=false (Spark's default); this "
+            "session sets it true"
+        )
 
 
 def _loopback(master: str) -> bool:

@@ -38,6 +38,7 @@ from lakefresh.sources.text import (
     CORRUPT,
     FILE_PATH,
     Scan,
+    as_json,
     cast_strictly,
     header_has_mark,
     number_records,
@@ -176,7 +177,7 @@ class FilesSource:
         if bad_lines:
             text = self._mark_bad_bytes(text, columns, bad_lines)
             bad_bytes = BAD_BYTES
-        raw_col = f"coalesce({CORRUPT}, {_as_json(columns)})"
+        raw_col = f"coalesce({CORRUPT}, {as_json(columns)})"
         typed = cast_strictly(
             text,
             types,
@@ -276,7 +277,7 @@ class FilesSource:
         numbered = number_records(raw, columns, header_lines=0, one_task=small)
         types = self._column_types(columns, target_schema, ref, "json")
         malformed = f"CASE WHEN {CORRUPT} IS NOT NULL THEN 'malformed JSON record' END"
-        raw_col = f"coalesce({CORRUPT}, {_as_json(columns)})"
+        raw_col = f"coalesce({CORRUPT}, {as_json(columns)})"
         return cast_strictly(
             numbered, types, first_reasons=[malformed], raw=raw_col, timezone=self.config.timezone
         )
@@ -312,7 +313,7 @@ class FilesSource:
         declared = self.config.schema_ or {}
         types = {c: parse_type(declared[c]) for c in columns if c in declared}
         return cast_strictly(
-            numbered, types, first_reasons=[], raw=_as_json(columns), timezone=self.config.timezone
+            numbered, types, first_reasons=[], raw=as_json(columns), timezone=self.config.timezone
         )
 
     def _column_types(
@@ -364,11 +365,6 @@ def _spelled(missing: list[str], candidates: list[str]) -> str:
         near = difflib.get_close_matches(column, candidates, n=1, cutoff=0.6)
         out.append(repr(column) + (f" (did you mean {near[0]!r}?)" if near else ""))
     return ", ".join(out)
-
-
-def _as_json(columns: list[str]) -> str:
-    """SQL for a record's values as a JSON object (its text in the quarantine)."""
-    return f"to_json(struct({', '.join(quote(c) for c in columns)}))"
 
 
 def _ddl(schema: dict[str, str]) -> str:

@@ -40,11 +40,11 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.errors import SourceError
-from lakefresh.lakehouse.sql import quote, sql_literal
+from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources import cdm
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext
-from lakefresh.sources.text import CORRUPT, bad_encoding, cast_strictly, number_records, parse_type
+from lakefresh.sources.text import CORRUPT, as_json, bad_encoding, cast_strictly, number_records, parse_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -264,7 +264,7 @@ class SynapseLinkSource:
         message = sql_literal(f"wrong number of cells: {folder}/model.json gives {len(columns)} columns")
         narrower = self._narrower(folder, entity)
         wrong_cells = f"CASE WHEN {CORRUPT} IS NOT NULL AND NOT {narrower} THEN {message} END"
-        raw = f"coalesce({CORRUPT}, to_json(struct({', '.join(quote(c) for c in columns)})))"
+        raw = f"coalesce({CORRUPT}, {as_json(columns)})"
         types = {a.name: parse_type(a.spark_type) for a in entity.attributes}
         parsers = {a.name: p for a in entity.attributes if (p := cdm.parser(a)) is not None}
         return cast_strictly(

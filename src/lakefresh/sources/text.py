@@ -286,6 +286,11 @@ def to_instant(
     return (instant if zoned is None else f"coalesce({instant}, {zoned})"), gap
 
 
+def as_json(columns: list[str]) -> str:
+    """SQL for a record's values as a JSON object (its text in the quarantine)."""
+    return f"to_json(struct({', '.join(quote(c) for c in columns)}))"
+
+
 def bad_encoding(columns: list[str]) -> str | None:
     """SQL for the reason of rows with U+FFFD in a value, as bytes that are not valid UTF-8: a
     heuristic (a genuine U+FFFD counts too) kept for the `synapse_link` source; `files` checks the
