@@ -54,7 +54,9 @@ def source_of(spark, work: Path, fmt: str):  # type: ignore[no-untyped-def]
         spark.sql(
             "SELECT CAST(id AS INT) id, CONCAT('v', id) v, TIMESTAMP'2025-01-01 10:00:00' ts, "
             "CAST(id AS INT) n FROM range(10)"
-        ).coalesce(1).write.parquet(str(folder / "b1.parquet"))
+        ).coalesce(1).write.parquet(str(work / "written"))
+        (part,) = (work / "written").glob("part-*.parquet")
+        part.rename(folder / "b1.parquet")
     path = work / f"{fmt}.yml"
     path.write_text(
         f"catalog: {{name: bench, warehouse: {work / 'warehouse'}}}\n"
