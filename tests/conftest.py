@@ -45,7 +45,7 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
-    from lakefresh.config.models import CatalogConfig, SparkConfig
+    from lakefresh.config.engine import CatalogConfig, SparkConfig
     from lakefresh.lakehouse.jars import postgresql_driver
     from lakefresh.lakehouse.session import build_session, spark_settings
 

@@ -18,22 +18,19 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import NEVER_AGAIN
 from lakefresh.config.checks import check_table_names
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.console import Console, SilentConsole
-from lakefresh.errors import ConfigError, LakefreshError, StateError
+from lakefresh.errors import ConfigError, StateError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.jars import delta_control_tables
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
-from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.results import RunResult, TableStatus
 from lakefresh.runner import Runner
-from lakefresh.secrets import redact
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
 from lakefresh.verbs import (
@@ -50,6 +47,7 @@ from lakefresh.verbs import (
 )
 from lakefresh.verbs.maintain import compaction_due
 from lakefresh.verbs.rebuild import Verb
+from lakefresh.verbs.status import table_status
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -296,48 +294,9 @@ class Pipeline:
         return cycles
 
     def status(self, pending: bool = False) -> list[TableStatus]:
-        """Per table: batches published, the last one and its position, rows, counts."""
-        control = self.control
-        control.ensure()
-        backend = self.backend
-        out = []
-        for table in self.config.tables:
-            name = self.config.qualified(table)
-            exists = backend.exists(name)
-            rows = self.spark.sql(
-                f"SELECT * FROM {backend.qualified(control.batches)} "
-                f"WHERE table_name = {sql_literal(name)} AND status = 'published' "
-                "AND NOT startswith(batch_id, 'lakefresh:') ORDER BY published_at"  # a verb's commit
-            ).collect()
-            last = rows[-1] if rows else None
-            counts: dict[str, int] = {}
-            for r in rows:
-                for k, v in (r["status_counts"] or {}).items():
-                    counts[k] = counts.get(k, 0) + int(v)
-            waiting, source_error = None, None
-            if pending:  # a source that cannot be listed is reported on its table, not raised
-                done = {r["batch_id"] for r in rows}
-                done |= {a.batch_id for a in control.attempts(name) if a.status in NEVER_AGAIN}
-                try:
-                    source = make_source(table.source, self._source_context(table))
-                    waiting = len([b for b in source.list_batches() if b.batch_id not in done])
-                except LakefreshError as exc:
-                    source_error = redact(str(exc))
-            out.append(
-                TableStatus(
-                    table=table.name,
-                    exists=exists,
-                    batches_published=len(rows),
-                    last_batch_id=last["batch_id"] if last else None,
-                    position=last["source_position"] if last else None,
-                    last_published_at=last["published_at"] if last else None,
-                    rows=backend.read(name).count() if exists else None,
-                    counts=counts,
-                    pending=waiting,
-                    source_error=source_error,
-                )
-            )
-        return out
+        """Per table: batches published, the last one and its position, rows, counts; with
+        `pending`, how many batches its source holds that no run took yet."""
+        return table_status(self.config, self.backend, self.control, str(self.base_dir), pending)
 
     def history(self, table: str) -> list[dict[str, Any]]:
         """The table's batches, one row per attempt, oldest first."""

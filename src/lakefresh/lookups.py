@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING
 from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies import Dimension, StageContext, make_strategy
-from lakefresh.strategies.base import materialize, materialize_sized, require_columns
+from lakefresh.strategies.base import require_columns
+from lakefresh.strategies.materialize import materialize, materialize_sized
 
 if TYPE_CHECKING:
     from datetime import datetime

@@ -15,7 +15,7 @@ from lakefresh.errors import BatchRefused, SourceError
 from lakefresh.lakehouse.sql import quote
 from lakefresh.lookups import with_lookups
 from lakefresh.rules import apply_row_rules
-from lakefresh.strategies.base import materialize, materialize_counting
+from lakefresh.strategies.materialize import materialize, materialize_counting
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:

@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 from lakefresh import backlog
 from lakefresh.bookkeeping import Bookkeeping
 from lakefresh.config import write_mode
-from lakefresh.config.models import PipelineConfig, TableConfig, dependency_order
+from lakefresh.config.graph import dependency_order
+from lakefresh.config.models import PipelineConfig, TableConfig
 from lakefresh.errors import ConfigError, TransientError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.results import BatchResult, RunResult, TableResult

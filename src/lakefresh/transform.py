@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
 from lakefresh.errors import ConfigError
-from lakefresh.strategies.base import materialize
+from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame

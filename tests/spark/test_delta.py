@@ -58,6 +58,22 @@ def test_a_key_table_on_delta_takes_each_batch_once_and_its_history_names_them(w
     assert p.backend.file_count(name) == detail > 0
 
 
+def test_a_batch_that_changes_nothing_is_still_a_version_of_its_own(ws):
+    """A MERGE that changes no row commits nothing on Delta; the batch's version is then an
+    empty append (its rows built without a Python worker), which carries the batch like any."""
+    ws.write("in/b1.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n", mtime=1_736_000_000)
+    ws.write("in/b2.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n", mtime=1_736_003_600)
+    p = ws.pipeline(KEYED.format(folder=ws.root / "in"))
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert [(b.batch_id, b.counts) for b in result.batches] == [("b1.csv", {"N": 1}), ("b2.csv", {"U": 1})]
+    assert [h for h in history(ws, p, "customers") if h[2]] == [
+        (1, "WRITE", "b1.csv"),
+        (2, "WRITE", "b2.csv"),
+    ]
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Oslo")]
+
+
 def test_a_versions_rows_come_from_its_checksum_as_from_a_replay_of_the_log(ws, monkeypatch):
     """A Delta version's row count (the audit's) is read from the version's checksum, where
     Delta lists a small table's files, without a Spark job: it equals what a replay of the log

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from lakefresh.strategies import base
+from lakefresh.strategies import materialize
 from tests.conftest import rows
 
 
@@ -18,13 +18,13 @@ def exchanges(df) -> int:
 
 def test_few_rows_are_materialized_as_one_partition_and_grouped_without_a_shuffle(spark, monkeypatch):
     four = spark.range(10).repartition(4).selectExpr("id % 3 AS k", "id AS v")
-    small = base.materialize(four)
+    small = materialize.materialize(four)
     assert small.rdd.getNumPartitions() == 1
     assert exchanges(small.groupBy("k").count()) == 0
     assert rows(small.groupBy("k").count(), ["k", "count"]) == [(0, 4), (1, 3), (2, 3)]
 
-    monkeypatch.setattr(base, "ONE_PARTITION_ROWS", 9)  # ten rows are now many
-    large = base.materialize(four)
+    monkeypatch.setattr(materialize, "ONE_PARTITION_ROWS", 9)  # ten rows are now many
+    large = materialize.materialize(four)
     assert large.rdd.getNumPartitions() == 4
     assert exchanges(large.groupBy("k").count()) == 1
     assert rows(large, ["k", "v"]) == rows(small, ["k", "v"])

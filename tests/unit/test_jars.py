@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lakefresh.config.models import SparkConfig
+from lakefresh.config.engine import SparkConfig
 from lakefresh.errors import SetupError
 from lakefresh.lakehouse import jars
 from lakefresh.lakehouse.session import jar_settings

@@ -20,7 +20,8 @@ from pydantic import BaseModel, ValidationError
 
 from lakefresh.config.base import ConfigProblems
 from lakefresh.config.base import hinted as _hinted
-from lakefresh.config.models import PipelineConfig, TableConfig, with_history_tables
+from lakefresh.config.graph import with_history_tables
+from lakefresh.config.models import PipelineConfig, TableConfig
 from lakefresh.config.sources import SOURCE_KINDS
 from lakefresh.config.strategies import STRATEGY_KINDS
 

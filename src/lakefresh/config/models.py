@@ -8,14 +8,14 @@ from pydantic import Field, field_validator, model_validator
 
 from lakefresh.config.base import IDENTIFIER, ConfigProblems, FieldPath, Model
 from lakefresh.config.checks import (
-    check_catalog_type,
-    check_master,
     column_problems,
     partition_column,
     reference_problems,
     sort_term,
 )
+from lakefresh.config.engine import CatalogConfig, SparkConfig, TableFormat
 from lakefresh.config.expressions import check_query
+from lakefresh.config.graph import dependency_order, with_history_tables
 from lakefresh.config.maintenance import MaintenanceConfig
 from lakefresh.config.rules import RuleConfig
 from lakefresh.config.sources import SourceConfig
@@ -23,92 +23,12 @@ from lakefresh.config.strategies import StrategyConfig
 from lakefresh.config.write_mode import WriteMode
 from lakefresh.secrets import register_config
 
-TableFormat = Literal["iceberg", "delta"]
-
 # Rows of these sources that delete their key, for `key` and `scd2` targets without a rule.
 SOURCE_DELETE_RULES: dict[str, dict[str, Any]] = {
     "table_changes": {"condition": "_lf_change_type = 'DELETE'"},
     "delta_changes": {"condition": "_lf_change_type = 'DELETE'"},
     "synapse_link": {"column": "IsDelete", "value": True},
 }
-
-
-class CatalogConfig(Model):
-    """The Iceberg catalog that holds targets and the `lakefresh` control namespace."""
-
-    name: str = Field("lakefresh_catalog", description="Spark catalog name, as used in SQL.")
-    type: str = Field(
-        "hadoop",
-        description="Iceberg catalog type: hadoop (a warehouse folder), hive, rest, jdbc, glue, "
-        "nessie... Passed to Spark as spark.sql.catalog.<name>.type.",
-    )
-    warehouse: str | None = Field(
-        "./warehouse",
-        description="Warehouse location; relative paths are taken from the pipeline file's folder.",
-    )
-    properties: dict[str, str] = Field(
-        default_factory=dict,
-        description="Further catalog properties (uri, credentials, io-impl...), "
-        "set as spark.sql.catalog.<name>.<key>.",
-    )
-    control_namespace: str = Field("lakefresh", description="Namespace of the control tables.")
-    format: TableFormat = Field(
-        "iceberg",
-        description="The targets' table format unless a table says otherwise: iceberg, or delta "
-        "(Delta Lake tables at <warehouse>/<namespace>/<table>).",
-    )
-    control_format: TableFormat = Field(
-        "iceberg",
-        description="The control tables' format: iceberg (tables of this catalog), or delta (at "
-        "<warehouse>/<control_namespace>/<table>). With delta here and every target Delta, the "
-        "pipeline needs no Iceberg at all (a platform that provides only Delta Lake).",
-    )
-
-    @field_validator("name", "control_namespace")
-    @classmethod
-    def _identifier(cls, value: str) -> str:
-        if not IDENTIFIER.match(value):
-            raise ValueError(f"must be a plain identifier (letters, digits, _), got {value!r}")
-        return value
-
-    @field_validator("type")
-    @classmethod
-    def _type(cls, value: str) -> str:
-        return check_catalog_type(value)
-
-
-class SparkConfig(Model):
-    """How the Spark session is made. Everything here can also come from the environment."""
-
-    master: str = Field("local[*]", description="Spark master URL: local[*], spark://..., yarn, k8s://...")
-    app_name: str = Field("lakefresh", description="Spark application name.")
-    jars: Literal["maven", "bundled", "none"] | list[str] = Field(
-        "maven",
-        description="maven: the official Iceberg runtime (and `packages`) from Maven Central, "
-        "resolved once by `lakefresh jars` (or by Spark at start); `bundled` is an older name for "
-        "it; none: the platform already provides Iceberg; or a list of jar paths/URLs of your own.",
-    )
-    iceberg_version: str | None = Field(
-        None, description="Another Iceberg release than the pinned one (with `jars: maven`)."
-    )
-    extra_jars: list[str] = Field(
-        default_factory=list,
-        description="Jar files added besides `jars`, e.g. a JDBC driver your platform ships.",
-    )
-    packages: list[str] = Field(
-        default_factory=list,
-        description="Maven coordinates resolved with the Iceberg runtime, e.g. a JDBC driver "
-        "(org.postgresql:postgresql:42.7.4).",
-    )
-    delta_version: str | None = Field(
-        None, description="Another Delta Lake release than the pinned one (with `jars: maven`)."
-    )
-    conf: dict[str, str] = Field(default_factory=dict, description="Any further Spark settings.")
-
-    @field_validator("master")
-    @classmethod
-    def _master(cls, value: str) -> str:
-        return check_master(value)
 
 
 class AuditConfig(Model):
@@ -459,65 +379,3 @@ class PipelineConfig(Model):
 
     def backlog_for(self, table: TableConfig) -> BacklogConfig:
         return table.backlog or self.defaults.backlog
-
-
-def dependency_order(tables: list[TableConfig]) -> list[TableConfig]:
-    """Tables sorted so that each comes after what it depends on; file order otherwise."""
-    by_name = {t.name: t for t in tables}
-    done: list[TableConfig] = []
-    visiting: set[str] = set()
-
-    def visit(table: TableConfig, path: tuple[str, ...]) -> None:
-        if table in done:
-            return
-        if table.name in visiting:
-            raise ValueError(f"dependency cycle: {' -> '.join((*path, table.name))}")
-        visiting.add(table.name)
-        for dep in table.upstream(list(by_name)):
-            visit(by_name[dep], (*path, table.name))
-        visiting.discard(table.name)
-        done.append(table)
-
-    for table in tables:
-        visit(table, ())
-    return done
-
-
-def with_history_tables(tables: list[Any]) -> list[tuple[int, Any, str | None]]:
-    """The tables (raw config) as they are validated: each with its position in the file as
-    written, followed by the `<name>_history` table its `history: true` brings (with the name of
-    the table that brought it)."""
-    out: list[tuple[int, Any, str | None]] = []
-    for position, table in enumerate(tables):
-        out.append((position, table, None))
-        strategy = table.get("strategy") if isinstance(table, dict) else None
-        if isinstance(strategy, dict) and strategy.get("history") is True:
-            out.append((position, history_table(table, strategy), str(table.get("name"))))
-    return out
-
-
-def history_table(table: dict[str, Any], strategy: dict[str, Any]) -> dict[str, Any]:
-    """The `<name>_history` table of a `key` table with `history: true` (raw config)."""
-    scd2: dict[str, Any] = {"kind": "scd2", "keys": strategy.get("keys")}
-    if strategy.get("date_column"):
-        scd2["sequence_by"] = strategy["date_column"]
-    if strategy.get("exclude_from_cdc"):
-        scd2["track_except"] = strategy["exclude_from_cdc"]
-    if strategy.get("delete"):
-        scd2["delete"] = strategy["delete"]
-    copied = (
-        "source",
-        "transform",
-        "depends_on",
-        "audit",
-        "properties",
-        "lookups",
-        "bad_rows",
-        "rules",
-        "format",
-    )
-    return {
-        **{k: table[k] for k in copied if k in table},
-        "name": f"{table.get('name')}_history",
-        "strategy": scd2,
-    }

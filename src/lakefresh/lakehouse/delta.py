@@ -53,6 +53,7 @@ from lakefresh.lakehouse.delta_log import (
 from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.jvm import java_class
+from lakefresh.lakehouse.literals import empty_rows
 from lakefresh.lakehouse.merge import SqlWrites
 from lakefresh.lakehouse.sql import properties_sql, quote
 
@@ -297,7 +298,7 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
                 write()
                 found = self._commit_of(table, batch_id, parent)
                 if found is None:  # the write changed nothing and committed nothing
-                    empty = self.spark.createDataFrame([], self.schema(table))
+                    empty = empty_rows(self.spark, self.schema(table))
                     empty.write.format("delta").mode("append").save(self.location(table))
                     found = self._commit_of(table, batch_id, parent)
             finally:

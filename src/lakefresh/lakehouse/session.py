@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakefresh.config.models import CatalogConfig, SparkConfig
+from lakefresh.config.engine import CatalogConfig, SparkConfig
 from lakefresh.errors import ConfigError, SetupError
 from lakefresh.lakehouse import jars as jar_files
 

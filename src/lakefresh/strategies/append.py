@@ -10,14 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.config.strategies import AppendStrategyConfig
-from lakefresh.strategies.base import (
-    ChangeSet,
-    StageContext,
-    data_columns,
-    materialize,
-    require_columns,
-    stamped,
-)
+from lakefresh.strategies.base import ChangeSet, StageContext, data_columns, require_columns, stamped
 from lakefresh.strategies.changelog import (
     EVENT_TIME,
     OP,
@@ -28,6 +21,7 @@ from lakefresh.strategies.changelog import (
     numeric_event_time_problems,
 )
 from lakefresh.strategies.group import GroupChange, Member, stage_append_group
+from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from lakefresh.columns import (
     BATCH_ID_COLUMN,
@@ -23,6 +23,7 @@ from lakefresh.columns import (
     SYSTEM_PREFIX,
 )
 from lakefresh.lakehouse.sql import quote
+from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -173,89 +174,6 @@ def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -
     return F.unhex(F.md5(document))
 
 
-# Rows up to this many, materialized, are said to be in one partition (`_checkpoint`)
-ONE_PARTITION_ROWS = 100_000
-_ROWS = "_lf_materialized_rows"
-
-
-def materialize(df: DataFrame) -> DataFrame:
-    """Compute once and cut the lineage, so that later steps (a MERGE reads its source more than
-    once) see exactly the same rows. Few rows come back as one partition (see
-    `_checkpoint`)."""
-    return materialize_sized(df)[0]
-
-
-def materialize_sized(df: DataFrame) -> tuple[DataFrame, int]:
-    """`materialize`, and how many rows it holds, counted by the same job."""
-    rows, _, count = _checkpoint(df, {})
-    return rows, count
-
-
-def materialize_observing(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame, dict[str, Any]]:
-    """`materialize`, and aggregates of its rows computed by the same job (an observation of
-    the pass that materializes, not a job of its own)."""
-    rows, found, _ = _checkpoint(df, aggregates)
-    return rows, found
-
-
-def _checkpoint(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame, dict[str, Any], int]:
-    """The rows checkpointed, the aggregates observed, and the number of rows.
-
-    Few rows (a small batch, its change set) come back as one partition: Spark then plans what
-    groups or ranks them by key (a batch's duplicates, its distinct keys, a change set's window),
-    or joins them with other rows in one partition, without a shuffle, a stage less each. A
-    checkpoint keeps the partitioning its plan reports; a coalesce into one partition reports a
-    single partition, and reads the checkpoint's blocks in one task, without a shuffle. More rows
-    keep the partitioning of their plan."""
-    from pyspark.sql import Observation
-    from pyspark.sql import functions as F
-
-    assert _ROWS not in aggregates, _ROWS
-    seen = Observation()
-    observed = [*(a.alias(name) for name, a in aggregates.items()), F.count(F.lit(1)).alias(_ROWS)]
-    rows = df.observe(seen, *observed).localCheckpoint(eager=True)
-    found = dict(seen.get)
-    count = int(found.pop(_ROWS, 0) or 0)
-    if count <= ONE_PARTITION_ROWS:
-        rows = rows.coalesce(1)
-    return rows, found, count
-
-
-def materialize_counting(df: DataFrame, conditions: dict[str, Column]) -> tuple[DataFrame, dict[str, int]]:
-    """`materialize`, and how many of its rows meet each condition, counted by the same job."""
-    from pyspark.sql import functions as F
-
-    rows, found = materialize_observing(df, {n: F.count(F.when(c, F.lit(1))) for n, c in conditions.items()})
-    return rows, {name: int(value or 0) for name, value in found.items()}
-
-
-def materialize_with_counts(
-    df: DataFrame, code: str, codes: tuple[str, ...], owner: str, superseding: tuple[str, ...]
-) -> tuple[DataFrame, dict[str, int], dict[str, int]]:
-    """A change set materialized, with what `counts_and_superseded` says of it, counted by the
-    same job: its rows per `code` (one of `codes`), and the superseded rows per `owner`. A second
-    job only when the superseded rows belong to more than one batch."""
-    from pyspark.sql import functions as F
-
-    supersedes = F.col(code).isin(*superseding) & F.col(owner).isNotNull()
-    aggregates = {f"code_{c}": F.count(F.when(F.col(code) == F.lit(c), F.lit(1))) for c in codes}
-    aggregates["_other"] = F.count(F.when(~F.col(code).isin(*codes) | F.col(code).isNull(), F.lit(1)))
-    aggregates["_superseding"] = F.count(F.when(supersedes, F.lit(1)))
-    aggregates["_first_owner"] = F.min(F.when(supersedes, F.col(owner)))
-    aggregates["_last_owner"] = F.max(F.when(supersedes, F.col(owner)))
-    rows, found = materialize_observing(df, aggregates)
-    if found["_other"]:  # a code this caller did not name: counted the long way
-        counts, superseded = counts_and_superseded(rows, code, owner, superseding)
-        return rows, counts, superseded
-    counts = {c: int(found[f"code_{c}"]) for c in codes if found[f"code_{c}"]}
-    if not found["_superseding"]:
-        return rows, counts, {}
-    if found["_first_owner"] == found["_last_owner"]:  # one batch owned them all
-        return rows, counts, {found["_first_owner"]: int(found["_superseding"])}
-    _, superseded = counts_and_superseded(rows.filter(supersedes), code, owner, superseding)
-    return rows, counts, superseded
-
-
 def shape_target(
     ctx: StageContext,
     change: ChangeSet,
@@ -318,21 +236,6 @@ def is_temporal(kind: object) -> bool:
     from pyspark.sql import types as T
 
     return isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType)
-
-
-def counts_and_superseded(
-    df: DataFrame, code: str, owner: str, superseding: tuple[str, ...]
-) -> tuple[dict[str, int], dict[str, int]]:
-    """In one aggregate over a staged change set: its rows per `code`, and, for the codes that
-    rewrite or remove a stored row, per batch that wrote that row (`owner`, NULL for rows no
-    batch owns): the rows that batch no longer owns."""
-    counts: dict[str, int] = {}
-    superseded: dict[str, int] = {}
-    for value, owned_by, n in df.groupBy(code, owner).count().collect():
-        counts[value] = counts.get(value, 0) + n
-        if value in superseding and owned_by is not None:
-            superseded[owned_by] = superseded.get(owned_by, 0) + n
-    return counts, superseded
 
 
 def absent_from_snapshot(

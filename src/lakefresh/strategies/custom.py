@@ -25,14 +25,8 @@ from lakefresh.config.expressions import parse_row_pure
 from lakefresh.config.strategies import CustomStrategyConfig
 from lakefresh.errors import BatchRefused, SchemaError
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import (
-    ChangeSet,
-    StageContext,
-    count_by,
-    data_columns,
-    materialize,
-    require_columns,
-)
+from lakefresh.strategies.base import ChangeSet, StageContext, count_by, data_columns, require_columns
+from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -23,10 +23,9 @@ from lakefresh.strategies.base import (
     broadcast_if_small,
     count_by,
     data_columns,
-    materialize,
-    materialize_sized,
     raise_stored_duplicates,
 )
+from lakefresh.strategies.materialize import materialize, materialize_sized
 
 if TYPE_CHECKING:
     from datetime import datetime

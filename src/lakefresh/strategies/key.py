@@ -60,19 +60,17 @@ from lakefresh.strategies.base import (
     StageContext,
     appends,
     broadcast_if_small,
-    counts_and_superseded,
     data_columns,
     delete_flag,
     hashdiff,
     last_row_first,
-    materialize,
-    materialize_with_counts,
     null_key_problems,
     raise_stored_duplicates,
     require_columns,
 )
 from lakefresh.strategies.group import GroupChange, Member, stage_key_group
 from lakefresh.strategies.key_deletes import REMOVES, retired, tombstones, truncated
+from lakefresh.strategies.materialize import counts_and_superseded, materialize, materialize_with_counts
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 from lakefresh.strategies.truncate import TRUNCATE_FLAG, marker_problems, split_at_marker
 

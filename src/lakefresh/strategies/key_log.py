@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.columns import HASH_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
 from lakefresh.config.strategies import KeyStrategyConfig
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import ChangeSet, StageContext, data_columns, materialize, materialize_sized
+from lakefresh.strategies.base import ChangeSet, StageContext, data_columns
 from lakefresh.strategies.changelog import (
     EVENT_TIME,
     OP,
@@ -39,6 +39,7 @@ from lakefresh.strategies.changelog import (
     state_columns,
 )
 from lakefresh.strategies.key import KeyStrategy
+from lakefresh.strategies.materialize import materialize, materialize_sized
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

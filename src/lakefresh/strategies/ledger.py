@@ -30,7 +30,6 @@ from lakefresh.strategies.base import (
     broadcast_if_small,
     count_by,
     data_columns,
-    materialize,
     null_key_problems,
     require_columns,
 )
@@ -43,6 +42,7 @@ from lakefresh.strategies.changelog import (
     event_time_of,
     numeric_event_time_problems,
 )
+from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -20,14 +20,8 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.strategies import SequenceStrategyConfig, TimestampStrategyConfig
 from lakefresh.lakehouse.sql import quote, sql_literal
-from lakefresh.strategies.base import (
-    ChangeSet,
-    StageContext,
-    count_by,
-    data_columns,
-    materialize,
-    require_columns,
-)
+from lakefresh.strategies.base import ChangeSet, StageContext, count_by, data_columns, require_columns
+from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

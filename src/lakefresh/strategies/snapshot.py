@@ -44,7 +44,6 @@ from lakefresh.strategies.base import (
     data_columns,
     hashdiff,
     last_row_first,
-    materialize,
     null_key_problems,
     require_columns,
 )
@@ -59,6 +58,7 @@ from lakefresh.strategies.changelog import (
     numeric_event_time_problems,
     state_columns,
 )
+from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

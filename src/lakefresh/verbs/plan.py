@@ -28,7 +28,7 @@ from lakefresh import backlog
 from lakefresh.bookkeeping import NEVER_AGAIN
 from lakefresh.columns import SYSTEM_PREFIX
 from lakefresh.config.fingerprint import changes, fingerprint
-from lakefresh.config.models import dependency_order
+from lakefresh.config.graph import dependency_order
 from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.failures import describe
 from lakefresh.secrets import redact

@@ -30,8 +30,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN
+from lakefresh.lakehouse.literals import empty_rows
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import StageContext, hashdiff, materialize_counting
+from lakefresh.strategies.base import StageContext, hashdiff
+from lakefresh.strategies.materialize import materialize_counting
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 
 if TYPE_CHECKING:
@@ -252,4 +254,4 @@ def _no_versions(new: DataFrame, config: Scd2StrategyConfig, types: StructType) 
             StructField(BATCH_ID_COLUMN, StringType()),
         ]
     )
-    return new.sparkSession.createDataFrame([], schema)
+    return empty_rows(new.sparkSession, schema)

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_COLUMN, STATUS_COLUMN
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import hashdiff, last_row_first, materialize
+from lakefresh.strategies.base import hashdiff, last_row_first
+from lakefresh.strategies.materialize import materialize
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 from lakefresh.strategies.scd2.fast import DIFF_EXTRA
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import StageContext, materialize_counting
+from lakefresh.strategies.base import StageContext
+from lakefresh.strategies.materialize import materialize_counting
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 
 if TYPE_CHECKING:

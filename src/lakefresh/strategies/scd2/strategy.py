@@ -19,11 +19,10 @@ from lakefresh.strategies.base import (
     delete_flag,
     hashdiff,
     is_temporal,
-    materialize,
-    materialize_with_counts,
     null_key_problems,
     require_columns,
 )
+from lakefresh.strategies.materialize import materialize, materialize_with_counts
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC, decode, encode, stored_as_text
 from lakefresh.strategies.scd2.fast import fast_changes, fast_path_enabled
 from lakefresh.strategies.scd2.history import Shape, recompute

@@ -1,0 +1,90 @@
+"""Where a pipeline runs: its catalog and its Spark session. No pyspark here."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from lakefresh.config.base import IDENTIFIER, Model
+from lakefresh.config.checks import check_catalog_type, check_master
+
+TableFormat = Literal["iceberg", "delta"]
+
+
+class CatalogConfig(Model):
+    """The Iceberg catalog that holds targets and the `lakefresh` control namespace."""
+
+    name: str = Field("lakefresh_catalog", description="Spark catalog name, as used in SQL.")
+    type: str = Field(
+        "hadoop",
+        description="Iceberg catalog type: hadoop (a warehouse folder), hive, rest, jdbc, glue, "
+        "nessie... Passed to Spark as spark.sql.catalog.<name>.type.",
+    )
+    warehouse: str | None = Field(
+        "./warehouse",
+        description="Warehouse location; relative paths are taken from the pipeline file's folder.",
+    )
+    properties: dict[str, str] = Field(
+        default_factory=dict,
+        description="Further catalog properties (uri, credentials, io-impl...), "
+        "set as spark.sql.catalog.<name>.<key>.",
+    )
+    control_namespace: str = Field("lakefresh", description="Namespace of the control tables.")
+    format: TableFormat = Field(
+        "iceberg",
+        description="The targets' table format unless a table says otherwise: iceberg, or delta "
+        "(Delta Lake tables at <warehouse>/<namespace>/<table>).",
+    )
+    control_format: TableFormat = Field(
+        "iceberg",
+        description="The control tables' format: iceberg (tables of this catalog), or delta (at "
+        "<warehouse>/<control_namespace>/<table>). With delta here and every target Delta, the "
+        "pipeline needs no Iceberg at all (a platform that provides only Delta Lake).",
+    )
+
+    @field_validator("name", "control_namespace")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        if not IDENTIFIER.match(value):
+            raise ValueError(f"must be a plain identifier (letters, digits, _), got {value!r}")
+        return value
+
+    @field_validator("type")
+    @classmethod
+    def _type(cls, value: str) -> str:
+        return check_catalog_type(value)
+
+
+class SparkConfig(Model):
+    """How the Spark session is made. Everything here can also come from the environment."""
+
+    master: str = Field("local[*]", description="Spark master URL: local[*], spark://..., yarn, k8s://...")
+    app_name: str = Field("lakefresh", description="Spark application name.")
+    jars: Literal["maven", "bundled", "none"] | list[str] = Field(
+        "maven",
+        description="maven: the official Iceberg runtime (and `packages`) from Maven Central, "
+        "resolved once by `lakefresh jars` (or by Spark at start); `bundled` is an older name for "
+        "it; none: the platform already provides Iceberg; or a list of jar paths/URLs of your own.",
+    )
+    iceberg_version: str | None = Field(
+        None, description="Another Iceberg release than the pinned one (with `jars: maven`)."
+    )
+    extra_jars: list[str] = Field(
+        default_factory=list,
+        description="Jar files added besides `jars`, e.g. a JDBC driver your platform ships.",
+    )
+    packages: list[str] = Field(
+        default_factory=list,
+        description="Maven coordinates resolved with the Iceberg runtime, e.g. a JDBC driver "
+        "(org.postgresql:postgresql:42.7.4).",
+    )
+    delta_version: str | None = Field(
+        None, description="Another Delta Lake release than the pinned one (with `jars: maven`)."
+    )
+    conf: dict[str, str] = Field(default_factory=dict, description="Any further Spark settings.")
+
+    @field_validator("master")
+    @classmethod
+    def _master(cls, value: str) -> str:
+        return check_master(value)

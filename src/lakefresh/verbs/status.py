@@ -1,0 +1,65 @@
+"""`status`: where each table stands, from the batch log (and, when asked, its source's
+listing of what waits)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.bookkeeping import NEVER_AGAIN
+from lakefresh.errors import LakefreshError
+from lakefresh.lakehouse.sql import sql_literal
+from lakefresh.results import TableStatus
+from lakefresh.secrets import redact
+from lakefresh.sources import SourceContext, make_source
+
+if TYPE_CHECKING:
+    from lakefresh.config.models import PipelineConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.state.control import ControlTables
+
+
+def table_status(
+    config: PipelineConfig, backend: TableBackend, control: ControlTables, base_dir: str, pending: bool
+) -> list[TableStatus]:
+    """Per table: batches published, the last one and its position, rows, counts; with `pending`,
+    the batches its source holds that no run took (a source that cannot be listed is reported
+    on its table, not raised)."""
+    control.ensure()
+    out = []
+    for table in config.tables:
+        name = config.qualified(table)
+        exists = backend.exists(name)
+        rows = backend.spark.sql(
+            f"SELECT * FROM {backend.qualified(control.batches)} "
+            f"WHERE table_name = {sql_literal(name)} AND status = 'published' "
+            "AND NOT startswith(batch_id, 'lakefresh:') ORDER BY published_at"  # a verb's commit
+        ).collect()
+        last = rows[-1] if rows else None
+        counts: dict[str, int] = {}
+        for r in rows:
+            for k, v in (r["status_counts"] or {}).items():
+                counts[k] = counts.get(k, 0) + int(v)
+        waiting, source_error = None, None
+        if pending:  # a source that cannot be listed is reported on its table, not raised
+            done = {r["batch_id"] for r in rows}
+            done |= {a.batch_id for a in control.attempts(name) if a.status in NEVER_AGAIN}
+            try:
+                source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
+                waiting = len([b for b in source.list_batches() if b.batch_id not in done])
+            except LakefreshError as exc:
+                source_error = redact(str(exc))
+        out.append(
+            TableStatus(
+                table=table.name,
+                exists=exists,
+                batches_published=len(rows),
+                last_batch_id=last["batch_id"] if last else None,
+                position=last["source_position"] if last else None,
+                last_published_at=last["published_at"] if last else None,
+                rows=backend.read(name).count() if exists else None,
+                counts=counts,
+                pending=waiting,
+                source_error=source_error,
+            )
+        )
+    return out
