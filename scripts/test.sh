@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # `make test`'s test runs, side by side: every test on the default Spark line (4.1) and, beside
-# it, the contract suites plus the ANSI tests on Spark 3.5, then the Delta Lake tests and the
-# peers' examples (4.1). Each run has its one shared SparkSession; a
+# it, the contract suites plus the ANSI and nested JSON tests on Spark 3.5, then the Delta Lake
+# tests and the peers' examples (4.1). Each run has its one shared SparkSession; a
 # run spends much of its time in single-threaded driver work (planning, commits, Py4J), so two
 # of them on two cores take about as long as the longer one alone. The 3.5 run's output (its
 # setup's too) follows the 4.1 run's. Exit status: non-zero when either failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-SPARK35_TESTS=(tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py tests/spark/test_ansi.py)
+SPARK35_TESTS=(tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py tests/spark/test_ansi.py
+  tests/spark/test_nested_json.py)
 log=$(mktemp -t lakefresh-spark35-XXXXXX.log)
 trap 'rm -f "$log"' EXIT
 

@@ -198,7 +198,7 @@ def test_key_history_brings_an_scd2_table_over_the_same_source(tmp_path):
     assert history.strategy.keys == ["id"] and history.strategy.sequence_by == "ts"
     assert history.source == config.table("customers").source
     # a fact is refreshed after the dimensions it looks up, wherever it stands in the file
-    from lakefresh.config.models import dependency_order
+    from lakefresh.config.graph import dependency_order
 
     assert [t.name for t in dependency_order(config.tables)] == ["customers", "sales", "customers_history"]
 
@@ -286,3 +286,20 @@ def test_a_delta_table_refuses_iceberg_only_layouts(tmp_path, layout, message):
         "    depends_on: [customers]", f"    depends_on: [customers]\n    format: delta\n    {layout}"
     )
     assert message in error_of(tmp_path, text)
+
+
+def test_nested_types_are_checked_member_by_member(tmp_path):
+    from lakefresh.config.types import type_problem
+
+    good = [
+        "struct<city: string, zip: int>",
+        "array<struct<`my col`: decimal(10, 2)>>",
+        "map<string, array<int>>",
+    ]
+    assert [type_problem(t) for t in good] == [None, None, None]
+    assert type_problem("array<foo>") == "unknown type 'foo'"
+    assert type_problem("struct<a: int, A: int>") == "field 'a' is named twice"
+    assert type_problem("map<string>") == "map<...> takes a key type and a value type"
+    assert type_problem("array<int") == "unknown type 'array<int'"
+    message = error_of(tmp_path, GOOD.replace("ts: timestamp", "ts: 'struct<a: int, b>'"))
+    assert "column 'ts' has type 'struct<a: int, b>': 'b' is not `name: type`; valid types:" in message

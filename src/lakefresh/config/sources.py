@@ -8,7 +8,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import SPARK_TYPE, Model, parse_duration
+from lakefresh.config.base import Model, parse_duration
+from lakefresh.config.types import VALID_TYPES, type_problem
 
 
 class SourceBase(Model):
@@ -166,12 +167,10 @@ class FilesSourceConfig(SourceBase):
     @classmethod
     def _types(cls, value: dict[str, str] | None) -> dict[str, str] | None:
         for column, type_ in (value or {}).items():
-            if not SPARK_TYPE.match(type_.strip()):
-                raise ValueError(
-                    f"column {column!r} has unknown type {type_!r}; valid types: string, int, "
-                    "bigint, smallint, tinyint, double, float, boolean, date, timestamp, "
-                    "timestamp_ntz, binary, decimal(p,s)"
-                )
+            problem = type_problem(type_)
+            if problem:
+                said = problem if problem.startswith("unknown type") else f"type {type_!r}: {problem}"
+                raise ValueError(f"column {column!r} has {said}; valid types: {VALID_TYPES}")
         return value
 
     @model_validator(mode="after")

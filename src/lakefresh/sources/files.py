@@ -28,11 +28,13 @@ from typing import TYPE_CHECKING
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN, SEQ_COLUMN
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.literals import empty_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.sources.file_listing import Listing
+from lakefresh.sources.json_text import is_nested
 from lakefresh.sources.text import (
     BAD_BYTES,
     CORRUPT,
@@ -132,7 +134,7 @@ class FilesSource:
             if self.config.schema_
             else (target_schema or StructType([]))
         )
-        df = self.spark.createDataFrame([], schema)
+        df = empty_rows(self.spark, schema)
         return with_provenance(df)
 
     def _read_csv(
@@ -262,25 +264,26 @@ class FilesSource:
         return path[at + len(folder) :] if at >= 0 else path
 
     def _read_json(self, ref: BatchRef, target_schema: StructType | None) -> DataFrame:
-        from pyspark.sql import functions as F
+        """JSON Lines, every top-level value read as text (a nested object or array as its JSON
+        text), then cast strictly: a column typed `struct`, `array` or `map` is parsed from that
+        text (sources/json_text.py), one typed otherwise keeps the text."""
+        from pyspark.sql.types import StringType, StructField, StructType
 
-        raw = (
-            self.spark.read.option("primitivesAsString", True)
-            .option("mode", "PERMISSIVE")
-            .option("columnNameOfCorruptRecord", CORRUPT)
-            .json(list(ref.files))
-        )
-        if CORRUPT not in raw.columns:
-            raw = raw.withColumn(CORRUPT, F.lit(None).cast("string"))
-        columns = [c for c in raw.columns if c != CORRUPT]
+        names = self._json_reader().option("primitivesAsString", True).json(list(ref.files)).columns
+        columns = [c for c in names if c != CORRUPT]
+        as_text = StructType([StructField(c, StringType()) for c in [*columns, CORRUPT]])
+        raw = self._json_reader().schema(as_text).json(list(ref.files))
         small = self._few_bytes(ref.files)
-        numbered = number_records(raw, columns, header_lines=0, one_task=small)
+        numbered = number_records(raw, columns, header_lines=0, one_task=small, span="1")
         types = self._column_types(columns, target_schema, ref, "json")
         malformed = f"CASE WHEN {CORRUPT} IS NOT NULL THEN 'malformed JSON record' END"
         raw_col = f"coalesce({CORRUPT}, {as_json(columns)})"
         return cast_strictly(
             numbered, types, first_reasons=[malformed], raw=raw_col, timezone=self.config.timezone
         )
+
+    def _json_reader(self) -> DataFrameReader:
+        return self.spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", CORRUPT)
 
     def _few_bytes(self, files: Iterable[str]) -> bool:
         """Whether these uncompressed files hold at most ONE_TASK_BYTES (sizes looked up until
@@ -338,14 +341,21 @@ class FilesSource:
         return types
 
     def _infer(self, ref: BatchRef, fmt: str) -> dict[str, DataType]:
+        from pyspark.sql.types import StringType
+
         opts = self.config.csv
         if fmt == "csv":
             reader = self._csv_reader().option("inferSchema", True)
             if opts.timestamp_format:
                 reader = reader.option("timestampFormat", opts.timestamp_format)
             schema = reader.csv(list(ref.files)).schema
-        else:
+        else:  # a nested value without a declared type keeps its JSON text
             schema = self.spark.read.json(list(ref.files)).schema
+            return {
+                f.name: StringType() if is_nested(f.dataType) else f.dataType
+                for f in schema.fields
+                if f.name != "_corrupt_record"
+            }
         return {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
 
 

@@ -34,6 +34,7 @@ from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUM
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.functions import try_cast_sql, try_to_date_sql, try_to_timestamp_sql
 from lakefresh.lakehouse.sql import quote, sql_literal
+from lakefresh.sources.json_text import from_json_text, is_nested
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -204,6 +205,27 @@ def cast_strictly(
     from pyspark.sql import types as T
 
     schema = {f.name: f.dataType for f in df.schema.fields}
+
+    def leaf_cast(
+        source: str, type_: DataType, source_type: DataType | None = None
+    ) -> tuple[str, str | None]:
+        """SQL of `source` cast to a type that is not nested, and SQL of the condition that its
+        wall-clock time does not exist (a timestamp from naive text), if any."""
+        source_type = source_type or T.StringType()
+        if isinstance(type_, T.TimestampType) and isinstance(
+            source_type, T.StringType | T.DateType | T.TimestampNTZType
+        ):
+            return to_instant(source, source_type, timezone, timestamp_format)
+        if isinstance(type_, T.DateType) and date_format:
+            return try_to_date_sql(source, date_format), None
+        if isinstance(source_type, T.StringType) and isinstance(
+            type_, T.IntegralType | T.FractionalType | T.DecimalType
+        ):
+            return try_cast_sql(f"trim({source})", type_), None
+        if isinstance(source_type, T.StringType) and isinstance(type_, T.StringType):
+            return source, None
+        return try_cast_sql(source, type_), None
+
     casts: dict[str, str] = {}
     reasons = [r for r in first_reasons if r is not None]
     for column, type_ in types.items():
@@ -211,27 +233,21 @@ def cast_strictly(
         source_type = schema[column]
         if source_type == type_:
             continue
+        not_valid = _quoting(column, source, f"' is not a valid {type_.simpleString()}")
+        if isinstance(source_type, T.StringType) and is_nested(type_) and not (parsers and column in parsers):
+            casts[column], valid = from_json_text(source, type_, lambda text, leaf: leaf_cast(text, leaf)[0])
+            reasons.append(f"CASE WHEN NOT {valid} THEN {not_valid} END")
+            continue
         problem = None
         if parsers and column in parsers:
             cast = parsers[column](source)
-        elif isinstance(type_, T.TimestampType) and isinstance(
-            source_type, T.StringType | T.DateType | T.TimestampNTZType
-        ):
-            cast, gap = to_instant(source, source_type, timezone, timestamp_format)
+        else:
+            cast, gap = leaf_cast(source, type_, source_type)
             if gap is not None:
                 message = _quoting(column, source, f"' does not exist in {timezone} (daylight saving gap)")
                 problem = f"CASE WHEN {gap} THEN {message} END"
-        elif isinstance(type_, T.DateType) and date_format:
-            cast = try_to_date_sql(source, date_format)
-        elif isinstance(source_type, T.StringType) and isinstance(
-            type_, T.IntegralType | T.FractionalType | T.DecimalType
-        ):
-            cast = try_cast_sql(f"trim({source})", type_)
-        else:
-            cast = try_cast_sql(source, type_)
         casts[column] = cast
-        message = _quoting(column, source, f"' is not a valid {type_.simpleString()}")
-        invalid = f"CASE WHEN {source} IS NOT NULL AND ({cast}) IS NULL THEN {message} END"
+        invalid = f"CASE WHEN {source} IS NOT NULL AND ({cast}) IS NULL THEN {not_valid} END"
         reasons.append(invalid if problem is None else f"coalesce({problem}, {invalid})")
     reason = f"nullif(concat_ws('; ', {', '.join(reasons)}), '')" if reasons else "CAST(NULL AS STRING)"
     return df.selectExpr(
@@ -316,11 +332,12 @@ def _parsed_type(name: str) -> DataType:
 
 
 def number_records(
-    raw: DataFrame, columns: list[str], header_lines: int, one_task: bool = False
+    raw: DataFrame, columns: list[str], header_lines: int, one_task: bool = False, span: str | None = None
 ) -> DataFrame:
     """Add the file, the record ordinal in it, and the physical line the record starts on.
     `one_task`: the files are read in one partition, so that numbering them per file (a window)
-    needs no shuffle (for a small batch, a stage less)."""
+    needs no shuffle (for a small batch, a stage less). `span`: SQL for the lines a record takes,
+    where that is not the newlines in its text values plus one (a JSON Lines record: one line)."""
     with_file = raw.selectExpr(
         "*", f"input_file_name() AS {FILE_COLUMN}", "monotonically_increasing_id() AS _lf_order"
     )
@@ -329,7 +346,7 @@ def number_records(
     in_file = f"PARTITION BY {FILE_COLUMN} ORDER BY _lf_order"
     before = f"{in_file} ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING"
     first_line = header_lines + 1
-    lines_before = f"sum({record_span(columns)}) OVER ({before})"
+    lines_before = f"sum({span or record_span(columns)}) OVER ({before})"
     return with_file.selectExpr(
         *[quote(c) for c in raw.columns],
         FILE_COLUMN,
