@@ -138,3 +138,23 @@ def test_a_thousand_rows_on_one_watermark_value_and_late_commits_land_exactly_on
     assert ws.snapshot_counts(table) == before
     counted = p.table("orders").selectExpr("count(*)", "count(DISTINCT id)", "sum(amount)").first()
     assert tuple(counted) == (1002, 1002, Decimal(500500 + 3))
+
+
+def test_the_watermark_is_the_time_the_database_stored_whatever_the_jvms_time_zone(orders, ws, spark):
+    """On a machine in New York, the driver reads the naive 10:00 as 15:00 UTC. Written back as
+    '15:00', the watermark would skip a row stored at 12:00 for good; it is written in the JVM's
+    zone, as the database's own 10:00."""
+    from lakefresh.lakehouse.jvm import java_class
+
+    zones = java_class(spark, "java.util.TimeZone")
+    before = zones.getDefault()
+    zones.setDefault(zones.getTimeZone("America/New_York"))
+    try:
+        orders.sql("INSERT INTO orders VALUES (1, 10, '2025-01-01 10:00')")
+        p = ws.pipeline(TABLE.format(url=orders.url))
+        assert [b.batch_id for b in p.run().batches] == ["jdbc@2025-01-01 10:00:00#1"]
+        orders.sql("INSERT INTO orders VALUES (2, 20, '2025-01-01 12:00')")
+        assert [b.counts for b in p.run().batches] == [{"U": 1, "N": 1}]  # from 09:50 on
+        assert rows(p.table("orders"), ["id"]) == [(1,), (2,)]
+    finally:
+        zones.setDefault(before)

@@ -21,6 +21,12 @@ moved since (see `JdbcSource._unfinished`).
 
 `{{ watermark }}` in the query becomes a SQL literal: the number as it is, anything else quoted
 ('2025-01-31 10:00:00.5'), which the database casts to the column's type.
+
+A time is written as a wall-clock time in the JVM's default time zone (`user.timezone`), whatever
+Spark's session time zone. That is the zone in which JDBC drivers turn a database's naive times
+(`timestamp`, `DATETIME`) into instants, and in which PostgreSQL's driver sets the connection's
+zone: the database reads the literal as the time it stored. Written in UTC instead, on a machine
+whose zone is not UTC, the watermark would be hours off, and rows written in between never read.
 """
 
 from __future__ import annotations
@@ -33,7 +39,8 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.config.sources import WATERMARK_TOKEN, JdbcSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.failures import describe
-from lakefresh.lakehouse.sql import quote, standard_sql_literal
+from lakefresh.lakehouse.jvm import java_class
+from lakefresh.lakehouse.sql import quote, sql_literal, standard_sql_literal
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.state.control import ControlTables
 
@@ -70,7 +77,7 @@ class JdbcSource:
             return [unfinished]
         column = self.config.watermark_column
         stats = self._query(f"SELECT max({column}) AS hi FROM ({query}) lf_q")
-        row = stats.selectExpr("CAST(hi AS STRING) AS hi").first()
+        row = stats.selectExpr(f"{self._as_text('hi', stats.schema['hi'].dataType)} AS hi").first()
         if row is None or row["hi"] is None:
             return []
         number = _is_number(stats.schema["hi"].dataType)
@@ -142,10 +149,23 @@ class JdbcSource:
                 highest = highest - F.expr(f"make_dt_interval(0, 0, 0, {look_back})")
             else:
                 highest = highest - F.lit(look_back)
-        value = backend.read(target).select(highest.cast("string")).first()
+        value = backend.read(target).select(highest.alias("hi")).selectExpr(self._as_text("hi", kind)).first()
         if value is None or value[0] is None:
             return _initial_literal(initial)
         return _literal(str(value[0]), _is_number(kind))
+
+    def _as_text(self, column: str, kind: object) -> str:
+        """SQL for a watermark value as the text of its literal: a time as its wall-clock time in
+        the JVM's default time zone (see the module's docstring)."""
+        from pyspark.sql import types as T
+
+        if not isinstance(kind, T.TimestampType):
+            return f"CAST({column} AS STRING)"
+        spark = self.ctx.spark
+        session = spark.conf.get("spark.sql.session.timeZone") or "UTC"
+        jvm = java_class(spark, "java.util.TimeZone").getDefault().getID()
+        moved = f"from_utc_timestamp(to_utc_timestamp({column}, {sql_literal(session)}), {sql_literal(jvm)})"
+        return f"CAST({moved} AS STRING)"
 
     def _query(self, sql: str) -> DataFrame:
         """A query run by the database; errors name the URL (never the password)."""
