@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 
 from tests.conftest import rows
 
@@ -146,3 +147,33 @@ def test_a_missing_source_folder_is_a_clear_error(ws):
     assert not result.ok
     assert result.tables[0].error == f"source folder {ws.root}/in does not exist"
     assert result.tables[0].resume_command.endswith("--table people")
+
+
+def test_a_number_that_would_be_rounded_to_fit_its_type_is_quarantined(ws, spark):
+    """A cast to a decimal rounds to its scale, and a cast of a Parquet double to an integer
+    drops the fraction: either would store another number than the file holds."""
+    ws.write("csv/b1.csv", "id,amount\n1,12.34\n2,12.340\n3,12.345\n4,1.2345E1\n5, 7 \n")
+    spark.createDataFrame([(1, 2.0), (2, 1.7), (3, 1e12)], "id int, n double").coalesce(1).write.parquet(
+        str(ws.root / "pq" / "staging")
+    )
+    next((ws.root / "pq" / "staging").glob("*.parquet")).rename(ws.root / "pq" / "b1.parquet")
+    p = ws.pipeline("""
+    - name: from_csv
+      source: {kind: files, path: csv, format: csv, schema: {id: int, amount: "decimal(10,2)"}}
+      strategy: {kind: append}
+    - name: from_parquet
+      source: {kind: files, path: pq, format: parquet, schema: {n: int}}
+      strategy: {kind: append}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("from_csv")) == [(1, Decimal("12.34")), (2, Decimal("12.34")), (5, Decimal("7.00"))]
+    assert rows(p.quarantine("from_csv"), ["record", "reason"]) == [
+        (3, "amount: '12.345' does not fit decimal(10,2) without rounding"),
+        (4, "amount: '1.2345E1' does not fit decimal(10,2) without rounding"),
+    ]
+    assert rows(p.table("from_parquet")) == [(1, 2)]
+    assert rows(p.quarantine("from_parquet"), ["record", "reason"]) == [
+        (2, "n: '1.7' does not fit int without rounding"),
+        (3, "n: '1.0E12' is not a valid int"),
+    ]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from decimal import Decimal
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -125,6 +126,21 @@ def test_json_text_in_a_csv_cell_is_parsed_to_its_declared_type(ws):
     ]
 
 
+def test_a_member_that_would_be_rounded_to_fit_quarantines_its_record(ws):
+    ws.write("in/b1.json", _lines({"id": 1, "prices": {"a": 1.5}}, {"id": 2, "prices": {"a": 1.25}}))
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: json, schema: {id: int, prices: "map<string, decimal(4,1)>"}}
+      strategy: {kind: append}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("t"), ["id", "prices"]) == [(1, {"a": Decimal("1.5")})]
+    assert rows(p.quarantine("t"), ["record", "reason"]) == [
+        (2, """prices: '{"a":1.25}' is not a valid map<string,decimal(4,1)>""")
+    ]
+
+
 # --- property: the SQL that reads JSON text against a small reference model -----------------
 
 TYPE = "struct<a: int, b: array<int>, c: map<string, string>>"
@@ -200,8 +216,10 @@ def test_json_text_is_read_as_the_reference_model_reads_it(spark, batch):
 
     type_ = parse_schema(f"x {TYPE}").fields[0].dataType
 
-    def leaf(text: str, kind: Any) -> str:  # the strict casts of `cast_strictly`, for int and string
-        return f"TRY_CAST(trim({text}) AS INT)" if kind.simpleString() == "int" else text
+    def leaf(
+        text: str, kind: Any
+    ) -> tuple[str, None]:  # the strict casts of `cast_strictly`, for int and string
+        return (f"TRY_CAST(trim({text}) AS INT)" if kind.simpleString() == "int" else text), None
 
     value, valid = from_json_text("j", type_, leaf)
     data = [(i, None if v is None else json.dumps(v)) for i, v in enumerate(batch)]

@@ -13,7 +13,8 @@ declared. A value is valid when
 - an object declared as a struct has no member the struct does not name (a member would be
   dropped without a trace otherwise: declare it, or declare the column `string` to keep the text),
   and
-- each member is valid, and each leaf present in the text casts to its type.
+- each member is valid, and each leaf present in the text casts to its type exactly (a number
+  that would be rounded to fit does not).
 
 JSON `null` and a missing member are NULL. A map's keys are JSON's object keys, so a map read from
 JSON text has string keys.
@@ -32,7 +33,9 @@ if TYPE_CHECKING:
 
 _LEADING_SPACE = sql_literal("^[ \\t\\r\\n]+")  # JSON's white space, as a Java regular expression
 _TRAILING_SPACE = sql_literal("[ \\t\\r\\n]+$")
-LeafCast = Callable[[str, "DataType"], str]  # SQL of a text value -> SQL of it as a leaf type
+# SQL of a text value -> SQL of it as a leaf type, and SQL of the condition that the value is
+# there but not held exactly (a number rounded, a wall-clock time the zone skips), if any
+LeafCast = Callable[[str, "DataType"], tuple[str, str | None]]
 
 
 def is_nested(type_: DataType) -> bool:
@@ -74,8 +77,9 @@ def _build(text: str, type_: DataType, leaf: LeafCast, depth: int) -> tuple[str,
             f"forall(map_values({entries}), {member} -> {valid})",
         ]
         return f"transform_values({entries}, ({key}, {member}) -> {value})", _when_present(text, checks)
-    value = leaf(text, type_)
-    return value, f"({text} IS NULL OR ({value}) IS NOT NULL)"
+    value, inexact = leaf(text, type_)
+    exact = "" if inexact is None else f" AND NOT coalesce({inexact}, FALSE)"
+    return value, f"({text} IS NULL OR (({value}) IS NOT NULL{exact}))"
 
 
 def _struct(text: str, type_: DataType, leaf: LeafCast, depth: int) -> tuple[str, str]:

@@ -206,25 +206,10 @@ def cast_strictly(
 
     schema = {f.name: f.dataType for f in df.schema.fields}
 
-    def leaf_cast(
-        source: str, type_: DataType, source_type: DataType | None = None
-    ) -> tuple[str, str | None]:
-        """SQL of `source` cast to a type that is not nested, and SQL of the condition that its
-        wall-clock time does not exist (a timestamp from naive text), if any."""
-        source_type = source_type or T.StringType()
-        if isinstance(type_, T.TimestampType) and isinstance(
-            source_type, T.StringType | T.DateType | T.TimestampNTZType
-        ):
-            return to_instant(source, source_type, timezone, timestamp_format)
-        if isinstance(type_, T.DateType) and date_format:
-            return try_to_date_sql(source, date_format), None
-        if isinstance(source_type, T.StringType) and isinstance(
-            type_, T.IntegralType | T.FractionalType | T.DecimalType
-        ):
-            return try_cast_sql(f"trim({source})", type_), None
-        if isinstance(source_type, T.StringType) and isinstance(type_, T.StringType):
-            return source, None
-        return try_cast_sql(source, type_), None
+    def leaf(source: str, type_: DataType, source_type: DataType | None = None) -> Leaf:
+        return leaf_cast(
+            source, type_, source_type or T.StringType(), timezone, timestamp_format, date_format
+        )
 
     casts: dict[str, str] = {}
     reasons = [r for r in first_reasons if r is not None]
@@ -235,17 +220,16 @@ def cast_strictly(
             continue
         not_valid = _quoting(column, source, f"' is not a valid {type_.simpleString()}")
         if isinstance(source_type, T.StringType) and is_nested(type_) and not (parsers and column in parsers):
-            casts[column], valid = from_json_text(source, type_, lambda text, leaf: leaf_cast(text, leaf)[0])
+            casts[column], valid = from_json_text(source, type_, lambda text, kind: leaf(text, kind)[:2])
             reasons.append(f"CASE WHEN NOT {valid} THEN {not_valid} END")
             continue
         problem = None
         if parsers and column in parsers:
             cast = parsers[column](source)
         else:
-            cast, gap = leaf_cast(source, type_, source_type)
-            if gap is not None:
-                message = _quoting(column, source, f"' does not exist in {timezone} (daylight saving gap)")
-                problem = f"CASE WHEN {gap} THEN {message} END"
+            cast, inexact, why = leaf(source, type_, source_type)
+            if inexact is not None:
+                problem = f"CASE WHEN {inexact} THEN {_quoting(column, source, str(why))} END"
         casts[column] = cast
         invalid = f"CASE WHEN {source} IS NOT NULL AND ({cast}) IS NULL THEN {not_valid} END"
         reasons.append(invalid if problem is None else f"coalesce({problem}, {invalid})")
@@ -255,6 +239,48 @@ def cast_strictly(
         f"{reason} AS {REASON_COLUMN}",
         f"{raw} AS {RAW_COLUMN}",
     )
+
+
+Leaf = tuple[str, str | None, str | None]  # the cast, when it is not exact, and what then follows the value
+
+
+def leaf_cast(
+    source: str,
+    type_: DataType,
+    source_type: DataType,
+    timezone: str,
+    timestamp_format: str | None,
+    date_format: str | None,
+) -> Leaf:
+    """SQL of `source` cast to a type that is not nested; SQL of the condition that the value
+    exists but the cast does not hold it exactly (a wall-clock time the zone skips, a number
+    rounded to fit), and the text that then follows the value in the reason."""
+    from pyspark.sql import types as T
+
+    if isinstance(type_, T.TimestampType) and isinstance(
+        source_type, T.StringType | T.DateType | T.TimestampNTZType
+    ):
+        cast, gap = to_instant(source, source_type, timezone, timestamp_format)
+        return cast, gap, f"' does not exist in {timezone} (daylight saving gap)"
+    if isinstance(type_, T.DateType) and date_format:
+        return try_to_date_sql(source, date_format), None, None
+    if isinstance(source_type, T.StringType) and isinstance(type_, T.StringType):
+        return source, None, None
+    text = isinstance(source_type, T.StringType)
+    number = isinstance(type_, T.IntegralType | T.FractionalType | T.DecimalType)
+    value = f"trim({source})" if text and number else source
+    cast = try_cast_sql(value, type_)
+    rounded = f"' does not fit {type_.simpleString()} without rounding"
+    if text and isinstance(type_, T.DecimalType):  # a cast to a decimal rounds to its scale
+        wide = T.DecimalType(38, 38 - (type_.precision - type_.scale))
+        return cast, f"{try_cast_sql(value, wide)} <> {cast}", rounded
+    if (
+        not text
+        and isinstance(source_type, T.NumericType)
+        and isinstance(type_, T.IntegralType | T.DecimalType)
+    ):
+        return cast, f"{try_cast_sql(cast, source_type)} <> {source}", rounded
+    return cast, None, None  # text casts to an integer exactly or not at all; floats are approximate
 
 
 def _quoting(column: str, source: str, after: str) -> str:
