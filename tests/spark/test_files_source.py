@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from decimal import Decimal
 
@@ -176,4 +177,25 @@ def test_a_number_that_would_be_rounded_to_fit_its_type_is_quarantined(ws, spark
     assert rows(p.quarantine("from_parquet"), ["record", "reason"]) == [
         (2, "n: '1.7' does not fit int without rounding"),
         (3, "n: '1.0E12' is not a valid int"),
+    ]
+
+
+def test_a_date_with_text_after_it_is_not_a_date(ws):
+    """Spark's cast reads `2025-01-31 garbage` as 2025-01-31; a date, or a date and a time, is
+    a date, and anything else is quarantined."""
+    ws.write(
+        "in/b1.csv",
+        "id,day\n1,2025-01-31\n2,2025-01-31 garbage\n3,2025-01-31T23:30:00+05:00\n4,2025-01-31 10:00\n",
+    )
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv, schema: {id: int, day: date}}
+      strategy: {kind: append}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    day = datetime.date(2025, 1, 31)
+    assert rows(p.table("t")) == [(1, day), (3, day), (4, day)]
+    assert rows(p.quarantine("t"), ["record", "reason"]) == [
+        (2, "day: '2025-01-31 garbage' is not a valid date")
     ]

@@ -264,6 +264,12 @@ def leaf_cast(
         return cast, gap, f"' does not exist in {timezone} (daylight saving gap)"
     if isinstance(type_, T.DateType) and date_format:
         return try_to_date_sql(source, date_format), None, None
+    if isinstance(type_, T.DateType) and isinstance(source_type, T.StringType):
+        # Spark's cast ignores whatever follows `yyyy-mm-dd ` ('2025-01-31 garbage'): only a date,
+        # or a date and a time, is a date
+        timed = try_cast_sql(source, T.TimestampType())
+        whole = f"{source} RLIKE {sql_literal(NAIVE_TEXT)} OR {timed} IS NOT NULL"
+        return f"CASE WHEN {whole} THEN {try_cast_sql(source, type_)} END", None, None
     if isinstance(source_type, T.StringType) and isinstance(type_, T.StringType):
         return source, None, None
     text = isinstance(source_type, T.StringType)
