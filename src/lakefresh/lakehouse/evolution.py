@@ -40,6 +40,8 @@ def align(
     """Add the batch's new columns to `table` (`target`: its name in SQL), widen the types the
     format can widen, and return the batch with the table's columns in the table's order (NULL
     where the batch lacks one), followed by the `keep` columns, which are not the table's."""
+    from pyspark.sql.types import StringType
+
     table_fields = spark.table(target).schema.fields
     columns = {f.name.lower(): f for f in table_fields}
     additions: list[str] = []
@@ -58,11 +60,13 @@ def align(
         spark.sql(f"ALTER TABLE {target} ADD COLUMNS ({', '.join(additions)})")
     if additions or altered:
         table_fields = spark.table(target).schema.fields
-    by_lower = {f.name.lower(): f.name for f in df.schema.fields}
+    by_lower = {f.name.lower(): f for f in df.schema.fields}
     out = []
     for field in table_fields:  # one projection as SQL text: a Column call is a round trip
         source = by_lower.get(field.name.lower())
-        value = quote(source) if source else "NULL"
+        value = quote(source.name) if source else "NULL"
+        if source and isinstance(field.dataType, StringType) and _nested(source.dataType):
+            value = f"to_json({value})"  # its JSON text, not Spark's `{Oslo, 1234}`
         out.append(f"CAST({value} AS {sql_type(field.dataType)}) AS {quote(field.name)}")
     return df.selectExpr(*out, *[quote(k) for k in keep])
 
@@ -95,13 +99,19 @@ def _reconcile_type(
     )
 
 
+def _nested(kind: DataType) -> bool:
+    from pyspark.sql import types as T
+
+    return isinstance(kind, T.StructType | T.ArrayType | T.MapType)
+
+
 def _castable_safely(current: DataType, incoming: DataType) -> bool:
     """Incoming values that fit the target column without loss (e.g. int into bigint, any into
     string, date into timestamp)."""
     from pyspark.sql import types as T
 
-    if isinstance(current, T.StringType):
-        return True
+    if isinstance(current, T.StringType):  # nested values as their JSON text (`align`)
+        return not isinstance(incoming, T.BinaryType)  # bytes are no text
     integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
     rank = {T.ByteType: 1, T.ShortType: 2, T.IntegerType: 3, T.LongType: 4}
     if isinstance(current, integral) and isinstance(incoming, integral):
