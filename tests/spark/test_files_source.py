@@ -199,3 +199,17 @@ def test_a_date_with_text_after_it_is_not_a_date(ws):
     assert rows(p.quarantine("t"), ["record", "reason"]) == [
         (2, "day: '2025-01-31 garbage' is not a valid date")
     ]
+
+
+def test_an_inferred_column_of_numbers_written_with_leading_zeros_stays_text(ws):
+    ws.write("in/b1.csv", "id,postcode,amount\n1,00123,0.5\n2,45000,10\n")
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv}
+      strategy: {kind: append}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    types = {f.name: f.dataType.simpleString() for f in p.table("t").schema.fields}
+    assert (types["id"], types["postcode"], types["amount"]) == ("int", "string", "double")
+    assert rows(p.table("t")) == [(1, "00123", 0.5), (2, "45000", 10.0)]

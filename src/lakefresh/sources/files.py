@@ -341,22 +341,33 @@ class FilesSource:
         return types
 
     def _infer(self, ref: BatchRef, fmt: str) -> dict[str, DataType]:
-        from pyspark.sql.types import StringType
+        """The batch's types as Spark infers them, but a nested JSON value is text (its JSON, for
+        want of a declared type), and so is a CSV column of numbers that one writes with a
+        leading zero (a postcode, an account: `00123` would be stored as 123)."""
+        from pyspark.sql.types import NumericType, StringType
 
         opts = self.config.csv
-        if fmt == "csv":
-            reader = self._csv_reader().option("inferSchema", True)
-            if opts.timestamp_format:
-                reader = reader.option("timestampFormat", opts.timestamp_format)
-            schema = reader.csv(list(ref.files)).schema
-        else:  # a nested value without a declared type keeps its JSON text
+        if fmt != "csv":
             schema = self.spark.read.json(list(ref.files)).schema
             return {
                 f.name: StringType() if is_nested(f.dataType) else f.dataType
                 for f in schema.fields
                 if f.name != "_corrupt_record"
             }
-        return {f.name: f.dataType for f in schema.fields if f.name != "_corrupt_record"}
+        reader = self._csv_reader().option("inferSchema", True)
+        if opts.timestamp_format:
+            reader = reader.option("timestampFormat", opts.timestamp_format)
+        types = {f.name: f.dataType for f in reader.csv(list(ref.files)).schema.fields}
+        types.pop("_corrupt_record", None)
+        numbers = [name for name, kind in types.items() if isinstance(kind, NumericType)]
+        if numbers:
+            zero = sql_literal("^[ \t]*[+-]?0[0-9]")
+            text = self._csv_reader().csv(list(ref.files))
+            found = text.selectExpr(*[f"max({quote(c)} RLIKE {zero})" for c in numbers]).first()
+            for name, leading in zip(numbers, found or [], strict=False):
+                if leading:
+                    types[name] = StringType()
+        return types
 
 
 def _location(uri: str) -> tuple[str, str]:
