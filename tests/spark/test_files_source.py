@@ -213,3 +213,23 @@ def test_an_inferred_column_of_numbers_written_with_leading_zeros_stays_text(ws)
     types = {f.name: f.dataType.simpleString() for f in p.table("t").schema.fields}
     assert (types["id"], types["postcode"], types["amount"]) == ("int", "string", "double")
     assert rows(p.table("t")) == [(1, "00123", 0.5), (2, "45000", 10.0)]
+
+
+def test_a_column_spelled_two_ways_is_a_clear_error(ws):
+    """Spark's column names are not case sensitive: `id` and `ID` are one column twice."""
+    ws.write("csv/b1.csv", "id,ID\n1,2\n")
+    ws.write("json/b1.json", '{"id": 1, "Id": 2}\n')
+    p = ws.pipeline("""
+    - name: from_csv
+      source: {kind: files, path: csv, format: csv}
+      strategy: {kind: append}
+    - name: from_json
+      source: {kind: files, path: json, format: json}
+      strategy: {kind: append}
+    """)
+    result = p.run()
+    errors = {t.table: t.error for t in result.tables}
+    assert errors["from_csv"].endswith("the header must name every column once, got ['id', 'ID']")
+    assert errors["from_json"].startswith(
+        "batch b1.json: its JSON spells one column two ways (names differing only in case are one column): "
+    )

@@ -28,13 +28,14 @@ from typing import TYPE_CHECKING
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RECORD_COLUMN, SEQ_COLUMN
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.literals import empty_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.sources.file_listing import Listing
-from lakefresh.sources.json_text import is_nested
+from lakefresh.sources.inference import inferred_types
 from lakefresh.sources.text import (
     BAD_BYTES,
     CORRUPT,
@@ -245,7 +246,8 @@ class FilesSource:
             )
         names = next(csv.reader([line], delimiter=opts.delimiter, quotechar=opts.quote))
         names = [n.strip() for n in names]
-        if any(not n for n in names) or len(set(names)) != len(names):
+        if any(not n for n in names) or len({n.lower() for n in names}) != len(names):
+            # Spark's names are not case sensitive: `id` and `ID` are one column
             raise SourceError(f"{path}: the header must name every column once, got {names}")
         missing = [c for c in declared or {} if c not in names]
         extra = [n for n in names if n not in (declared or {})]
@@ -269,7 +271,15 @@ class FilesSource:
         text (sources/json_text.py), one typed otherwise keeps the text."""
         from pyspark.sql.types import StringType, StructField, StructType
 
-        names = self._json_reader().option("primitivesAsString", True).json(list(ref.files)).columns
+        try:
+            names = self._json_reader().option("primitivesAsString", True).json(list(ref.files)).columns
+        except Exception as exc:  # `Id` and `id` are one column to Spark, which refuses both
+            if "COLUMN_ALREADY_EXISTS" not in str(exc):
+                raise
+            raise SourceError(
+                "its JSON spells one column two ways (names differing only in case are one "
+                f"column): {describe(exc)}"
+            ) from None
         columns = [c for c in names if c != CORRUPT]
         as_text = StructType([StructField(c, StringType()) for c in [*columns, CORRUPT]])
         raw = self._json_reader().schema(as_text).json(list(ref.files))
@@ -334,39 +344,10 @@ class FilesSource:
             else:
                 unknown.append(c)
         if unknown:
-            inferred = self._infer(ref, fmt)
+            inferred = inferred_types(self.spark, self._csv_reader, list(ref.files), fmt, self.config.csv)
             for c in unknown:
                 if c in inferred:
                     types[c] = inferred[c]
-        return types
-
-    def _infer(self, ref: BatchRef, fmt: str) -> dict[str, DataType]:
-        """The batch's types as Spark infers them, but a nested JSON value is text (its JSON, for
-        want of a declared type), and so is a CSV column of numbers that one writes with a
-        leading zero (a postcode, an account: `00123` would be stored as 123)."""
-        from pyspark.sql.types import NumericType, StringType
-
-        opts = self.config.csv
-        if fmt != "csv":
-            schema = self.spark.read.json(list(ref.files)).schema
-            return {
-                f.name: StringType() if is_nested(f.dataType) else f.dataType
-                for f in schema.fields
-                if f.name != "_corrupt_record"
-            }
-        reader = self._csv_reader().option("inferSchema", True)
-        if opts.timestamp_format:
-            reader = reader.option("timestampFormat", opts.timestamp_format)
-        types = {f.name: f.dataType for f in reader.csv(list(ref.files)).schema.fields}
-        types.pop("_corrupt_record", None)
-        numbers = [name for name, kind in types.items() if isinstance(kind, NumericType)]
-        if numbers:
-            zero = sql_literal("^[ \t]*[+-]?0[0-9]")
-            text = self._csv_reader().csv(list(ref.files))
-            found = text.selectExpr(*[f"max({quote(c)} RLIKE {zero})" for c in numbers]).first()
-            for name, leading in zip(numbers, found or [], strict=False):
-                if leading:
-                    types[name] = StringType()
         return types
 
 
