@@ -156,6 +156,7 @@ class GroupSteps:
         """Read, stage, write and audit the group; (None, None) when it cannot be one."""
         clock = time.perf_counter()
         schema = self.backend.schema(name)
+        self.steps.check_not_taken(name, [a.ref.batch_id for a in attempts], self.backend.head(name))
         head = self.backend.head(name) if self.backend.commits_at_once(name) else None  # for undo_since
         for a in attempts:
             a.exists, a.target_schema, a.head = True, schema, head

@@ -120,6 +120,7 @@ class Runner:
             hint = self.resume_hint.format(table=table.name)
             applied = self.books.reconcile(name, outcome, strategy, hint, self.rolled_back)
             self._layout(table, name)
+            self.steps.reconciled[name] = self.backend.head(name) if self.backend.exists(name) else None
             pending = _pending(source, applied)
             if self.skip:  # the operator's decision: these batches are never taken
                 skipped = self.books.skip(name, table, pending, self.skip)

@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.config import write_mode
 from lakefresh.config.fingerprint import fingerprint
-from lakefresh.errors import AuditError, CommitConflictError, LakefreshError, TargetError, TransientError
+from lakefresh.errors import (
+    AuditError,
+    CommitConflictError,
+    LakefreshError,
+    StateError,
+    TargetError,
+    TransientError,
+)
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.failures import describe
 from lakefresh.reading import ReadRows, read_batch
@@ -159,6 +166,19 @@ class BatchSteps:
         self.control = control
         self.books = books
         self.say = say  # a message for the operator (the console's)
+        # each table's head after this run reconciled it (see `check_not_taken`)
+        self.reconciled: dict[str, int | None] = {}
+
+    def check_not_taken(self, name: str, batch_ids: list[str], head: int | None) -> None:
+        """Refuse batches another run of the table (overlapping runs) published since this run
+        reconciled it; one published later still is caught by the publish's own lineage check."""
+        if name in self.reconciled and head != self.reconciled[name]:  # commits since
+            published = self.backend.published_batches(name, since=self.reconciled[name])
+            if taken := [b for b in batch_ids if b in published]:
+                raise StateError(
+                    f"batch(es) {', '.join(taken)} of {name} were published by another run while "
+                    "this one ran (runs of one table must not overlap): nothing was applied twice"
+                )
 
     def apply(self, a: Attempt, source: Any, log: PublishLog) -> BatchResult:
         """Every step in order; the result says how far the batch got. A TransientError (the
@@ -187,6 +207,7 @@ class BatchSteps:
         a.target_schema = self.backend.schema(a.name) if a.exists else None
         # what the change set is computed against, and what undo_since goes back to
         a.head = self.backend.head(a.name) if a.exists else None
+        self.check_not_taken(a.name, [a.ref.batch_id], a.head)
         a.rows = read_batch(self.config, self.backend, a.table, a.strategy, source, a.ref, a.target_schema)
         if a.rows.batch_time is not None:  # the batch's rows say when it was produced
             a.ref = replace(a.ref, batch_time=a.rows.batch_time)
@@ -199,6 +220,7 @@ class BatchSteps:
         assert a.rows is not None
         clock = time.perf_counter()
         a.ctx = StageContext(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists, a.rows.loaded)
+        a.ctx.quarantined = a.rows.bad if a.rows.quarantined else None
         a.change = change = a.strategy.stage(a.ctx, a.rows.good)
         properties = {
             **write_mode.properties(write_mode.chosen(self.config, a.table, exists=False)),

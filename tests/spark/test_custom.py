@@ -100,3 +100,15 @@ def test_a_predicate_without_an_equality_between_target_and_batch(ws):
     assert result.ok, result.to_dict()
     assert result.batches[0].counts == {"N": 1, "F": 0, "D": 4}
     assert rows(p2.table("sales"), ["region", "day"]) == [("eu", 1), ("xx", 3)]
+
+
+def test_a_predicate_that_turns_a_null_into_a_value_does_not_match_the_rows_to_append(ws):
+    """The rows to append travel in the MERGE's source with NULL batch columns: a predicate that
+    makes a value of NULL (`coalesce(input.region, 'all')`) must not match a stored row with them."""
+    ws.write("in/b1.csv", "region,day,amount\nall,1,10\neu,1,20\n")
+    ws.write("in/b2.csv", "region,day,amount\neu,2,21\n")
+    p = ws.pipeline(SALES % "\"this.region = coalesce(input.region, 'all')\"")
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.batches[1].counts == {"N": 1, "F": 0, "D": 1}
+    assert rows(p.table("sales"), ["region", "day", "amount"]) == [("all", 1, 10), ("eu", 2, 21)]

@@ -226,3 +226,47 @@ def test_adding_an_all_null_column_keeps_existing_hashes(ws):
       strategy: {kind: key, keys: [id]}
     """)
     assert counts(p.run(), "b2.csv") == {"S": 1}
+
+
+def test_a_record_date_that_cannot_order_rows_is_quarantined(ws):
+    """A date_column text that does not parse would be a NULL date, never older than the stored
+    one, so it would overwrite newer rows; a NaN sorts above every number, so it would win
+    against every later row. Both go to quarantine."""
+    ws.write("text/b1.csv", "id,v,ts\n1,a,2025-01-01 10:00\n2,b,01/02/2024\n")
+    ws.write("number/b1.csv", "id,v,ts\n1,a,1.5\n2,b,NaN\n3,c,Infinity\n")
+    p = ws.pipeline("""
+    - name: by_text
+      source: {kind: files, path: text, format: csv, schema: {id: int, v: string, ts: string}}
+      strategy: {kind: key, keys: [id], date_column: ts}
+    - name: by_number
+      source: {kind: files, path: number, format: csv, schema: {id: int, v: string, ts: double}}
+      strategy: {kind: key, keys: [id], date_column: ts}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("by_text"), ["id", "v"]) == [(1, "a")]
+    assert rows(p.quarantine("by_text"), ["record", "reason"]) == [(2, "date column ts is not a time")]
+    assert rows(p.table("by_number"), ["id", "v"]) == [(1, "a")]
+    assert rows(p.quarantine("by_number"), ["record", "reason"]) == [
+        (2, "date column ts is NaN or infinite"),
+        (3, "date column ts is NaN or infinite"),
+    ]
+
+
+def test_a_full_snapshots_quarantined_record_keeps_its_key(ws):
+    """A record in quarantine (one bad cell) is still in the snapshot: its stored row stays. A
+    quarantined record whose key did not parse may be any key: that snapshot retires none."""
+    ws.write("in/b1.csv", "id,amount\n1,10\n2,20\n3,30\n", mtime=1_700_000_000)
+    ws.write("in/b2.csv", "id,amount\n1,11\n2,lots\n", mtime=1_700_000_100)  # 3 is gone
+    ws.write("in/b3.csv", "id,amount\n1,12\nx,13\n", mtime=1_700_000_200)  # whose row is x?
+    p = ws.pipeline("""
+    - name: t
+      source: {kind: files, path: in, format: csv, schema: {id: int, amount: int}}
+      strategy: {kind: key, keys: [id], full_snapshots: true}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert counts(result, "b2.csv") == {"C": 1, "R": 1}
+    assert counts(result, "b3.csv") == {"C": 1}
+    assert rows(p.table("t"), ["id", "amount"]) == [(1, 12), (2, 20)]
+    assert rows(p.quarantine("t"), ["batch_id", "record"]) == [("b2.csv", 2), ("b3.csv", 2)]

@@ -138,3 +138,47 @@ def _ranges(row):
     from lakefresh.ranges import Interval
 
     return [str(Interval(**r)) for r in row["effective_ranges"] or []]
+
+
+def test_a_sequence_value_that_bounds_no_range_is_quarantined(ws):
+    """NaN sorts above every number: a batch's range [low, NaN] would replace every stored row
+    from low on, later batches' rows included."""
+    ws.write("in/b1.csv", "seq,value\n1,a\n2,b\n5,c\n")
+    ws.write("in/b2.csv", "seq,value\n1,z\nNaN,y\n")
+    p = ws.pipeline(SEQUENCED.replace("seq: bigint", "seq: double"))
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("events"), ["seq", "value"]) == [(1.0, "z"), (2.0, "b"), (5.0, "c")]
+    assert rows(p.quarantine("events"), ["batch_id", "reason"]) == [
+        ("b2.csv", "sequence column seq is NaN or infinite")
+    ]
+
+
+def test_a_timestamp_range_stays_put_on_a_machine_whose_zone_is_not_the_sessions(ws):
+    """Python reads a collected timestamp in its own zone (New York here), the session in UTC: a
+    range written back through Python moved five hours and replaced the wrong rows."""
+    import os
+    import time
+
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = "America/New_York"
+    time.tzset()
+    try:
+        ws.write("in/b1.csv", "sensor,at,value\ns,01/01/2025 10:00,1\ns,01/01/2025 12:00,2\n")
+        ws.write("in/b2.csv", "sensor,at,value\ns,01/01/2025 12:00,20\n")
+        p = ws.pipeline(READINGS)
+        result = p.run()
+        assert result.ok, result.to_dict()
+        assert [b.counts for b in result.batches] == [{"N": 2, "D": 0}, {"N": 1, "D": 1}]
+        assert rows(p.table("readings"), ["value", "_lf_batch_id"]) == [(1, "b1.csv"), (20, "b2.csv")]
+        b1 = next(r for r in p.history("readings") if r["batch_id"] == "b1.csv")
+        assert (b1["range_start"], b1["range_end"]) == (
+            "2025-01-01 10:00:00.000000",
+            "2025-01-01 12:00:00.000000",
+        )
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()

@@ -70,3 +70,24 @@ def test_a_replay_needs_a_loaded_batch_and_a_files_source(ws):
     fixed = ws.write("fixes/f.csv", HEADER + "2,Rome,2025-01-01\n")
     with pytest.raises(ConfigError, match=r"batch 'b9\.csv' of 'customers' is not a loaded batch"):
         p.replay("customers", "b9.csv", fixed)
+
+
+def test_a_replay_never_overwrites_an_earlier_replays_file(ws):
+    """Each replay's file is its batch's content for good (reset applies it again): a file left
+    where the next one would go (a replay whose record a crash lost) moves the number on."""
+    ws.write("in/b1.csv", HEADER + "1,Oslo,2025-01-01\n")
+    p = ws.pipeline(CUSTOMERS)
+    assert p.run().ok
+    kept = ws.root / "in" / "_lakefresh_replays" / "customers" / "b1.csv"
+    first = p.replay("customers", "b1.csv", ws.write("fixes/1.csv", HEADER + "2,Rome,2025-01-01\n"))
+    assert first.replay.status == "published"
+    ws.write("in/_lakefresh_replays/customers/b1.csv/replay-2.csv", HEADER + "4,Bern,2025-01-01\n")
+    third = p.replay("customers", "b1.csv", ws.write("fixes/3.csv", HEADER + "3,Lima,2025-01-01\n"))
+    assert (third.replay.batch_id, third.replay.status) == ("b1.csv#replay-3", "published")
+    assert sorted(f.name for f in kept.iterdir() if not f.name.startswith(".")) == [
+        "replay-1.csv",
+        "replay-2.csv",
+        "replay-3.csv",
+    ]
+    p.reset("customers")
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Oslo"), (2, "Rome"), (3, "Lima")]

@@ -99,3 +99,69 @@ def test_rolling_back_to_the_last_batch_changes_nothing(ws):
     head = p.backend.head(f"{ws.namespace}.t")
     assert p.rollback("t", "b1.csv").unloaded == {"t": []}
     assert p.backend.head(f"{ws.namespace}.t") == head
+
+
+def test_a_reset_unload_or_reload_after_the_batch_refuses_the_rollback(ws):
+    """An unload settles the log as well (its batch `unloaded`): rolled back past, the table
+    would hold the batch again while its log said `unloaded`."""
+    four_batches(ws)
+    p = ws.pipeline(TABLE.replace(", history: true", ""), defaults="backlog: {max_batches: 1}\n")
+    assert p.run().ok
+    p.unload("t", ["b3.csv"])
+    before = rows(p.table("t"), ["id", "v"])
+
+    with pytest.raises(
+        ConfigError, match=r"the later commit 'lakefresh:unload:\w+' \(a reset, unload or reload\)"
+    ):
+        p.rollback("t", "b2.csv")
+    assert rows(p.table("t"), ["id", "v"]) == before
+    assert ("b3.csv", "unloaded") in statuses(p)
+
+
+def test_a_commit_while_an_unload_is_built_refuses_the_unload(ws, spark, monkeypatch):
+    """A run (or another writer) that commits while the table is rebuilt aside would be erased
+    by the rebuilt table's replace: the verb is refused, changing nothing."""
+    import importlib
+
+    from lakefresh.errors import CommitConflictError
+
+    rebuild = importlib.import_module("lakefresh.verbs.rebuild")  # the package names a function so
+
+    four_batches(ws)
+    p = ws.pipeline(TABLE.replace(", history: true", ""))
+    assert p.run().ok
+    built = rebuild._build_aside
+
+    def with_a_commit_meanwhile(*args, **kwargs):
+        out = built(*args, **kwargs)
+        values = "(9, 'z', TIMESTAMP '2025-01-09', NULL, NULL, NULL)"
+        spark.sql(f"INSERT INTO {CATALOG}.{ws.namespace}.t VALUES {values}")
+        return out
+
+    monkeypatch.setattr(rebuild, "_build_aside", with_a_commit_meanwhile)
+    with pytest.raises(CommitConflictError, match=r"moved while the unload was built .* nothing was changed"):
+        p.unload("t", ["b3.csv"])
+    assert (9, "z") in rows(p.table("t"), ["id", "v"])
+    assert ("b3.csv", "published") in statuses(p)
+
+
+def test_rows_another_writer_stored_refuse_a_reset_even_after_their_commit_expired(ws, spark):
+    """A reset rebuilds the table from its batches: rows no batch wrote would be lost. Their
+    commit names the writer; once it expired, the rows themselves (no batch id) still refuse."""
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    p = ws.pipeline(TABLE.replace(", history: true", ""))
+    assert p.run().ok
+    values = "(9, 'z', TIMESTAMP '2025-01-09', NULL, NULL, NULL)"
+    spark.sql(f"INSERT INTO {CATALOG}.{ws.namespace}.t VALUES {values}")
+    with pytest.raises(TargetError, match=r"outside its batches \(snapshot \d+ \(append\)"):
+        p.reset("t")
+
+    batch(ws, "b2.csv", "2,b,2025-01-02 00:00:00")
+    assert p.run().ok
+    spark.sql(
+        f"CALL {CATALOG}.system.expire_snapshots(table => '{ws.namespace}.t', "
+        "older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)"
+    )
+    with pytest.raises(TargetError, match=r"outside its batches \(rows that no batch wrote"):
+        p.reset("t")
+    assert rows(p.table("t"), ["id", "v"]) == [(1, "a"), (2, "b"), (9, "z")]

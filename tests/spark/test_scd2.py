@@ -282,3 +282,41 @@ def test_full_snapshots_with_a_date_sequence_retire_keys_on_the_batch_date(ws):
         (3, "Paris", day(3), None, True, False),
     ]
     check_invariants(p)
+
+
+def test_a_sequence_value_that_cannot_order_versions_is_quarantined(ws):
+    """A version keeps the sequence values of its events as comma-separated text, so a text value
+    with a comma (`10:00:00,123`) would read back as two events; a NaN sorts above every number."""
+    ws.write("text/b1.csv", 'id,city,seq\n1,Oslo,2025-01-01 10:00\n2,Rome,"2025-01-01 10:00:00,123"\n')
+    ws.write("number/b1.csv", "id,city,seq\n1,Oslo,1.5\n2,Rome,NaN\n")
+    p = ws.pipeline("""
+    - name: by_text
+      source: {kind: files, path: text, format: csv, schema: {id: int, city: string, seq: string}}
+      strategy: {kind: scd2, keys: [id], sequence_by: seq, first_valid_from: sequence}
+    - name: by_number
+      source: {kind: files, path: number, format: csv, schema: {id: int, city: string, seq: double}}
+      strategy: {kind: scd2, keys: [id], sequence_by: seq, first_valid_from: sequence}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("by_text"), ["id", "city"]) == [(1, "Oslo")]
+    assert rows(p.quarantine("by_text"), ["record", "reason"]) == [
+        (2, "sequence_by column seq holds a comma")
+    ]
+    assert rows(p.table("by_number"), ["id", "city"]) == [(1, "Oslo")]
+    assert rows(p.quarantine("by_number"), ["record", "reason"]) == [
+        (2, "sequence_by column seq is NaN or infinite")
+    ]
+
+
+def test_a_full_snapshots_quarantined_record_keeps_its_version_open(ws):
+    ws.write("in/b1.csv", "id,city,n\n1,Oslo,1\n2,Rome,2\n", mtime=1_700_000_000)
+    ws.write("in/b2.csv", "id,city,n\n1,Oslo,1\n2,Rome,x\n", mtime=1_700_000_100)  # 2's n is bad
+    p = ws.pipeline("""
+    - name: dim
+      source: {kind: files, path: in, format: csv, schema: {id: int, city: string, n: int}}
+      strategy: {kind: scd2, keys: [id], full_snapshots: true}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("dim"), ["id", "city", "is_current"]) == [(1, "Oslo", True), (2, "Rome", True)]

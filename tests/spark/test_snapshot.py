@@ -130,3 +130,14 @@ def test_a_data_column_named_like_a_log_column_is_a_clear_error(ws):
     result = p.run()
     assert not result.ok
     assert "column 'op'" in result.tables[0].error and "op_column" in result.tables[0].error
+
+
+def test_a_quarantined_record_is_not_retracted(ws):
+    """sku b's record has a bad cell: it is in the snapshot, so no -R is logged for it."""
+    ws.write("in/s1.csv", "sku,qty\na,1\nb,2\nc,3\n", mtime=T0)
+    ws.write("in/s2.csv", "sku,qty\na,1\nb,many\n", mtime=T0 + DAY)
+    p = ws.pipeline(SNAPSHOTS)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert [(op, sku) for _, op, sku, *_ in log(p)][3:] == [("-R", "c")]
+    assert rows(p.quarantine("stock"), ["batch_id", "record"]) == [("s2.csv", 2)]

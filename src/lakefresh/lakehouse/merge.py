@@ -131,7 +131,8 @@ def delete_and_insert(
         )
         on += f" AND {salt_of_target} = input._lf_salt"
         matches = matches.crossJoin(spark.range(salts).select(F.col("id").alias("_lf_salt")))
-    else:
+    else:  # the rows to insert (no salt) match nothing, whatever `delete_when` makes of NULLs
+        on += " AND input._lf_salt IS NOT NULL"
         matches = matches.withColumn("_lf_salt", F.lit(0).cast("bigint"))
     payload = [f"_lf_ins_{i}" for i in range(len(rows.columns))]
     match_part = matches.select(

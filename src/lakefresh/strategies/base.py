@@ -43,6 +43,9 @@ class StageContext:
     batch_time: datetime
     target_exists: bool
     batch_rows: int | None = None  # rows of the batch to stage, when the read counted them
+    # The batch's quarantined rows (typed as far as they parse), when it has any: a full
+    # snapshot's record in quarantine still names its key (see `spare`)
+    quarantined: DataFrame | None = None
 
     def target(self) -> DataFrame:
         return self.backend.read(self.table)
@@ -246,21 +249,41 @@ def absent_from_snapshot(
     skeleton_column: str | None,
     scope: list[str],
     carry: tuple[str, ...] = (),
+    quarantined: DataFrame | None = None,
 ) -> DataFrame:
     """For a batch that is a full snapshot: the keys of the stored rows where `live` holds that
     the batch lacks (with the `carry` columns). Skeleton rows (`skeleton_column` true) wait for
     their record; with a `scope`, only rows whose values there occur in the batch count (a
-    snapshot of the partitions it holds: dlt's merge_key)."""
+    snapshot of the partitions it holds: dlt's merge_key). The batch's `quarantined` rows are
+    in the snapshot too (see `spare`)."""
     from pyspark.sql import functions as F
 
     if skeleton_column and skeleton_column in target.columns:
         live = live & ~F.coalesce(F.col(quote(skeleton_column)), F.lit(False))
     current = target.filter(live)
     if scope:
-        current = current.join(batch.select(*[quote(c) for c in scope]).distinct(), on=scope, how="left_semi")
+        scopes = batch.select(*[quote(c) for c in scope])
+        if quarantined is not None:
+            scopes = scopes.unionByName(quarantined.select(*[quote(c) for c in scope]))
+        current = current.join(scopes.distinct(), on=scope, how="left_semi")
     present = batch.select(*[quote(k) for k in keys]).distinct()
     kept = [F.col(quote(c)) for c in [*keys, *carry] if c in target.columns]
-    return current.select(*kept).join(present, on=keys, how="left_anti")
+    return spare(current.select(*kept).join(present, on=keys, how="left_anti"), keys, quarantined)
+
+
+def spare(absent: DataFrame, keys: list[str], quarantined: DataFrame | None) -> DataFrame:
+    """The stored keys a full snapshot lacks, less those its quarantined rows name: a record in
+    quarantine (one bad cell) is in the snapshot, and its key stays. A quarantined record whose
+    key is unknown (NULL, or not parsed) may be any stored key: then the batch retires none."""
+    if quarantined is None:
+        return absent
+    if any(k not in quarantined.columns for k in keys):
+        return absent.limit(0)
+    unknown = " OR ".join(f"{quote(k)} IS NULL" for k in keys)
+    if quarantined.filter(unknown).limit(1).count():
+        return absent.limit(0)
+    named = quarantined.select(*[quote(k) for k in keys]).distinct()
+    return absent.join(named, on=keys, how="left_anti")
 
 
 def count_by(df: DataFrame, column: str) -> dict[str, int]:
@@ -281,6 +304,34 @@ def null_key_problems(
     if column and column in df.columns:
         problems.append((F.col(quote(column)).isNull(), f"{what} column {column} is NULL"))
     return problems
+
+
+def ordering_problems(
+    df: DataFrame, column: str | None, what: str, text: str = "time"
+) -> list[tuple[Column, str]]:
+    """Values of an ordering column (a record date, a sequence) that cannot order rows: NaN or an
+    infinity (Spark sorts NaN above every number, so its row would win against every later one),
+    and, with `text="time"`, text that does not parse as a time (it would be NULL, and a NULL
+    date is never older than a stored one); with `text="comma"`, text holding a comma (an scd2
+    version's events are stored comma-separated); with `text=""`, no check of text."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from lakefresh.lakehouse.functions import try_to_timestamp
+
+    if not column or column not in df.columns:
+        return []
+    kind, value = df.schema[column].dataType, F.col(quote(column))
+    if isinstance(kind, T.FloatType | T.DoubleType):
+        unbounded = F.isnan(value) | (F.abs(value) == F.lit(float("inf")))
+        return [(unbounded, f"{what} column {column} is NaN or infinite")]
+    if isinstance(kind, T.StringType) and text == "time":
+        return [
+            (value.isNotNull() & try_to_timestamp(value).isNull(), f"{what} column {column} is not a time")
+        ]
+    if isinstance(kind, T.StringType) and text == "comma":
+        return [(F.coalesce(value.contains(","), F.lit(False)), f"{what} column {column} holds a comma")]
+    return []
 
 
 def delete_flag(rule: DeleteRule | None) -> Column:

@@ -65,6 +65,7 @@ from lakefresh.strategies.base import (
     hashdiff,
     last_row_first,
     null_key_problems,
+    ordering_problems,
     raise_stored_duplicates,
     require_columns,
 )
@@ -118,6 +119,7 @@ class KeyStrategy:
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
         problems = null_key_problems(df, self.config.keys, self.config.date_column, "date")
+        problems += ordering_problems(df, self.config.date_column, "date")
         if self.config.truncate:
             return marker_problems(problems, self.config.keys, delete_flag(self.config.truncate))
         return problems

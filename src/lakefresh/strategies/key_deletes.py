@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import StageContext, absent_from_snapshot
+from lakefresh.strategies.base import StageContext, absent_from_snapshot, spare
 from lakefresh.strategies.truncate import Truncation, erased
 
 if TYPE_CHECKING:
@@ -45,7 +45,9 @@ def retired(
 
     skeleton, carry = _carried(cfg)
     live = _live(cfg, target)
-    retired = absent_from_snapshot(target, batch, list(cfg.keys), live, skeleton, cfg.snapshot_scope, carry)
+    retired = absent_from_snapshot(
+        target, batch, list(cfg.keys), live, skeleton, cfg.snapshot_scope, carry, ctx.quarantined
+    )
     at = F.lit(ctx.batch_time).cast("timestamp")
     if isinstance(rows.schema[UPDATED_AT_COLUMN].dataType, T.NumericType):
         at = F.lit(rows.agg(F.max(UPDATED_AT_COLUMN)).first()[0])  # type: ignore[index]
@@ -77,6 +79,7 @@ def truncated(
     target = ctx.target()
     skeleton, carry = _carried(cfg)
     gone = erased(target, rows, list(cfg.keys), _live(cfg, target), skeleton, truncation.at, carry)
+    gone = spare(gone, list(cfg.keys), ctx.quarantined)
     return _deleting(cfg, ctx, gone, F.lit(truncation.at), "E")
 
 

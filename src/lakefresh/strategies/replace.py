@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.strategies import SequenceStrategyConfig, TimestampStrategyConfig
 from lakefresh.lakehouse.sql import quote, sql_literal
-from lakefresh.strategies.base import ChangeSet, StageContext, count_by, data_columns, require_columns
+from lakefresh.strategies.base import (
+    ChangeSet,
+    StageContext,
+    count_by,
+    data_columns,
+    ordering_problems,
+    require_columns,
+)
 from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
@@ -37,6 +44,29 @@ def range_text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
+
+
+def collect_bounds(df: DataFrame, low: str, high: str) -> tuple[Any, Any, int]:
+    """Two aggregates (SQL) of `df` and its row count, in one job. A time comes back as the
+    wall-clock time Spark's session zone shows, not through Python's local zone as a collected
+    timestamp does: `range_literal` writes it back as a literal that the session reads in its zone,
+    so that on a machine whose zone is not the session's (UTC) the range does not move."""
+    from pyspark.sql import types as T
+
+    found = df.selectExpr(f"{low} AS low", f"{high} AS high", "count(1) AS n")
+    timed = {
+        f.name for f in found.schema.fields if isinstance(f.dataType, T.TimestampType | T.TimestampNTZType)
+    }
+    pattern = sql_literal("yyyy-MM-dd HH:mm:ss.SSSSSS")
+    row = found.selectExpr(
+        *[f"date_format({c}, {pattern}) AS {c}" if c in timed else c for c in ("low", "high")], "n"
+    ).first()
+    assert row is not None
+    values = [
+        datetime.fromisoformat(row[c]) if c in timed and row[c] is not None else row[c]
+        for c in ("low", "high")
+    ]
+    return values[0], values[1], int(row["n"])
 
 
 def range_literal(value: Any) -> str:
@@ -71,7 +101,8 @@ class RangeReplace:
         column = self.config.column
         if column not in df.columns:
             return []
-        return [(F.col(quote(column)).isNull(), f"{self.kind} column {column} is NULL")]
+        null = [(F.col(quote(column)).isNull(), f"{self.kind} column {column} is NULL")]
+        return null + ordering_problems(df, column, self.kind, text="")  # NaN would bound no range
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import functions as F
@@ -92,13 +123,16 @@ class RangeReplace:
             if low is None:
                 return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0, superseded={})
         else:
-            low, high, count = rows.agg(F.min(quote(column)), F.max(quote(column)), F.count(F.lit(1))).first()  # type: ignore[misc]
+            low, high, count = collect_bounds(rows, f"min({quote(column)})", f"max({quote(column)})")
             if not count:
                 return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0, superseded={})
         condition = f"this.{quote(column)} BETWEEN {range_literal(low)} AND {range_literal(high)}"
         owners = (
             count_by(
-                ctx.target().filter(F.col(quote(column)).between(F.lit(low), F.lit(high))), BATCH_ID_COLUMN
+                ctx.target().filter(
+                    f"{quote(column)} BETWEEN {range_literal(low)} AND {range_literal(high)}"
+                ),
+                BATCH_ID_COLUMN,
             )
             if ctx.target_exists
             else {}
@@ -127,7 +161,7 @@ class RangeReplace:
         column = self.config.column
         if low is None:
             return rows, 0, 0
-        inside = F.col(quote(column)).between(F.lit(low), F.lit(high))
+        inside = F.expr(f"{quote(column)} BETWEEN {range_literal(low)} AND {range_literal(high)}")
         total, out = rows.agg(F.count(F.lit(1)), F.count(F.when(~inside, 1))).first()  # type: ignore[misc]
         policy = self.config.range.outside
         if out and policy == "error":
@@ -155,8 +189,6 @@ def explicit_range(
     timestamp range covers its whole day."""
     import re
 
-    from pyspark.sql import functions as F
-
     from lakefresh.errors import SchemaError
 
     spec = config.range
@@ -168,7 +200,9 @@ def explicit_range(
         start, end = found.group("start"), found.group("end")
     else:
         assert spec.start_column and spec.end_column
-        start, end = batch.agg(F.min(quote(spec.start_column)), F.max(quote(spec.end_column))).first()  # type: ignore[misc]
+        start, end, _ = collect_bounds(
+            batch, f"min({quote(spec.start_column)})", f"max({quote(spec.end_column)})"
+        )
         if start is None or end is None:
             return None, None
     low, high = _bound(start, kind, False), _bound(end, kind, True)

@@ -46,6 +46,7 @@ from lakefresh.strategies.base import (
     last_row_first,
     null_key_problems,
     require_columns,
+    spare,
 )
 from lakefresh.strategies.changelog import (
     EVENT_TIME,
@@ -153,6 +154,12 @@ class SnapshotStrategy:
                 .otherwise(F.lit(None)),
             ).filter(F.col("_lf_kind").isNotNull())
         )
+        if ctx.quarantined is not None:  # a record in quarantine is in the snapshot: not retracted
+            retracted = joined.filter(F.col("_lf_kind") == "R")
+            kept = spare(retracted.select(*[quote(k) for k in keys]), keys, ctx.quarantined)
+            joined = joined.filter(F.col("_lf_kind") != "R").unionByName(
+                retracted.join(kept, on=keys, how="left_semi")
+            )
         new_side = joined.filter(F.col("_lf_kind").isin("A", "C")).select(
             *[F.col(quote(c)) for c in columns],
             F.when(F.col("_lf_kind") == "A", F.lit("+A")).otherwise(F.lit("+C")).alias(OP),

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import ConfigError
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.results import BatchResult
 
 
 def table_and_history(
@@ -20,3 +24,28 @@ def table_and_history(
         raise ConfigError(f"table {table.name!r} does not exist yet: nothing to {doing}")
     history = [t for t in config.tables if t.name == f"{table.name}_history"]
     return [table, *[t for t in history if backend.exists(config.qualified(t))]]
+
+
+def reload_row(
+    name: str, table: TableConfig, outcome: BatchResult, attempt: str, staged: int, started: datetime
+) -> dict[str, Any]:
+    """A reloaded batch's new attempt, staged on the verb's staged snapshot."""
+    row: dict[str, Any] = {
+        "table_name": name,
+        "batch_id": outcome.batch_id,
+        "attempt": attempt,
+        "status": "staged",
+        "source_kind": table.source.kind,
+        "strategy": table.strategy.kind,
+        "source_position": outcome.position,
+        "record_count": outcome.record_count,
+        "quarantined_count": outcome.quarantined,
+        "duplicate_count": outcome.duplicates,
+        "status_counts": dict(outcome.counts),
+        "range_start": outcome.range_start,
+        "range_end": outcome.range_end,
+        "staged_snapshot_id": staged,
+        "started_at": started,
+    }
+    row["config_fingerprint"], row["config"] = fingerprint(table)
+    return row

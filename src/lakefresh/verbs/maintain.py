@@ -26,9 +26,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import VERB_PREFIX
+from lakefresh.bookkeeping import VERB_PREFIX, Bookkeeping
 from lakefresh.config.write_mode import change_feed_readers
+from lakefresh.results import TableResult
 from lakefresh.sources import SourceContext, TableChangesSource, make_source
+from lakefresh.strategies import make_strategy
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
@@ -73,6 +75,7 @@ def maintain(
     """Each table's upkeep by its policy; `only_compact`: compaction alone (after a run that left
     a merge-on-read target holding many delete files)."""
     control.ensure()
+    books = Bookkeeping(backend, control)
     result = MaintainResult()
     now = datetime.now(UTC).replace(tzinfo=None)
     for table in tables:
@@ -81,6 +84,10 @@ def maintain(
             continue
         policy = config.maintenance_for(table)
         upkeep = TableUpkeep(table.name)
+        if not only_compact:  # a batch known to the lineage alone (its record lost) is logged
+            # before its snapshot can expire: expired unlogged, it would be taken again
+            hint = f"lakefresh run PIPELINE --table {table.name}"
+            books.reconcile(name, TableResult(table.name), make_strategy(table.strategy), hint, None)
         cutoff: datetime | None = now - timedelta(seconds=policy.expire_after)
         for reader in [] if only_compact else change_feed_readers(config, table):
             source = make_source(reader.source, SourceContext.of(config, backend, base_dir, reader))

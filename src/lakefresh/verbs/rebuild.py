@@ -24,7 +24,8 @@ Steps:
 4. Write-audit-publish: one staged commit of the target replaces its rows with the rebuilt ones,
    tagged with the verb's id (`lakefresh:unload:<n>`); the staged snapshot must hold as many
    rows as the rebuilt table; the verb is logged `staged`, then published. Readers see the old
-   table until then; the earlier snapshots stay (time travel, `rollback`).
+   table until then; the earlier snapshots stay (time travel, `rollback`). A commit to the table
+   since step 1 (a run, another writer) is not in the rebuilt rows: the verb is then refused.
    A reloaded batch's new attempt (its new counts, its bad rows) is staged beside the verb's row,
    on the same staged snapshot, before the publish.
 5. Record (`Bookkeeping.settle_verb`): the verb's row becomes `published` (its `replay` lists
@@ -47,8 +48,9 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lakefresh import backlog
 from lakefresh.bookkeeping import VERB_PREFIX, Bookkeeping, is_verb
+from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
-from lakefresh.errors import AuditError, ConfigError, TargetError
+from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
 from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
@@ -57,7 +59,7 @@ from lakefresh.state.published import Published
 from lakefresh.strategies import StageContext, make_strategy
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import Member
-from lakefresh.verbs.common import table_and_history
+from lakefresh.verbs.common import reload_row, table_and_history
 from lakefresh.verbs.replay import replayed_refs, with_replays
 
 if TYPE_CHECKING:
@@ -102,6 +104,7 @@ class _Plan:
     source: Any
     live: list[BatchRef]
     named: list[str]  # the batches the verb unloads or reloads in this table
+    head: int | None = None  # the table's snapshot the plan was made from
 
 
 def rebuild(
@@ -151,11 +154,16 @@ def _plan(
     name = config.qualified(table)
     strategy = make_strategy(table.strategy)
     books.reconcile(name, TableResult(table.name), strategy, hint, None)  # 1.
+    head = backend.head(name)
     foreign = [
         c for c in backend.commits_after(name, None) if c.batch_id is None and c.operation != "replace"
     ]
-    if foreign:
-        shown = ", ".join(f"snapshot {c.snapshot_id} ({c.operation})" for c in foreign[:3])
+    shown = ", ".join(f"snapshot {c.snapshot_id} ({c.operation})" for c in foreign[:3])
+    if not foreign:  # the commits may have expired (`maintain`): the rows did not
+        target = backend.read(name)
+        if BATCH_ID_COLUMN in target.columns and target.filter(f"{BATCH_ID_COLUMN} IS NULL").take(1):
+            shown = "rows that no batch wrote"
+    if shown:
         raise TargetError(
             f"cannot {verb} {table.name!r}: rows were written to it outside its batches ({shown}: "
             "lookup skeleton rows, or another writer); rebuilding it from its batches would lose "
@@ -212,7 +220,7 @@ def _plan(
     rank = {b: n for n, b in enumerate(reversed(list(backend.published_batches(name))))}
     if all(ref.batch_id in rank for ref in ordered):  # in the order they were applied
         ordered.sort(key=lambda ref: rank[ref.batch_id])
-    return _Plan(config, name, table, strategy, source, ordered, named)
+    return _Plan(config, name, table, strategy, source, ordered, named, head)
 
 
 def _apply(
@@ -234,8 +242,13 @@ def _apply(
     head = backend.head(name)
     rows = backend.align(name, rebuilt)  # 4. (a column only an unloaded batch had stays, NULL)
     expected = rows.count()
+    moved = f"{name} moved while the {verb} was built (another run or writer committed): nothing was "
+    if head != plan.head:  # its commit is not in the rebuilt rows: the replace would erase it
+        raise CommitConflictError(moved + f"changed; {verb} it again")
     staged = backend.stage(name, verb_id, lambda: backend.replace(name, rows))
     try:  # a format without staged commits (Delta) has the verb visible now: undone on failure
+        if staged.parent_id != plan.head:
+            raise CommitConflictError(moved + f"published; {verb} it again")
         if staged.live_records != expected:
             raise AuditError(
                 f"the staged {verb} of {name} holds {staged.live_records} rows, the rebuilt table "
@@ -266,7 +279,7 @@ def _apply(
         # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
         # whatever happens after the publish, the next reconciliation can finish the record (5.)
         news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in outcomes]
-        reloaded = [_reload_row(name, table, o, new, staged.snapshot_id, started) for o, _, new in news]
+        reloaded = [reload_row(name, table, o, new, staged.snapshot_id, started) for o, _, new in news]
         control.record_attempts([row, *reloaded])
         for outcome, bad, new in news:
             if bad is not None:
@@ -350,6 +363,7 @@ def _each_aside(
         read = read_batch(plan.pipeline, backend, table, strategy, plan.source, ref, target_schema)
         batch_time = read.batch_time or ref.batch_time  # batch_time.column: the rows say it
         ctx = StageContext(backend, scratch, ref.batch_id, batch_time, exists, read.loaded)
+        ctx.quarantined = read.bad if read.quarantined else None  # as a run stages it (steps.py)
         change = strategy.stage(ctx, read.good)
         shape_target(ctx, change, staged_commits=False)
         strategy.write(ctx, change)
@@ -364,31 +378,6 @@ def _each_aside(
                 outcome.range_start, outcome.range_end = change.range
             outcomes.append((outcome, read.quarantine_rows() if read.quarantined else None))
     return exists
-
-
-def _reload_row(
-    name: str, table: TableConfig, outcome: BatchResult, attempt: str, staged: int, started: datetime
-) -> dict[str, Any]:
-    """A reloaded batch's new attempt, staged on the verb's staged snapshot."""
-    row: dict[str, Any] = {
-        "table_name": name,
-        "batch_id": outcome.batch_id,
-        "attempt": attempt,
-        "status": "staged",
-        "source_kind": table.source.kind,
-        "strategy": table.strategy.kind,
-        "source_position": outcome.position,
-        "record_count": outcome.record_count,
-        "quarantined_count": outcome.quarantined,
-        "duplicate_count": outcome.duplicates,
-        "status_counts": dict(outcome.counts),
-        "range_start": outcome.range_start,
-        "range_end": outcome.range_end,
-        "staged_snapshot_id": staged,
-        "started_at": started,
-    }
-    row["config_fingerprint"], row["config"] = fingerprint(table)
-    return row
 
 
 def _some(ids: set[str] | list[str]) -> str:

@@ -76,10 +76,18 @@ def replay(
     storage = Storage(backend.spark)
     if not storage.exists(fixed):
         raise ConfigError(f"the corrected file {fixed} does not exist")
-    n = 1 + len({a.batch_id for a in attempts if a.batch_id.startswith(batch_id + MARK)})
+    # the next number: after every replay of B the log or the lineage knows (a replay whose
+    # record a crash lost is in the lineage alone), in a folder of the table's own (a table and
+    # its `<t>_history` read one folder), never over an existing file
+    made = {a.batch_id for a in attempts} | set(backend.published_batches(name))
+    numbers = [b[len(batch_id + MARK) :] for b in made if b.startswith(batch_id + MARK)]
+    n = 1 + max((int(x) for x in numbers if x.isdigit()), default=0)
     folder = SourceContext.of(config, backend, base_dir, table).resolve(getattr(table.source, "path", ""))
     suffix = "".join(PurePosixPath(fixed).suffixes) or ".csv"
-    copy = f"{folder.rstrip('/')}/{FOLDER}/{batch_id}/replay-{n}{suffix}"
+    place = f"{folder.rstrip('/')}/{FOLDER}/{table.name}/{batch_id}/replay-"
+    while storage.exists(f"{place}{n}{suffix}"):
+        n += 1
+    copy = f"{place}{n}{suffix}"
     storage.copy(fixed, copy)
     position = control.position(name, batch_id) or batch_id
     now = datetime.now(UTC).replace(tzinfo=None)

@@ -11,6 +11,9 @@ too, so the rollback is refused, naming it. Steps:
    recorded), and a table with rolled-back batches stops as a run would.
 2. B must be in the current lineage; every table rolled back (the table, and the
    `<t>_history` that `history: true` brings, when it holds B) is checked before any changes.
+   A reset, unload or reload after B is refused: it settled the log too (batches `unloaded`,
+   attempts `reloaded`, configuration fingerprints), which a rollback of the table would leave
+   behind, so that the table and its log would disagree.
 3. Each table is rolled back to B's snapshot; its later batches become `unloaded`; effective
    counts and ranges are recounted.
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import Bookkeeping
+from lakefresh.bookkeeping import VERB_PREFIX, Bookkeeping, is_verb
 from lakefresh.errors import ConfigError, TargetError
 from lakefresh.results import TableResult
 from lakefresh.strategies import make_strategy
@@ -35,6 +38,9 @@ if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.state.control import ControlTables
+
+
+MAINTAIN = f"{VERB_PREFIX}maintain:"  # a compaction's commit changes no row: rolled back with the rest
 
 
 @dataclass
@@ -91,6 +97,14 @@ def roll_back(
             raise TargetError(
                 f"cannot roll {each.name!r} back to batch {to_batch!r}: commits after it that "
                 f"are not lakefresh batches would be undone too ({shown}); nothing was changed"
+            )
+        rebuilt = [b for c in later for b in c.batches if is_verb(b) and not b.startswith(MAINTAIN)]
+        if rebuilt:  # it settled the log as well (batches unloaded, reloaded, configuration)
+            raise ConfigError(
+                f"cannot roll {each.name!r} back to batch {to_batch!r}: the later commit "
+                f"{rebuilt[0]!r} (a reset, unload or reload) settled the batch log too, which a "
+                "rollback would not undo; roll back to a batch after it, or unload the batches; "
+                "nothing was changed"
             )
         plans.append((name, each, strategy, snapshot, [b for c in later for b in reversed(c.batches)]))
     for name, each, strategy, snapshot, undone in plans:  # 3.

@@ -20,6 +20,7 @@ from lakefresh.strategies.base import (
     hashdiff,
     is_temporal,
     null_key_problems,
+    ordering_problems,
     require_columns,
 )
 from lakefresh.strategies.materialize import materialize, materialize_with_counts
@@ -66,7 +67,8 @@ class Scd2Strategy:
         return out + ([sk.column, sk.inferred_column] if sk else [])
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        return null_key_problems(df, self.config.keys, self.config.sequence_by, "sequence_by")
+        problems = null_key_problems(df, self.config.keys, self.config.sequence_by, "sequence_by")
+        return problems + ordering_problems(df, self.config.sequence_by, "sequence_by", text="comma")
 
     def tracked(self, columns: list[str]) -> list[str]:
         cfg = self.config
@@ -196,7 +198,9 @@ class Scd2Strategy:
         keys = list(cfg.keys)
         skeleton = cfg.surrogate_key.inferred_column if cfg.surrogate_key else None
         live = F.col(quote(cfg.is_current_column))
-        absent = absent_from_snapshot(target, batch, keys, live, skeleton, cfg.snapshot_scope)
+        absent = absent_from_snapshot(
+            target, batch, keys, live, skeleton, cfg.snapshot_scope, (), ctx.quarantined
+        )
         deletion_time = F.lit(ctx.batch_time).cast("timestamp")
         if cfg.sequence_by:
             seq_type = batch.schema[cfg.sequence_by].dataType
