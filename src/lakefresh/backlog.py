@@ -216,6 +216,7 @@ class GroupSteps:
         clock: float,
         log: PublishLog,
     ) -> None:
+        self.steps.reconciled[name] = snapshot_id  # its own commit (BatchSteps.check_not_taken)
         effective = self.books.effective_group(name, change, snapshot_id, log)
         when = utc_now()
         seconds = (time.perf_counter() - clock) / len(attempts)

@@ -312,6 +312,7 @@ class BatchSteps:
         a.publishing = True
         snapshot_id = self.backend.publish(a.staged)
         a.result.snapshot_id = snapshot_id
+        self.reconciled[a.name] = snapshot_id  # its own commit: `check_not_taken` reads from here
         published_at = utc_now()
         checkpoint("after_publish", a.ref.batch_id)
         effective = self.books.effective(a.name, a.strategy, a.change, a.ref.batch_id, snapshot_id, log)

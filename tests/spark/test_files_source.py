@@ -233,3 +233,31 @@ def test_a_column_spelled_two_ways_is_a_clear_error(ws):
     assert errors["from_json"].startswith(
         "batch b1.json: its JSON spells one column two ways (names differing only in case are one column): "
     )
+
+
+def test_a_wide_decimal_is_checked_for_rounding_and_a_doubles_last_bits_are_not(ws, spark):
+    """decimal(38,2) leaves no room for a wider cast to compare with: the text's own digits say
+    it. A double's last bits are noise (0.1 + 0.2 = 0.30000000000000004): 0.30 holds it."""
+    ws.write("csv/b1.csv", "id,amount\n1,12.34\n2,12.345\n")
+    spark.createDataFrame([(1, 0.1 + 0.2), (2, 0.125)], "id int, n double").coalesce(1).write.parquet(
+        str(ws.root / "pq" / "staging")
+    )
+    next((ws.root / "pq" / "staging").glob("*.parquet")).rename(ws.root / "pq" / "b1.parquet")
+    p = ws.pipeline("""
+    - name: from_csv
+      source: {kind: files, path: csv, format: csv, schema: {id: int, amount: "decimal(38,2)"}}
+      strategy: {kind: append}
+    - name: from_parquet
+      source: {kind: files, path: pq, format: parquet, schema: {n: "decimal(10,2)"}}
+      strategy: {kind: append}
+    """)
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("from_csv")) == [(1, Decimal("12.34"))]
+    assert rows(p.quarantine("from_csv"), ["record", "reason"]) == [
+        (2, "amount: '12.345' does not fit decimal(38,2) without rounding")
+    ]
+    assert rows(p.table("from_parquet")) == [(1, Decimal("0.30"))]
+    assert rows(p.quarantine("from_parquet"), ["record", "reason"]) == [
+        (2, "n: '0.125' does not fit decimal(10,2) without rounding")
+    ]

@@ -111,7 +111,7 @@ def test_undeclared_nested_values_keep_their_json_text(ws):
 
 
 def test_json_text_in_a_csv_cell_is_parsed_to_its_declared_type(ws):
-    ws.write("in/b1.csv", 'id,tags\n1,"[1, 2, 3]"\n2,"[4, ""x""]"\n3,\n4," [5]\t"\n5,"[6] 7"\n')
+    ws.write("in/b1.csv", 'id,tags\n1,"[1, 2, 3]"\n2,"[4, ""x""]"\n3,\n4," [5]\t"\n5,"[6] 7"\n6,"[8] [9]"\n')
     p = ws.pipeline("""
     - name: t
       source: {kind: files, path: in, format: csv, schema: {id: int, tags: "array<int>"}}
@@ -123,6 +123,7 @@ def test_json_text_in_a_csv_cell_is_parsed_to_its_declared_type(ws):
     assert rows(p.quarantine("t"), ["record", "reason"]) == [
         (2, """tags: '[4, "x"]' is not a valid array<int>"""),
         (5, "tags: '[6] 7' is not a valid array<int>"),  # text after the array
+        (6, "tags: '[8] [9]' is not a valid array<int>"),  # a second value
     ]
 
 

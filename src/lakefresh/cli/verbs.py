@@ -101,6 +101,7 @@ def maintain(
         f"{t.table}: "
         + (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(t.done.items())) or "nothing to do")
         + (f" (snapshots kept for {', '.join(t.kept_for)})" if t.kept_for else "")
+        + (f" (no expiry: {', '.join(t.unlogged[:3])} not logged yet; run the table)" if t.unlogged else "")
         for t in done.tables
     ]
     _emit(output, done.to_dict(), "\n".join(lines))

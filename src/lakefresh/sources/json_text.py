@@ -106,7 +106,9 @@ def _starts(text: str, bracket: str) -> str:
     close = "}" if bracket == "{" else "]"
     first = f"left(regexp_replace({text}, {_LEADING_SPACE}, ''), 1)"
     last = f"right(regexp_replace({text}, {_TRAILING_SPACE}, ''), 1)"
-    return f"({first} = {sql_literal(bracket)} AND {last} = {sql_literal(close)})"
+    # one value, not `[1] [2]` or `{...}}`: Spark's parser stops after the first value
+    alone = f"size(from_json(concat('[', {text}, ']'), 'ARRAY<STRING>')) = 1"
+    return f"({first} = {sql_literal(bracket)} AND {last} = {sql_literal(close)} AND {alone})"
 
 
 def _distinct_keys(text: str) -> str:

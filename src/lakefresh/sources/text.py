@@ -265,8 +265,7 @@ def leaf_cast(
     if isinstance(type_, T.DateType) and date_format:
         return try_to_date_sql(source, date_format), None, None
     if isinstance(type_, T.DateType) and isinstance(source_type, T.StringType):
-        # Spark's cast ignores whatever follows `yyyy-mm-dd ` ('2025-01-31 garbage'): only a date,
-        # or a date and a time, is a date
+        # Spark's cast ignores what follows `yyyy-mm-dd ` ('2025-01-31 garbage'): a date, or a time
         timed = try_cast_sql(source, T.TimestampType())
         whole = f"{source} RLIKE {sql_literal(NAIVE_TEXT)} OR {timed} IS NOT NULL"
         return f"CASE WHEN {whole} THEN {try_cast_sql(source, type_)} END", None, None
@@ -278,13 +277,15 @@ def leaf_cast(
     cast = try_cast_sql(value, type_)
     rounded = f"' does not fit {type_.simpleString()} without rounding"
     if text and isinstance(type_, T.DecimalType):  # a cast to a decimal rounds to its scale
+        # a digit other than 0 after the scale's last, written plainly or (wider) as 1.2E1
+        beyond = sql_literal(f"^[+-]?[0-9]*\\.[0-9]{{{type_.scale}}}[0-9]*[1-9][0-9]*$")
         wide = T.DecimalType(38, 38 - (type_.precision - type_.scale))
-        return cast, f"{try_cast_sql(value, wide)} <> {cast}", rounded
-    if (
-        not text
-        and isinstance(source_type, T.NumericType)
-        and isinstance(type_, T.IntegralType | T.DecimalType)
-    ):
+        return cast, f"({value} RLIKE {beyond} OR {try_cast_sql(value, wide)} <> {cast})", rounded
+    exact = isinstance(type_, T.IntegralType | T.DecimalType)
+    if not text and exact and isinstance(source_type, T.FloatType | T.DoubleType):  # last bits: noise
+        slack = "1e-6" if isinstance(source_type, T.FloatType) else "1e-12"
+        return cast, f"abs(CAST({cast} AS DOUBLE) - {source}) > abs({source}) * {slack}", rounded
+    if not text and exact and isinstance(source_type, T.NumericType):
         return cast, f"{try_cast_sql(cast, source_type)} <> {source}", rounded
     return cast, None, None  # text casts to an integer exactly or not at all; floats are approximate
 

@@ -19,6 +19,7 @@ from lakefresh.columns import (
     BATCH_ID_COLUMN,
     FILE_COLUMN,
     PROVENANCE_COLUMNS,
+    REASON_COLUMN,
     RECORD_COLUMN,
     SYSTEM_PREFIX,
 )
@@ -274,12 +275,15 @@ def absent_from_snapshot(
 def spare(absent: DataFrame, keys: list[str], quarantined: DataFrame | None) -> DataFrame:
     """The stored keys a full snapshot lacks, less those its quarantined rows name: a record in
     quarantine (one bad cell) is in the snapshot, and its key stays. A quarantined record whose
-    key is unknown (NULL, or not parsed) may be any stored key: then the batch retires none."""
+    key is unknown (it did not parse) may be any stored key: then the batch retires none."""
     if quarantined is None:
         return absent
     if any(k not in quarantined.columns for k in keys):
         return absent.limit(0)
-    unknown = " OR ".join(f"{quote(k)} IS NULL" for k in keys)
+    # a NULL key is unknown when the record did not parse; a record whose key is NULL in the
+    # source (quarantined for that alone: `null_key_problems`) names no stored key
+    null = " OR ".join(f"{quote(k)} IS NULL" for k in keys)
+    unknown = f"({null}) AND NOT coalesce({REASON_COLUMN} LIKE 'key column % is NULL%', FALSE)"
     if quarantined.filter(unknown).limit(1).count():
         return absent.limit(0)
     named = quarantined.select(*[quote(k) for k in keys]).distinct()

@@ -26,11 +26,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import VERB_PREFIX, Bookkeeping
+from lakefresh.bookkeeping import VERB_PREFIX
 from lakefresh.config.write_mode import change_feed_readers
-from lakefresh.results import TableResult
 from lakefresh.sources import SourceContext, TableChangesSource, make_source
-from lakefresh.strategies import make_strategy
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
@@ -44,6 +42,7 @@ class TableUpkeep:
     done: dict[str, int] = field(default_factory=dict)
     expired_before: str | None = None  # the cutoff used (UTC), None: nothing expired
     kept_for: list[str] = field(default_factory=list)  # readers whose snapshots were kept
+    unlogged: list[str] = field(default_factory=list)  # published batches not logged yet: no expiry
 
 
 @dataclass
@@ -75,7 +74,6 @@ def maintain(
     """Each table's upkeep by its policy; `only_compact`: compaction alone (after a run that left
     a merge-on-read target holding many delete files)."""
     control.ensure()
-    books = Bookkeeping(backend, control)
     result = MaintainResult()
     now = datetime.now(UTC).replace(tzinfo=None)
     for table in tables:
@@ -84,10 +82,8 @@ def maintain(
             continue
         policy = config.maintenance_for(table)
         upkeep = TableUpkeep(table.name)
-        if not only_compact:  # a batch known to the lineage alone (its record lost) is logged
-            # before its snapshot can expire: expired unlogged, it would be taken again
-            hint = f"lakefresh run PIPELINE --table {table.name}"
-            books.reconcile(name, TableResult(table.name), make_strategy(table.strategy), hint, None)
+        logged = {a.batch_id for a in control.attempts(name) if a.status == "published"}
+        upkeep.unlogged = sorted(set(backend.published_batches(name)) - logged)
         cutoff: datetime | None = now - timedelta(seconds=policy.expire_after)
         for reader in [] if only_compact else change_feed_readers(config, table):
             source = make_source(reader.source, SourceContext.of(config, backend, base_dir, reader))
@@ -103,7 +99,8 @@ def maintain(
             if policy.remove_orphans_after is None
             else now - timedelta(seconds=policy.remove_orphans_after)
         )
-        if only_compact:
+        if only_compact or upkeep.unlogged:  # a batch the lineage alone knows (its record lost,
+            # or a run in progress): expired before the next run logs it, it would be taken again
             cutoff = orphans = None
         upkeep.done = backend.maintain(
             name, policy.compact or only_compact, cutoff, policy.keep_snapshots, orphans

@@ -247,8 +247,8 @@ def _apply(
         raise CommitConflictError(moved + f"changed; {verb} it again")
     staged = backend.stage(name, verb_id, lambda: backend.replace(name, rows))
     try:  # a format without staged commits (Delta) has the verb visible now: undone on failure
-        if staged.parent_id != plan.head:
-            raise CommitConflictError(moved + f"published; {verb} it again")
+        if staged.parent_id != plan.head and not backend.commits_at_once(name):  # Delta: ALTER
+            raise CommitConflictError(moved + f"published; {verb} it again")  # commits of its own
         if staged.live_records != expected:
             raise AuditError(
                 f"the staged {verb} of {name} holds {staged.live_records} rows, the rebuilt table "

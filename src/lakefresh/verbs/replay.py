@@ -2,7 +2,7 @@
 corrected by hand, applied as a new batch linked to B.
 
 The corrected file (in the source's format and columns) is copied beside the source's files, into
-`<source folder>/_lakefresh_replays/<B>/replay-<n>.<ext>` (a `_` folder, which the source never
+`<source folder>/_lakefresh_replays/<table>/<B>/replay-<n>.<ext>` (a `_` folder, which the source never
 lists as a batch), so it is retained like every other batch. It is applied as batch `B#replay-<n>`
 through the runner's write-audit-publish, as a new batch: the strategy's rules hold (with a
 `date_column`, an older corrected row still never overwrites a newer one). Once it is published,
