@@ -100,6 +100,16 @@ class Workspace:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def write_parquet(self, relative: str, data: list[Any], schema: str) -> Path:
+        """One Parquet file of these rows at `relative` (Spark writes a folder: its one part file
+        is moved there)."""
+        path = self.root / relative
+        staging = path.parent / f"_staging_{path.stem}"
+        self.spark.createDataFrame(data, schema).coalesce(1).write.parquet(str(staging))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        next(staging.glob("*.parquet")).rename(path)
+        return path
+
     def write(self, relative: str, text: str | bytes, mtime: float | None = None) -> Path:
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)

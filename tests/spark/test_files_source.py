@@ -119,11 +119,7 @@ def test_types_are_inferred_when_not_declared_then_kept_from_the_target(ws):
 
 def test_json_lines_and_parquet(ws, spark):
     ws.write("json/b1.json", '{"id": 1, "name": "ann"}\n{"id": "x", "name": "bob"}\n{broken\n')
-    spark.createDataFrame([(1, "ann"), (2, "bob")], "id int, name string").coalesce(1).write.parquet(
-        str(ws.root / "pq" / "staging")
-    )
-    part = next((ws.root / "pq" / "staging").glob("*.parquet"))
-    part.rename(ws.root / "pq" / "b1.parquet")
+    ws.write_parquet("pq/b1.parquet", [(1, "ann"), (2, "bob")], "id int, name string")
     p = ws.pipeline("""
     - name: from_json
       source: {kind: files, path: json, format: json, schema: {id: int, name: string}}
@@ -154,10 +150,7 @@ def test_a_number_that_would_be_rounded_to_fit_its_type_is_quarantined(ws, spark
     """A cast to a decimal rounds to its scale, and a cast of a Parquet double to an integer
     drops the fraction: either would store another number than the file holds."""
     ws.write("csv/b1.csv", "id,amount\n1,12.34\n2,12.340\n3,12.345\n4,1.2345E1\n5, 7 \n")
-    spark.createDataFrame([(1, 2.0), (2, 1.7), (3, 1e12)], "id int, n double").coalesce(1).write.parquet(
-        str(ws.root / "pq" / "staging")
-    )
-    next((ws.root / "pq" / "staging").glob("*.parquet")).rename(ws.root / "pq" / "b1.parquet")
+    ws.write_parquet("pq/b1.parquet", [(1, 2.0), (2, 1.7), (3, 1e12)], "id int, n double")
     p = ws.pipeline("""
     - name: from_csv
       source: {kind: files, path: csv, format: csv, schema: {id: int, amount: "decimal(10,2)"}}
@@ -239,10 +232,7 @@ def test_a_wide_decimal_is_checked_for_rounding_and_a_doubles_last_bits_are_not(
     """decimal(38,2) leaves no room for a wider cast to compare with: the text's own digits say
     it. A double's last bits are noise (0.1 + 0.2 = 0.30000000000000004): 0.30 holds it."""
     ws.write("csv/b1.csv", "id,amount\n1,12.34\n2,12.345\n")
-    spark.createDataFrame([(1, 0.1 + 0.2), (2, 0.125)], "id int, n double").coalesce(1).write.parquet(
-        str(ws.root / "pq" / "staging")
-    )
-    next((ws.root / "pq" / "staging").glob("*.parquet")).rename(ws.root / "pq" / "b1.parquet")
+    ws.write_parquet("pq/b1.parquet", [(1, 0.1 + 0.2), (2, 0.125)], "id int, n double")
     p = ws.pipeline("""
     - name: from_csv
       source: {kind: files, path: csv, format: csv, schema: {id: int, amount: "decimal(38,2)"}}

@@ -143,13 +143,8 @@ def test_a_member_that_would_be_rounded_to_fit_quarantines_its_record(ws):
 
 
 def test_a_nested_parquet_value_into_a_text_column_is_its_json_text_and_bytes_are_refused(ws, spark):
-    def parquet(name: str, data: list, schema: str) -> None:
-        spark.createDataFrame(data, schema).coalesce(1).write.parquet(str(ws.root / "staging" / name))
-        next((ws.root / "staging" / name).glob("*.parquet")).rename(ws.root / "in" / f"{name}.parquet")
-
-    ws.folder("in")
-    parquet("b1", [(1, '{"a":1}')], "id int, info string")
-    parquet("b2", [(2, (2, ["x"]))], "id int, info struct<a: int, b: array<string>>")
+    ws.write_parquet("in/b1.parquet", [(1, '{"a":1}')], "id int, info string")
+    ws.write_parquet("in/b2.parquet", [(2, (2, ["x"]))], "id int, info struct<a: int, b: array<string>>")
     p = ws.pipeline("""
     - name: t
       source: {kind: files, path: in, format: parquet}
@@ -159,7 +154,7 @@ def test_a_nested_parquet_value_into_a_text_column_is_its_json_text_and_bytes_ar
     assert result.ok, result.to_dict()
     assert rows(p.table("t")) == [(1, '{"a":1}'), (2, '{"a":2,"b":["x"]}')]  # not Spark's {2, [x]}
 
-    parquet("b3", [(3, bytearray(b"\xff"))], "id int, info binary")
+    ws.write_parquet("in/b3.parquet", [(3, bytearray(b"\xff"))], "id int, info binary")
     result = p.run()
     assert not result.ok
     assert "column 'info' of" in result.tables[0].error
