@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
+from lakefresh.lakehouse.functions import row_document
 from lakefresh.lakehouse.sql import quote
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ def without_carry_overs(changes: DataFrame, keys: list[str]) -> DataFrame:
 
     change_columns = (CHANGE_TYPE_COLUMN, CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN)
     data = [c for c in changes.columns if c not in change_columns]
-    image = F.md5(F.to_json(F.struct(*[F.col(quote(c)) for c in data])))
+    image = F.md5(row_document(data, changes.schema))
     pair = Window.partitionBy(*[F.col(quote(k)) for k in keys], F.col(CHANGE_ORDINAL_COLUMN))
     is_update = F.col(CHANGE_TYPE_COLUMN).isin("UPDATE_BEFORE", "UPDATE_AFTER")
     unchanged = is_update & (F.min(image).over(pair) == F.max(image).over(pair))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakefresh.errors import SchemaError
-from lakefresh.lakehouse.functions import sql_type
+from lakefresh.lakehouse.functions import EXACT_JSON_OPTIONS, sql_type
 from lakefresh.lakehouse.sql import quote
 
 if TYPE_CHECKING:
@@ -66,7 +66,8 @@ def align(
         source = by_lower.get(field.name.lower())
         value = quote(source.name) if source else "NULL"
         if source and isinstance(field.dataType, StringType) and _nested(source.dataType):
-            value = f"to_json({value})"  # its JSON text, not Spark's `{Oslo, 1234}`
+            # its JSON text, not Spark's `{Oslo, 1234}`
+            value = f"to_json({value}, {EXACT_JSON_OPTIONS})"
         out.append(f"CAST({value} AS {sql_type(field.dataType)}) AS {quote(field.name)}")
     return df.selectExpr(*out, *[quote(k) for k in keep])
 

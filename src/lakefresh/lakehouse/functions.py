@@ -11,13 +11,31 @@ lakefresh's default: an overflow is an error, never a silent NULL).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.sql import quote, sql_literal
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
-    from pyspark.sql.types import DataType
+    from pyspark.sql.types import DataType, StructType
+
+
+# `to_json`'s options for a value stored as text: its timestamps in UTC and to the microsecond
+# (Spark's default writes the session's zone and milliseconds)
+EXACT_JSON_OPTIONS = "map({})".format(
+    ", ".join(
+        sql_literal(v)
+        for v in (
+            "timeZone",
+            "UTC",
+            "timestampFormat",
+            "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
+            "timestampNTZFormat",
+            "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
+        )
+    )
+)
 
 
 def try_cast(column: Column, type_: DataType) -> Column:
@@ -106,3 +124,36 @@ def try_to_date_sql(text: str, pattern: str) -> str:
     from pyspark.sql.types import DateType
 
     return try_cast_sql(try_to_timestamp_sql(text, pattern), DateType())
+
+
+def row_document(
+    columns: list[str], schema: StructType, value: Callable[[str], Column] | None = None
+) -> Column:
+    """A row's values as one text that changes whenever one of them does: the JSON object of
+    `columns` in the given order (NULL fields left out), followed by the sub-millisecond digits
+    of its timestamps where they are not zero. `schema` gives each column's type; `value(name)`,
+    when given, is the value under a name (default: the column itself).
+
+    Spark's JSON writes a timestamp to the millisecond and in the session's zone, so two values
+    1 µs apart were one text, and the same row had another text in another zone. The text is
+    written in UTC, which is what lakefresh's own sessions wrote, and the microseconds follow
+    the object only when there are any: a row whose timestamps are whole milliseconds keeps the
+    text, and so the hash, that was stored for it before.
+    """
+    import json
+
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import TimestampNTZType, TimestampType
+
+    if not columns:
+        return F.lit("{}")
+    values = {c: value(c) if value else F.col(quote(c)) for c in columns}
+    document = F.to_json(F.struct(*[values[c].alias(c) for c in columns]), {"timeZone": "UTC"})
+    extras = []
+    for c in columns:
+        if isinstance(schema[c].dataType, TimestampType | TimestampNTZType):
+            micros = F.unix_micros(values[c].cast("timestamp")) % 1000
+            extras.append(F.when(micros != 0, F.concat(F.lit(json.dumps(c) + ":"), micros.cast("string"))))
+    if not extras:
+        return document
+    return F.concat(document, F.concat_ws(",", *extras))

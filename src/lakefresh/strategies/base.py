@@ -23,11 +23,13 @@ from lakefresh.columns import (
     RECORD_COLUMN,
     SYSTEM_PREFIX,
 )
+from lakefresh.lakehouse.functions import row_document
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
 
     from lakefresh.config.strategies import DeleteRule
     from lakefresh.lakehouse.backend import TableBackend
@@ -160,9 +162,11 @@ def data_columns(df: DataFrame) -> list[str]:
     return [c for c in df.columns if c not in PROVENANCE_COLUMNS and not c.startswith(SYSTEM_PREFIX)]
 
 
-def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -> Column:
-    """A change-detection hash of columns: 16 bytes (MD5) of their JSON object, names sorted.
-    `value(name)`, when given, is the value hashed under a name (default: the column itself).
+def hashdiff(columns: list[str], schema: StructType, value: Callable[[str], Column] | None = None) -> Column:
+    """A change-detection hash of columns: 16 bytes (MD5) of their JSON object, names sorted
+    (`row_document`: in UTC, with the microseconds a JSON timestamp leaves out). `schema` gives
+    the columns' types; `value(name)`, when given, is the value hashed under a name (default:
+    the column itself).
 
     JSON makes it delimiter-safe ('a,b', NULL) != ('a', 'b,NULL') and type-aware (1 != '1').
     NULL fields are left out of the object, so adding an all-NULL column to a table does not
@@ -172,10 +176,7 @@ def hashdiff(columns: list[str], value: Callable[[str], Column] | None = None) -
     """
     from pyspark.sql import functions as F
 
-    ordered = sorted(columns, key=str.lower)
-    fields = [value(c).alias(c) for c in ordered] if value else [F.col(quote(c)) for c in ordered]
-    document = F.to_json(F.struct(*fields)) if ordered else F.lit("{}")
-    return F.unhex(F.md5(document))
+    return F.unhex(F.md5(row_document(sorted(columns, key=str.lower), schema, value)))
 
 
 def shape_target(

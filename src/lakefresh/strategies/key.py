@@ -313,7 +313,7 @@ class KeyStrategy:
                 record_date = try_to_timestamp(date)
         rows = batch.select(
             *[F.col(quote(c)) for c in columns],
-            hashdiff(hashed).alias(HASH_COLUMN),
+            hashdiff(hashed, batch.schema).alias(HASH_COLUMN),
             record_date.alias(UPDATED_AT_COLUMN),
             batch_id.alias(BATCH_ID_COLUMN),
             delete_flag(cfg.delete).alias(DELETE_FLAG),

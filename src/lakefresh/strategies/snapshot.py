@@ -119,7 +119,7 @@ class SnapshotStrategy:
             .filter(F.col("_lf_rank") == 1)
             .select(
                 *[F.col(quote(c)) for c in columns],
-                hashdiff(values).alias("_lf_n_hash"),
+                hashdiff(values, batch.schema).alias("_lf_n_hash"),
                 event_time.alias("_lf_n_time"),
                 F.lit(True).alias("_lf_n"),
             )
@@ -133,7 +133,7 @@ class SnapshotStrategy:
             previous = current_state(log, cfg, keys, cfg.event_time).select(
                 *[F.col(quote(k)) for k in keys],
                 *[F.col(quote(c)).alias(f"_lf_p_{c}") for c in before],
-                hashdiff(compared).alias("_lf_p_hash"),
+                hashdiff(compared, log.schema).alias("_lf_p_hash"),
                 F.lit(True).alias("_lf_p"),
             )
             joined = snapshot.join(previous, on=keys, how="full_outer")

@@ -133,10 +133,10 @@ def fast_changes(
 
     hashes = candidates.select(
         "*",
-        hashdiff(tracked, batch_value).alias("_lf_new_hash"),
-        hashdiff(data_hash, batch_value).alias("_lf_new_row"),
-        hashdiff(tracked, stored_value).alias("_lf_old_hash"),
-        hashdiff(data_hash, stored_value).alias("_lf_old_row"),
+        hashdiff(tracked, types, batch_value).alias("_lf_new_hash"),
+        hashdiff(data_hash, types, batch_value).alias("_lf_new_row"),
+        hashdiff(tracked, types, stored_value).alias("_lf_old_hash"),
+        hashdiff(data_hash, types, stored_value).alias("_lf_old_row"),
     )
     code = (
         F.when(unknown, F.lit("N"))

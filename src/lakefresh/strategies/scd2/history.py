@@ -90,8 +90,8 @@ def one_event_per_point(shape: Shape, events: DataFrame) -> DataFrame:
         F.col(SRC),
         F.col(FILE_COLUMN),
         F.col(RECORD_COLUMN),
-        F.when(~F.col(DEL), hashdiff(shape.tracked)).alias(HASH_COLUMN),
-        F.when(~F.col(DEL), hashdiff(shape.data_hash)).alias(ROW_HASH),
+        F.when(~F.col(DEL), hashdiff(shape.tracked, events.schema)).alias(HASH_COLUMN),
+        F.when(~F.col(DEL), hashdiff(shape.data_hash, events.schema)).alias(ROW_HASH),
     )
     ranked = (
         hashed.withColumn("_lf_rank", F.row_number().over(last_first))
@@ -289,7 +289,7 @@ def against_stored(shape: Shape, recomputed: DataFrame, stored: DataFrame | None
     fingerprint = [c for c in recomputed.columns if c not in keys and c != vf]
     mine = recomputed.select(
         *[F.col(quote(c)) for c in recomputed.columns],
-        hashdiff(fingerprint).alias("_lf_fp"),
+        hashdiff(fingerprint, recomputed.schema).alias("_lf_fp"),
         F.lit(True).alias("_lf_mine"),
     )
     if stored is not None:
@@ -297,7 +297,7 @@ def against_stored(shape: Shape, recomputed: DataFrame, stored: DataFrame | None
         theirs = stored.select(
             *[F.col(quote(k)) for k in keys],
             F.col(quote(vf)),
-            hashdiff([c for c in fingerprint if c in stored.columns]).alias("_lf_their_fp"),
+            hashdiff([c for c in fingerprint if c in stored.columns], stored.schema).alias("_lf_their_fp"),
             F.col(BATCH_ID_COLUMN).alias("_lf_their_batch"),
             (F.col(quote(sk.column)) if sk and stored_sk else F.lit(None).cast("long")).alias("_lf_their_sk"),
         )

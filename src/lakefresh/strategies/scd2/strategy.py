@@ -168,7 +168,7 @@ class Scd2Strategy:
         cfg = self.config
         own = {*self.system_columns(), *cfg.drop_columns, cfg.row_hash}
         hashed = [c for c in data_columns(batch) if c not in own]
-        return batch.withColumn(str(cfg.row_hash), F.hex(hashdiff(hashed)))
+        return batch.withColumn(str(cfg.row_hash), F.hex(hashdiff(hashed, batch.schema)))
 
     def _batch_events(self, ctx: StageContext, batch: DataFrame, columns: list[str]) -> DataFrame:
         """The batch's rows as events: their values, sequence value (`sequence_by`, else the batch
