@@ -103,6 +103,7 @@ class Bookkeeping:
         if outcome.recovered:  # their effects on the effective counts were never recorded
             self.recount(name, strategy)
         gone = self._rolled_back(name, lineage, attempts, strategy, hint, decision)
+        outcome.reapplied = sorted(gone) if decision == "reapply" else []
         forgotten = {a.batch_id for a in attempts if a.status in NEVER_AGAIN}
         if decision == "forget":
             forgotten |= gone

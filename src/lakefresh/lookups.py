@@ -23,6 +23,7 @@ import re
 from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies import Dimension, StageContext, make_strategy
 from lakefresh.strategies.base import require_columns
@@ -74,7 +75,9 @@ def add_skeletons(
     present = [F.col(quote(f)).isNotNull() for f in lookup.keys]
     by_key = facts.filter(_all(present)).groupBy(*[F.col(quote(f)).alias(k) for f, k in lookup.keys.items()])
     wanted = by_key.agg(
-        (F.min(F.col(quote(lookup.at))) if lookup.at else F.lit(batch_time).cast("timestamp")).alias(AT)
+        (F.min(F.col(quote(lookup.at))) if lookup.at else utc_timestamp(batch_time).cast("timestamp")).alias(
+            AT
+        )
     )
     exists = backend.exists(name)
     if exists:

@@ -6,7 +6,7 @@ rows to load and the rows to quarantine, and joined to its lookups.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import refusal
@@ -15,7 +15,9 @@ from lakefresh.errors import BatchRefused, SourceError
 from lakefresh.lakehouse.sql import quote
 from lakefresh.lookups import with_lookups
 from lakefresh.rules import apply_row_rules
-from lakefresh.strategies.materialize import materialize, materialize_counting
+from lakefresh.strategies.base import StageContext
+from lakefresh.strategies.materialize import materialize, materialize_observing
+from lakefresh.strategies.pruning import KeyPruning, KeyRange, observed_range, prunable
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
@@ -37,7 +39,18 @@ class ReadRows:
     skeletons: int = 0
     rules: dict[str, int] = field(default_factory=dict)  # row rules: violations of each
     loaded: int | None = None  # rows in `good`, counted with the quarantined ones (None: unknown)
+    key_range: KeyRange | None = None  # the range of `good`'s pruning key (strategies/pruning.py)
     batch_time: datetime | None = None  # the batch's time, when its rows say it (batch_time.column)
+
+    def stage_context(
+        self, backend: TableBackend, table: str, batch_id: str, batch_time: datetime, exists: bool
+    ) -> StageContext:
+        """The stage step's context for these rows, with what their read counted and observed."""
+        ctx = StageContext(
+            backend, table, batch_id, batch_time, exists, self.loaded, key_range=self.key_range
+        )
+        ctx.quarantined = self.bad if self.quarantined else None  # see StageContext
+        return ctx
 
     def quarantine_rows(self) -> DataFrame:
         """The bad rows in the quarantine table's shape."""
@@ -74,6 +87,7 @@ def read_batch(
         batch_time = out.batch_time or ref.batch_time
         out.good, out.skeletons = with_lookups(config, backend, table, out.good, batch_time)
         out.loaded = None  # counted again by whoever needs it
+        out.key_range = None
     return out
 
 
@@ -101,12 +115,14 @@ def time_from_rows(table: TableConfig, good: DataFrame, batch_id: str) -> dateti
         raise SourceError(
             f"batch_time.column {column!r} is {kind.simpleString()}: give a timestamp, a date or ISO text"
         )
-    found = good.agg(F.max(value)).first()[0]  # type: ignore[index]
+    if isinstance(kind, T.DateType):
+        day = good.agg(F.max(value)).first()[0]  # type: ignore[index]
+        return None if day is None else datetime(day.year, day.month, day.day)
+    # as microseconds: a collected timestamp would come back in the machine's own zone
+    found = good.agg(F.unix_micros(F.max(value).cast("timestamp"))).first()[0]  # type: ignore[index]
     if found is None:  # no rows (or no value): the files' time stands
         return None
-    if not isinstance(found, datetime):  # a date
-        found = datetime(found.year, found.month, found.day)
-    return found
+    return datetime(1970, 1, 1) + timedelta(microseconds=found)
 
 
 def read_group(
@@ -145,10 +161,30 @@ def checked(table: TableConfig, strategy: Strategy, rows: DataFrame) -> ReadRows
         is_good = rows[REASON_COLUMN].isNull()
         found = {bool(r[0]): int(r[1]) for r in rows.groupBy(is_good).count().collect()}
         split = {"good": found.get(True, 0), "bad": found.get(False, 0)}
-    else:  # counted by the pass that materializes them
-        is_good = F.col(REASON_COLUMN).isNull()
-        rows, split = materialize_counting(rows, {"good": is_good, "bad": ~is_good})
+        key_range = None
+    else:  # counted by the pass that materializes them, which also sees the key range
+        rows, split, key_range = materialize_observed(strategy, rows)
         rules = {}
     bad = rows.filter(rows[REASON_COLUMN].isNotNull())
     good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
-    return ReadRows(good, bad, split["bad"], rules=rules, loaded=split["good"])
+    return ReadRows(good, bad, split["bad"], rules=rules, loaded=split["good"], key_range=key_range)
+
+
+def materialize_observed(
+    strategy: Strategy, rows: DataFrame
+) -> tuple[DataFrame, dict[str, int], KeyRange | None]:
+    """The checked rows materialized, with the rows to load and to quarantine counted, and the
+    range of the strategy's pruning key among the rows to load (strategies/pruning.py), all
+    observed by the one pass that materializes them."""
+    from pyspark.sql import functions as F
+
+    is_good = F.col(REASON_COLUMN).isNull()
+    aggregates = {"good": F.count(F.when(is_good, F.lit(1))), "bad": F.count(F.when(~is_good, F.lit(1)))}
+    key = strategy.pruning_key(rows.schema) if isinstance(strategy, KeyPruning) else None
+    if key is not None and prunable(rows.schema, key):
+        aggregates["lowest"] = F.min(F.when(is_good, F.col(quote(key))))
+        aggregates["highest"] = F.max(F.when(is_good, F.col(quote(key))))
+    rows, found = materialize_observing(rows, aggregates)
+    split = {"good": int(found["good"] or 0), "bad": int(found["bad"] or 0)}
+    key_range = observed_range(key, found["lowest"], found["highest"]) if "lowest" in found and key else None
+    return rows, split, key_range

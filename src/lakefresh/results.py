@@ -73,6 +73,7 @@ class TableResult:
     table: str
     batches: list[BatchResult] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)  # published batches found unrecorded
+    reapplied: list[str] = field(default_factory=list)  # rolled-back batches to be taken again
     error: str | None = None
     resume_command: str | None = None
 

@@ -24,7 +24,7 @@ from lakefresh.config.models import PipelineConfig, TableConfig
 from lakefresh.errors import ConfigError, TransientError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.results import BatchResult, RunResult, TableResult
-from lakefresh.sources import BatchRef, Source, SourceContext, make_source
+from lakefresh.sources import BatchRef, Reopening, Source, SourceContext, make_source
 from lakefresh.state.control import ControlTables
 from lakefresh.state.published import PublishLog
 from lakefresh.steps import Attempt, BatchSteps, error_text
@@ -119,6 +119,8 @@ class Runner:
             strategy = make_strategy(table.strategy)
             hint = self.resume_hint.format(table=table.name)
             applied = self.books.reconcile(name, outcome, strategy, hint, self.rolled_back)
+            if outcome.reapplied and isinstance(source, Reopening):  # its positions move back
+                source.reopen(outcome.reapplied)
             self._layout(table, name)
             self.steps.reconciled[name] = self.backend.head(name) if self.backend.exists(name) else None
             pending = _pending(source, applied)

@@ -219,8 +219,7 @@ class BatchSteps:
     def stage(self, a: Attempt) -> None:
         assert a.rows is not None
         clock = time.perf_counter()
-        a.ctx = StageContext(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists, a.rows.loaded)
-        a.ctx.quarantined = a.rows.bad if a.rows.quarantined else None
+        a.ctx = a.rows.stage_context(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
         a.change = change = a.strategy.stage(a.ctx, a.rows.good)
         properties = {
             **write_mode.properties(write_mode.chosen(self.config, a.table, exists=False)),
@@ -345,8 +344,8 @@ class BatchSteps:
             # reconciliation completes the batch's record or abandons it, by the lineage.
             result.error += " (its publish may have happened: the next run settles it by the lineage)"
             return
+        self.restore_schema(a)  # first: a batch its undo leaves in the table keeps its record
         self._record_failure(a)
-        self.restore_schema(a)
 
     def restore_schema(self, a: Attempt, batch_id: str | None = None) -> None:
         """A batch that failed leaves the target as it found it: what a format without staged

@@ -49,3 +49,16 @@ def test_full_with_an_empty_batch_empties_the_table(ws):
     result = p.run()
     assert result.ok, result.to_dict()
     assert rows(p.table("orders")) == []
+
+
+def test_full_refuses_a_batch_whose_every_record_is_quarantined(ws):
+    """A file none of whose records loads is broken: replacing the table with none of its rows
+    emptied the table. An empty file still empties it (above)."""
+    ws.write("in/b1.csv", "order_id,amount\n1,10.0\n")
+    ws.write("in/b2.csv", "order_id,amount\nx,20.0\ny,30.0\n")
+    p = ws.pipeline(ORDERS % "full")
+    result = p.run()
+    assert not result.ok
+    refused = next(b for b in result.batches if b.batch_id == "b2.csv")
+    assert refused.status == "refused" and "every record of this full snapshot" in (refused.error or "")
+    assert rows(p.table("orders")) == [(1, 10.0)]

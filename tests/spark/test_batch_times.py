@@ -3,7 +3,11 @@ by that time or by an integer version in their names (issue 16, item 6)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
 from tests.conftest import rows
 
@@ -134,3 +138,45 @@ def test_a_name_without_a_time_is_a_clear_error(ws):
     result = p.run()
     assert not result.ok
     assert "batch 'nameless.csv': its name does not match batch_time.name" in result.tables[0].error
+
+
+@contextlib.contextmanager
+def machine_zone(zone: str) -> Iterator[None]:
+    """This process's own time zone (TZ), as a computer set to `zone` has it."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+def test_a_batch_time_is_the_same_instant_whatever_the_machines_zone(ws, spark):
+    """A batch's time (here a file's modification time) is stored as that instant: PySpark reads
+    a naive datetime in the machine's zone, so a batch applied on a computer in New York stored
+    its time five hours late, and the next batch, applied two hours later on a machine in UTC,
+    was older than it (O): its update was dropped."""
+    t0 = datetime(2025, 1, 10, 12, 0).replace(tzinfo=UTC).timestamp()
+    ws.write("in/b1.csv", "id,v\n1,first\n", mtime=t0)
+    text = """
+- name: t
+  source: {kind: files, path: in, format: csv, schema: {id: int, v: string}}
+  strategy: {kind: key, keys: [id]}
+"""
+    p = ws.pipeline(text)
+    with machine_zone("America/New_York"):
+        first = p.run()
+    assert first.ok, first.to_dict()
+    stored = p.table("t").selectExpr("CAST(_lf_updated_at AS STRING)").first()[0]
+    assert stored == "2025-01-10 12:00:00"  # the session's zone is UTC
+    ws.write("in/b2.csv", "id,v\n1,second\n", mtime=t0 + 7200)
+    with machine_zone("UTC"):
+        second = p.run()
+    assert second.ok, second.to_dict()
+    assert second.batches[0].counts == {"C": 1}
+    assert rows(p.table("t"), ["id", "v"]) == [(1, "second")]

@@ -184,3 +184,63 @@ def test_a_delta_only_pipeline_needs_no_iceberg_and_a_kill_after_its_commit_is_f
     logged = sorted((r["batch_id"], r["status"]) for r in p.history("customers"))
     assert logged == [("b1.csv", "published"), ("b2.csv", "published")]
     assert [h[2] for h in history(ws, p, "customers") if h[2]] == ["b1.csv", "b2.csv"]
+
+
+def test_a_failed_batch_whose_undo_fails_stays_whole_with_its_quarantined_rows(ws, monkeypatch):
+    """Delta commits at the write, so a batch that fails after it is undone (RESTORE). When the
+    undo itself fails, the batch stays in the table, the run says so, and the next run records
+    it: with its quarantined row. The failure used to be recorded before the undo, which deleted
+    the attempt's quarantine rows; the batch was then recorded with a quarantined row that the
+    quarantine no longer held."""
+    ws.write("in/b1.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n", mtime=1_736_000_000)
+    ws.write("in/b2.csv", "id,city,updated_at\n2,Rome,2025-01-02\nx,Lima,2025-01-02\n", mtime=1_736_003_600)
+    p = ws.pipeline(KEYED.format(folder=ws.root / "in"))
+
+    def cannot_undo(*args):
+        raise RuntimeError("the RESTORE met another writer's commit")
+
+    monkeypatch.setattr(p.backend, "undo_since", cannot_undo)
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_write@b2.csv:raise")
+    failed = p.run()
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    monkeypatch.undo()
+    assert not failed.ok
+    assert "could not be undone" in failed.tables[0].error, failed.to_dict()
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Oslo"), (2, "Rome")]  # b2 stayed
+    assert rows(p.quarantine("customers"), ["batch_id", "line"]) == [("b2.csv", 3)]
+
+    again = p.run()
+    assert again.ok, again.to_dict()
+    assert again.batches == [] and again.tables[0].recovered == ["b2.csv"]
+    published = {
+        r["batch_id"]: r["quarantined_count"] for r in p.history("customers") if r["status"] == "published"
+    }
+    assert published == {"b1.csv": 0, "b2.csv": 1}
+    assert rows(p.quarantine("customers"), ["batch_id", "line"]) == [("b2.csv", 3)]
+
+
+def test_a_restore_to_a_timestamp_by_anyone_is_a_rollback_like_any(ws):
+    """`RESTORE ... TO TIMESTAMP AS OF` records no version in the table's history (null): the
+    lineage read failed on it (a version of null) in every later run. It is followed to the newest
+    version committed at that time, and reported as a rollback."""
+    ws.write("in/b1.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n", mtime=1_736_000_000)
+    ws.write("in/b2.csv", "id,city,updated_at\n1,Kyiv,2025-01-03\n", mtime=1_736_003_600)
+    p = ws.pipeline(KEYED.format(folder=ws.root / "in"))
+    assert p.run().ok
+    table = p.backend.qualified(f"{ws.namespace}.customers")
+    b1 = next(version for version, _, batch in history(ws, p, "customers") if batch == "b1.csv")
+    at = (
+        ws.spark.sql(f"DESCRIBE HISTORY {table}")
+        .where(f"version = {b1}")
+        .selectExpr("CAST(timestamp AS STRING)")
+        .first()[0]
+    )
+    ws.spark.sql(f"RESTORE TABLE {table} TO TIMESTAMP AS OF '{at}'")
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Oslo")]
+
+    result = p.run()
+    assert not result.ok
+    assert "the table was rolled back (b2.csv)" in result.tables[0].error, result.to_dict()
+    again = p.run(rolled_back="reapply")
+    assert again.ok, again.to_dict()
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Kyiv")]

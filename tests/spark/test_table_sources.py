@@ -113,6 +113,30 @@ def test_a_stale_start_snapshot_stops_with_the_way_out(ws, spark, how):
     assert p.run().batches == []  # restarted at the current snapshot
 
 
+def test_a_first_load_over_a_table_whose_oldest_snapshots_expired_stops_with_the_way_out(ws, spark):
+    """A reader's first load reads the changes from the table's first snapshot. Iceberg's
+    changelog over what is left reads only the snapshots still kept: Oslo, written in an expired
+    one, never arrived, and the run succeeded."""
+    src = source_table(ws, spark)
+    sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
+    sql(spark, f"INSERT INTO {src} VALUES (2, 'Rome')")
+    sql(
+        spark,
+        f"CALL {CATALOG}.system.expire_snapshots(table => '{ws.namespace}.src', "
+        "older_than => TIMESTAMP '2999-01-01 00:00:00', retain_last => 1)",
+    )
+    p = ws.pipeline(CHANGES.format(ns=ws.namespace))
+    result = p.run()
+    assert not result.ok
+    error = result.tables[0].error
+    assert "first snapshot, which was expired" in error and "table_snapshot" in error, error
+    assert "lakefresh reset-load" in error
+    p.reset_load("dst")  # after a full load from a table_snapshot source: changes from here on
+    sql(spark, f"INSERT INTO {src} VALUES (3, 'Lima')")
+    assert p.run().ok
+    assert rows(p.table("dst")) == [(3, "Lima")]
+
+
 def test_a_failed_load_whose_end_was_rolled_back_is_opened_anew_and_reads_no_lost_row(ws, spark, monkeypatch):
     """Issue 14, item 2: the source is rolled back below a failed load's fixed end."""
     src = source_table(ws, spark)
@@ -132,4 +156,27 @@ def test_a_failed_load_whose_end_was_rolled_back_is_opened_anew_and_reads_no_los
     assert rows(p.table("dst")) == [(1, "Oslo"), (3, "Lima")]
     head = p.backend.head(f"{ws.namespace}.src")
     assert [b.batch_id for b in result.batches] == [f"{ws.namespace}.src@{kept}..{head}"]
+    assert p.run().batches == []
+
+
+def test_reapplying_a_change_feeds_rolled_back_loads_reads_them_again(ws, spark):
+    """`--rolled-back reapply` applies the batches a rollback of the target removed again, in
+    order. A change feed's loads stayed processed in its load log, so its next load started
+    after them: their rows were never read again."""
+    src = source_table(ws, spark)
+    p = ws.pipeline(CHANGES.format(ns=ws.namespace))
+    loaded = []
+    for i, city in enumerate(["Oslo", "Rome", "Lima"], start=1):
+        sql(spark, f"INSERT INTO {src} VALUES ({i}, '{city}')")
+        result = p.run()
+        assert result.ok, result.to_dict()
+        loaded += [b.batch_id for b in result.batches]
+    first = p.backend.published_batches(f"{ws.namespace}.dst")[loaded[0]]
+    sql(spark, f"CALL {CATALOG}.system.rollback_to_snapshot('{ws.namespace}.dst', {first})")
+    assert not p.run().ok  # stopped until the operator decides
+
+    result = p.run(rolled_back="reapply")
+    assert result.ok, result.to_dict()
+    assert [b.batch_id for b in result.batches] == loaded[1:]
+    assert rows(p.table("dst")) == [(1, "Oslo"), (2, "Rome"), (3, "Lima")]
     assert p.run().batches == []

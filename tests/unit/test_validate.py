@@ -478,4 +478,23 @@ def test_errors_are_json_with_output_json(tmp_path):
 def test_a_delta_change_feed_path_may_not_exist_yet(tmp_path):
     """The Delta table a `delta_changes` source reads may be a target this pipeline creates."""
     feed = "{kind: delta_changes, path: warehouse/shop/stock_levels, keys: [sku]}"
-    valid(tmp_path, tables(f"\n  - {{name: changes, source: {feed}, strategy: {{kind: append}}}}"))
+    valid(tmp_path, tables(f"\n  - {{name: changes, source: {feed}, strategy: {{kind: key, keys: [sku]}}}}"))
+
+
+@pytest.mark.parametrize("kind", ["table_changes", "delta_changes"])
+def test_a_change_feed_into_an_append_target_keeps_its_change_type_or_is_refused(tmp_path, kind):
+    """Its deletes would otherwise be appended as rows like its inserts: the change type is a
+    `_lf_` column, which is not stored."""
+    feed = (
+        "{kind: table_changes, table: shop.customers, keys: [id]}"
+        if kind == "table_changes"
+        else "{kind: delta_changes, path: warehouse/shop/stock_levels, keys: [id]}"
+    )
+    plain = f"\n  - {{name: changes, source: {feed}, strategy: {{kind: append}}}}"
+    (problem,) = errors(tmp_path, tables(plain))
+    assert "an append target of a change feed would store its deletes as rows" in problem
+    keep = "{sql: 'SELECT *, _lf_change_type AS op FROM batch'}"
+    valid(
+        tmp_path,
+        tables(f"\n  - {{name: changes, source: {feed}, transform: {keep}, strategy: {{kind: append}}}}"),
+    )

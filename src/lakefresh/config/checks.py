@@ -299,3 +299,46 @@ def local_problems(tables: list[TableConfig], pipeline_file: Path) -> list[str]:
         except ValueError as exc:
             lines.append(f"LAKEFRESH_SPARK_MASTER (overrides spark.master): {exc}")
     return lines
+
+
+# a query that reads the watermark's own rows again: `>= {{ watermark }}`
+READS_WATERMARK_AGAIN = re.compile(r">=\s*\{\{\s*watermark\s*\}\}")
+
+
+def overlap_problems(table: TableConfig) -> Problems:
+    """A `jdbc` source that reads rows again (`look_back`, or `>=` the watermark) into an
+    `append` target, which would store each of them once per read: a keyed strategy, or a range
+    one, takes the overlap as rows it already holds."""
+    source = table.source
+    if getattr(source, "kind", None) != "jdbc" or table.strategy.kind != "append":
+        return []
+    again = getattr(source, "look_back", None) is not None
+    field = "look_back" if again else "query"
+    if not again and not READS_WATERMARK_AGAIN.search(getattr(source, "query", "")):
+        return []
+    return [
+        (
+            ("source", field),
+            "reads rows it has read before (look_back, or >= {{ watermark }}), which an append "
+            "target would store again: use strategy kind key (with the table's keys), or a range "
+            "strategy (timestamp, sequence) over the watermark column",
+        )
+    ]
+
+
+def feed_problems(table: TableConfig) -> Problems:
+    """A change feed (`table_changes`, `delta_changes`) into an `append` target with no
+    transform: its DELETE changes would be appended as rows like its inserts, the change type
+    being a `_lf_` column, which is not stored."""
+    if getattr(table.source, "kind", None) not in ("table_changes", "delta_changes"):
+        return []
+    if table.strategy.kind != "append" or table.transform is not None:
+        return []
+    return [
+        (
+            ("strategy", "kind"),
+            "an append target of a change feed would store its deletes as rows like its inserts: "
+            "keep the change type with a transform (sql: SELECT *, _lf_change_type AS op FROM "
+            "batch), or use strategy kind key (deletes delete) or scd2 (deletes close a version)",
+        )
+    ]

@@ -9,6 +9,8 @@ from pydantic import Field, field_validator, model_validator
 from lakefresh.config.base import IDENTIFIER, ConfigProblems, FieldPath, Model
 from lakefresh.config.checks import (
     column_problems,
+    feed_problems,
+    overlap_problems,
     partition_column,
     reference_problems,
     sort_term,
@@ -254,7 +256,7 @@ class TableConfig(Model):
     @model_validator(mode="after")
     def _keys_and_columns(self) -> TableConfig:
         # with a transform, the strategy sees the SQL's columns, not the source's: not checked
-        problems = column_problems(self)
+        problems = column_problems(self) + overlap_problems(self) + feed_problems(self)
         if problems:
             raise ConfigProblems(problems)
         return self

@@ -71,6 +71,9 @@ class Lineage:
     ancestors: frozenset[int]  # the current snapshot and its ancestors still retained
     retained: frozenset[int]  # every snapshot the table still has (ancestors or not)
     oldest_ancestor_millis: int | None  # commit time (epoch ms) of the oldest retained ancestor
+    # whether the oldest retained ancestor is the table's first commit: none of the current
+    # lineage has expired (a change feed can then be read from the start)
+    whole: bool = True
 
     def rolled_back(self, snapshot_id: int, published_millis: int | None) -> bool:
         """Whether a snapshot that was published is no longer in the lineage because the table
@@ -105,6 +108,9 @@ class MergeClauses:
     delete_when: str | None = None
     insert_when: str | None = None
     source_rows: int | None = None  # the change set's size, when known: small ones are broadcast
+    # SQL over the target alias `t` that every row a source row may match meets (a key range):
+    # added to the MERGE's condition, so the target's scan skips the files that cannot match
+    target_condition: str | None = None
 
 
 class TableBackend(Protocol):

@@ -203,7 +203,10 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
     def lineage(self, table: str) -> Lineage:
         history, lineage = self._history(table), self._lineage(table)
         oldest = lineage[-1].millis if lineage else None
-        return Lineage(frozenset(v.version for v in lineage), frozenset(v.version for v in history), oldest)
+        whole = not history or min(v.version for v in history) == 0  # the log from its first version
+        return Lineage(
+            frozenset(v.version for v in lineage), frozenset(v.version for v in history), oldest, whole
+        )
 
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
         out: dict[str, int] = {}

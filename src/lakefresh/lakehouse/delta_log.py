@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
+from lakefresh.errors import StateError
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
 from lakefresh.lakehouse.changes import without_carry_overs
 
@@ -93,8 +94,43 @@ def lineage(entries: list[Version]) -> list[Version]:
     while at is not None and at in by_version:
         entry = by_version[at]
         out.append(entry)
-        at = int(entry.parameters["version"]) if entry.operation == "RESTORE" else at - 1
+        at = restored_version(entry, entries) if entry.operation == "RESTORE" else at - 1
     return out
+
+
+def restored_version(entry: Version, entries: list[Version]) -> int:
+    """The version a RESTORE went back to: the one it names, or for `TO TIMESTAMP AS OF` (whose
+    version Delta records as null) the newest version committed at or before that time."""
+    from datetime import UTC, datetime
+
+    named = _json_value(entry.parameters.get("version"))
+    if named is not None:
+        return int(named)
+    stamp = _json_value(entry.parameters.get("timestamp"))
+    try:
+        at = datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))
+    except ValueError:
+        raise StateError(
+            f"version {entry.version} is a RESTORE whose version or time cannot be read "
+            f"({entry.parameters}): the table's lineage cannot be followed through it"
+        ) from None
+    millis = (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp() * 1000
+    earlier = [v.version for v in entries if v.version < entry.version and v.millis <= millis]
+    if not earlier:
+        raise StateError(
+            f"version {entry.version} restored a time ({stamp}) before any version still in the log"
+        )
+    return max(earlier)
+
+
+def _json_value(text: str | None) -> Any:
+    """A history parameter's value (Delta writes them as JSON text); None for null or absent."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
 
 
 def checksum_of(snapshot: Any) -> Any:

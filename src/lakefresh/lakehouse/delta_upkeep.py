@@ -4,6 +4,7 @@ removal of files no kept version needs (`VACUUM`)."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -86,10 +87,10 @@ class DeltaUpkeep:
         kept = self._history(table)[: max(keep_snapshots, 1)]
         if kept:
             oldest = min(oldest, self.committed_at(table, kept[-1].version))
-        hours = int((datetime.now(UTC).replace(tzinfo=None) - oldest).total_seconds() // 3600)
+        hours = retain_hours(datetime.now(UTC).replace(tzinfo=None), oldest)
         self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
         try:
-            self.spark.sql(f"VACUUM {self.qualified(table)} RETAIN {max(hours, 0)} HOURS")
+            self.spark.sql(f"VACUUM {self.qualified(table)} RETAIN {hours} HOURS")
         finally:
             self.spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
         return done
@@ -118,3 +119,9 @@ def _files_removed(row: Any) -> int:
     if row is None or row["metrics"] is None:
         return 0
     return int(row["metrics"]["numFilesRemoved"] or 0)
+
+
+def retain_hours(now: datetime, oldest: datetime) -> int:
+    """VACUUM's RETAIN for files that versions since `oldest` need: whole hours, rounded up (a
+    cutoff rounded down would remove files of the versions in the hour before `oldest`)."""
+    return max(math.ceil((now - oldest).total_seconds() / 3600), 0)

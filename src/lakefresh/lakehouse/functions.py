@@ -12,6 +12,7 @@ lakefresh's default: an overflow is an error, never a silent NULL).
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.sql import quote, sql_literal
@@ -157,3 +158,15 @@ def row_document(
     if not extras:
         return document
     return F.concat(document, F.concat_ws(",", *extras))
+
+
+def utc_timestamp(value: datetime) -> Column:
+    """A TIMESTAMP literal of a naive datetime in UTC (lakefresh's batch times), the same instant
+    on every machine: PySpark reads a naive datetime in the machine's own zone (a batch time of
+    10:00 became 15:00 UTC on a computer in New York, and two times an hour apart became one
+    across a daylight saving change)."""
+    from datetime import UTC
+
+    from pyspark.sql import functions as F
+
+    return F.lit(value.replace(tzinfo=UTC) if value.tzinfo is None else value)

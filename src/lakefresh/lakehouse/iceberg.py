@@ -216,7 +216,8 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             ancestors.add(int(snapshot.snapshotId()))
             oldest = snapshot
         oldest_at = None if oldest is None else int(oldest.timestampMillis())
-        return Lineage(frozenset(ancestors), retained, oldest_at)
+        whole = oldest is None or oldest.parentId() is None
+        return Lineage(frozenset(ancestors), retained, oldest_at, whole)
 
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
         """Batch id -> snapshot id of the batches in the current lineage, newest first; with

@@ -70,6 +70,8 @@ def merge_change_set(
     source.createOrReplaceTempView(view)
     try:
         on = " AND ".join(f"t.{quote(k)} = s.{quote(k)}" for k in clauses.keys)
+        if clauses.target_condition:
+            on += f" AND {clauses.target_condition}"
         sql = f"MERGE INTO {target} t USING {view} s ON {on}"
         if clauses.delete_when:
             sql += f" WHEN MATCHED AND ({clauses.delete_when}) THEN DELETE"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.sources.base import BatchRef, ReadBatch, Source, SourceContext
+from lakefresh.sources.base import BatchRef, ReadBatch, Reopening, Source, SourceContext
 from lakefresh.sources.delta_changes import DeltaChangesSource
 from lakefresh.sources.files import FilesSource
 from lakefresh.sources.jdbc import JdbcSource
@@ -38,6 +38,7 @@ __all__ = [
     "FilesSource",
     "JdbcSource",
     "ReadBatch",
+    "Reopening",
     "Source",
     "SourceContext",
     "SynapseLinkSource",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -92,6 +92,16 @@ class Source(Protocol):
         Returns:
             The rows, typed, with provenance columns and a reason on rows that must be quarantined.
         """
+
+
+@runtime_checkable
+class Reopening(Protocol):
+    """A source that keeps its own positions (a change feed's loads): batches a rollback of the
+    target removed, and the operator has applied again (`--rolled-back reapply`), are listed
+    again only once it reopens them."""
+
+    def reopen(self, batch_ids: list[str]) -> None:
+        """List these batches again, in order."""
 
 
 def with_provenance(df: DataFrame, origin: Column | None = None, record: Column | None = None) -> DataFrame:

@@ -84,6 +84,13 @@ class TableChangesSource:
         start = processed[-1].end_snapshot_id if processed else self.first_start()
         if processed:
             self._check_start(processed[-1].end_snapshot_id)
+        elif start is None and not backend.lineage(table).whole:
+            raise SourceError(
+                f"the first load of {table} for load {self.load_id!r} reads its changes from its "
+                "first snapshot, which was expired: the rows written before the oldest snapshot "
+                "kept would never arrive. Load the target in full from a `table_snapshot` source of "
+                f"the same table, then start the load log there: `lakefresh reset-load PIPELINE TABLE`."
+            )
         opened = [load for load in loads if not load.processed and load.start_snapshot_id == start]
         if opened and self._readable(opened[-1]):
             load = opened[-1]
@@ -140,6 +147,11 @@ class TableChangesSource:
         backend.committed_at(table, end)  # raises if the table no longer has it
         self.log.open(Load(self.load_id, table, None, end, f"reset@{end}", True))
         return f"load {self.load_id!r} of {table} restarts after snapshot {end}"
+
+    def reopen(self, batch_ids: list[str]) -> None:
+        """Batches a rollback of the target removed, to be applied again: their loads are read
+        again, from the end of the last load the target still holds."""
+        self.log.reopen(self.load_id, batch_ids)
 
     def published(self, ref: BatchRef) -> bool:
         loads = {load.batch_id: load for load in self.log.loads(self.load_id)}

@@ -74,6 +74,17 @@ class LoadLog:
         rows = literal_rows(self.backend.spark, [row], self.backend.schema(self.table))
         retry_conflicts(lambda: self.backend.append(self.table, rows))
 
+    def reopen(self, load_id: str, batch_ids: list[str]) -> None:
+        """The loads of these batches are to be read again (their batches were rolled back out
+        of the target and are applied again)."""
+        self.ensure()
+        named = ", ".join(map(sql_literal, batch_ids))
+        statement = (
+            f"UPDATE {self.backend.qualified(self.table)} SET processed = false, processed_at = NULL "
+            f"WHERE load_id = {sql_literal(load_id)} AND batch_id IN ({named})"
+        )
+        retry_conflicts(lambda: self.backend.spark.sql(statement))
+
     def mark_processed(self, load_id: str, batch_id: str) -> None:
         self.ensure()
         statement = (

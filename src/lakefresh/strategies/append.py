@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.config.strategies import AppendStrategyConfig
+from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.strategies.base import ChangeSet, StageContext, data_columns, require_columns, stamped
 from lakefresh.strategies.changelog import (
     EVENT_TIME,
@@ -66,7 +67,7 @@ class AppendStrategy:
         check_names(cfg, columns, cfg.event_time)
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
-        batch_time = F.lit(ctx.batch_time).cast("timestamp")
+        batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
         events = batch.withColumn(OP, F.lit("+A")).withColumn(
             EVENT_TIME, event_time_of(batch, cfg.event_time, batch_time)
         )

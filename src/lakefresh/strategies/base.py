@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from lakefresh.config.strategies import DeleteRule
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.strategies.group import GroupChange, Member
+    from lakefresh.strategies.pruning import KeyRange
 
 
 @dataclass
@@ -49,6 +50,7 @@ class StageContext:
     # The batch's quarantined rows (typed as far as they parse), when it has any: a full
     # snapshot's record in quarantine still names its key (see `spare`)
     quarantined: DataFrame | None = None
+    key_range: KeyRange | None = None  # the batch's keys lie in it, when the read saw (pruning.py)
 
     def target(self) -> DataFrame:
         return self.backend.read(self.table)
@@ -80,6 +82,9 @@ class ChangeSet:
     # Stored rows the commit updates or deletes; None: not known. With none, the rows are inserts
     # alone (see `appends`).
     rewrites: int | None = None
+    # the range the keys of every row of the change set lie in, when known: its MERGE reads
+    # only the target's files that may hold such keys (pruning.py)
+    key_range: KeyRange | None = None
 
 
 def appends(ctx: StageContext, change: ChangeSet) -> bool:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, PROVENANCE_COLUMNS, RECORD_COLUMN, SYSTEM_PREFIX
 from lakefresh.errors import SchemaError
-from lakefresh.lakehouse.functions import try_to_timestamp
+from lakefresh.lakehouse.functions import try_to_timestamp, utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import StageContext, is_temporal
 
@@ -177,7 +177,7 @@ def as_log(
     return events.select(
         (F.lit(start) + F.row_number().over(Window.orderBy(*order))).cast("bigint").alias(cfg.offset_column),
         op.alias(cfg.op_column),
-        F.lit(ctx.batch_time).cast("timestamp").alias(cfg.system_time_column),
+        utc_timestamp(ctx.batch_time).cast("timestamp").alias(cfg.system_time_column),
         F.col(EVENT_TIME).alias(cfg.event_time_column),
         *[F.col(quote(c)) for c in data if c.lower() != cfg.event_time_column.lower()],
         *[F.col(quote(c)) for c in system if c != BATCH_ID_COLUMN],

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.config.strategies import FullStrategyConfig
+from lakefresh.errors import BatchRefused
 from lakefresh.strategies.base import ChangeSet, StageContext, stamped
 
 if TYPE_CHECKING:
@@ -34,6 +35,13 @@ class FullStrategy:
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         rows, count = stamped(ctx, batch)
+        if count == 0 and ctx.quarantined is not None:
+            # a file none of whose records loads is broken, not a source that became empty
+            raise BatchRefused(
+                f"batch {ctx.batch_id!r}: every record of this full snapshot went to quarantine; "
+                "replacing the table with none of them would empty it. Replace the file and run "
+                "again, or skip the batch (--skip-batch)"
+            )
         return ChangeSet(
             rows=rows, counts={"N": count}, record_count=count, expected_rows=count, written=count
         )

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, SEQ_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
+from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
@@ -56,9 +57,10 @@ def member_column(members: list[Member], value: str = "batch_id") -> Column:
     """Per row of a group's read, its member's batch id (or batch time)."""
     from pyspark.sql import functions as F
 
-    values = [F.lit(getattr(m, value)) for m in members]
     if value == "batch_time":
-        values = [v.cast("timestamp") for v in values]
+        values = [utc_timestamp(m.batch_time) for m in members]
+    else:
+        values = [F.lit(getattr(m, value)) for m in members]
     return F.element_at(F.array(*values), F.col(SEQ_COLUMN) + 1)
 
 

@@ -53,7 +53,7 @@ from lakefresh.columns import (
 )
 from lakefresh.config.strategies import DedupeBy, KeyStrategyConfig
 from lakefresh.lakehouse.backend import MergeClauses
-from lakefresh.lakehouse.functions import try_to_timestamp
+from lakefresh.lakehouse.functions import try_to_timestamp, utc_timestamp
 from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.strategies.base import (
     ChangeSet,
@@ -72,11 +72,13 @@ from lakefresh.strategies.base import (
 from lakefresh.strategies.group import GroupChange, Member, stage_key_group
 from lakefresh.strategies.key_deletes import REMOVES, retired, tombstones, truncated
 from lakefresh.strategies.materialize import counts_and_superseded, materialize, materialize_with_counts
+from lakefresh.strategies.pruning import prunable, range_condition
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 from lakefresh.strategies.truncate import TRUNCATE_FLAG, marker_problems, split_at_marker
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
 
 DELETE_FLAG = "_lf_delete"
 WRITES = ("N", "C", "D", "R", "T", "E")
@@ -117,6 +119,10 @@ class KeyStrategy:
     def unique_keys(self) -> list[str]:
         return list(self.config.keys)
 
+    def pruning_key(self, schema: StructType) -> str | None:
+        """The first key column whose range prunes (strategies/pruning.py)."""
+        return next((k for k in self.config.keys if prunable(schema, k)), None)
+
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
         problems = null_key_problems(df, self.config.keys, self.config.date_column, "date")
         problems += ordering_problems(df, self.config.date_column, "date")
@@ -130,7 +136,7 @@ class KeyStrategy:
 
         cfg = self.config
         sk = cfg.surrogate_key
-        columns, rows = self.prepared(batch, F.lit(ctx.batch_time), F.lit(ctx.batch_id))
+        columns, rows = self.prepared(batch, utc_timestamp(ctx.batch_time), F.lit(ctx.batch_id))
         truncation = None
         if cfg.truncate:
             rows, truncation = split_at_marker(rows)
@@ -157,20 +163,19 @@ class KeyStrategy:
             batch_keys = broadcast_if_small(
                 ctx, batch.select(*[quote(k) for k in cfg.keys]).distinct(), batch_rows
             )
-            stored = (
-                ctx.target()
-                .select(
-                    *[F.col(quote(k)) for k in cfg.keys],
-                    F.col(HASH_COLUMN).alias("_lf_t_hash"),
-                    F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
-                    F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
-                    F.lit(True).alias("_lf_t_exists"),
-                    stored_sk.alias("_lf_t_sk"),
-                    stored_inferred.alias("_lf_t_inferred"),
-                    stored_deleted.alias("_lf_t_deleted"),
-                )
-                .join(batch_keys, on=list(cfg.keys), how="left_semi")
-            )
+            target = ctx.target()
+            if ctx.key_range:  # the files that cannot hold the batch's keys are skipped
+                target = target.where(range_condition(ctx.key_range))
+            stored = target.select(
+                *[F.col(quote(k)) for k in cfg.keys],
+                F.col(HASH_COLUMN).alias("_lf_t_hash"),
+                F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
+                F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
+                F.lit(True).alias("_lf_t_exists"),
+                stored_sk.alias("_lf_t_sk"),
+                stored_inferred.alias("_lf_t_inferred"),
+                stored_deleted.alias("_lf_t_deleted"),
+            ).join(batch_keys, on=list(cfg.keys), how="left_semi")
             joined = ranked.join(stored, on=list(cfg.keys), how="left")
         else:
             joined = (
@@ -258,6 +263,8 @@ class KeyStrategy:
             written=sum(counts.get(code, 0) for code in WRITES) - removed,
             superseded=superseded,
             rewrites=sum(counts.get(code, 0) for code in WRITES if code not in ("N", "T")),
+            # its rows are the batch's alone, unless it retires or truncates stored keys
+            key_range=None if more else ctx.key_range,
         )
 
     def winner_first(self) -> list[Column]:
@@ -377,5 +384,6 @@ class KeyStrategy:
                 delete_when=None if soft else f"s.{STATUS_COLUMN} IN ('D', 'R', 'E')",
                 insert_when=f"s.{STATUS_COLUMN} IN ('N', 'T')",
                 source_rows=writes,
+                target_condition=range_condition(change.key_range, "t") if change.key_range else None,
             ),
         )

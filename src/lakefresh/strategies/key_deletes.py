@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
+from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import StageContext, absent_from_snapshot, spare
 from lakefresh.strategies.truncate import Truncation, erased
@@ -48,7 +49,7 @@ def retired(
     retired = absent_from_snapshot(
         target, batch, list(cfg.keys), live, skeleton, cfg.snapshot_scope, carry, ctx.quarantined
     )
-    at = F.lit(ctx.batch_time).cast("timestamp")
+    at = utc_timestamp(ctx.batch_time).cast("timestamp")
     if isinstance(rows.schema[UPDATED_AT_COLUMN].dataType, T.NumericType):
         at = F.lit(rows.agg(F.max(UPDATED_AT_COLUMN)).first()[0])  # type: ignore[index]
     return _deleting(cfg, ctx, retired, at, "R")

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import HASH_COLUMN, STATUS_COLUMN, UPDATED_AT_COLUMN
 from lakefresh.config.strategies import KeyStrategyConfig
+from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import ChangeSet, StageContext, data_columns
 from lakefresh.strategies.changelog import (
@@ -85,7 +86,7 @@ class KeyLogStrategy(KeyStrategy):
             state = materialize(current_state(ctx.target(), cfg, keys, cfg.event_time, system=True))
         judged = super().stage(_AgainstState(**vars(ctx), state=state), batch)
         outcome = judged.rows.filter(F.col(STATUS_COLUMN).isin("N", "C", "D", "R", "E"))
-        batch_time = F.lit(ctx.batch_time).cast("timestamp")
+        batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
         if cfg.event_time:
             new_time = event_time_of(outcome, cfg.event_time, batch_time)
         else:

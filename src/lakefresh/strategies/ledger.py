@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, RECORD_COLUMN
 from lakefresh.config.strategies import LedgerStrategyConfig
+from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
@@ -83,7 +84,7 @@ class LedgerStrategy:
             require_columns(batch, [cfg.event_time], "event_time")
             when = F.col(quote(cfg.event_time))
             if log:  # the log's event time: a NULL date or timestamp is the batch's
-                batch_time = F.lit(ctx.batch_time).cast("timestamp")
+                batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
                 batch = batch.withColumn(EVENT_TIME, event_time_of(batch, cfg.event_time, batch_time))
                 when = F.col(EVENT_TIME)
             order.insert(0, when.asc())
@@ -105,7 +106,7 @@ class LedgerStrategy:
         else:
             firsts = firsts.withColumn("_lf_seen", F.lit(None).cast("boolean"))
         # the log's event time, computed above (NULLs filled), or the batch's time
-        when_logged = F.col(EVENT_TIME) if cfg.event_time else F.lit(ctx.batch_time).cast("timestamp")
+        when_logged = F.col(EVENT_TIME) if cfg.event_time else utc_timestamp(ctx.batch_time).cast("timestamp")
         log_time = [when_logged.alias(EVENT_TIME)] if log else []
         staged = materialize(
             firsts.select(

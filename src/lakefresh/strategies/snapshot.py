@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.config.strategies import SnapshotStrategyConfig
+from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
@@ -97,7 +98,7 @@ class SnapshotStrategy:
         require_columns(batch, keys, "key column(s)")
         columns = data_columns(batch)
         check_names(cfg, columns, cfg.event_time)
-        batch_time = F.lit(ctx.batch_time).cast("timestamp")
+        batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
         if cfg.event_time:
             require_columns(batch, [cfg.event_time], "event_time")
         event_time = event_time_of(batch, cfg.event_time, batch_time)

@@ -362,8 +362,7 @@ def _each_aside(
         target_schema = backend.schema(scratch) if exists else None
         read = read_batch(plan.pipeline, backend, table, strategy, plan.source, ref, target_schema)
         batch_time = read.batch_time or ref.batch_time  # batch_time.column: the rows say it
-        ctx = StageContext(backend, scratch, ref.batch_id, batch_time, exists, read.loaded)
-        ctx.quarantined = read.bad if read.quarantined else None  # as a run stages it (steps.py)
+        ctx = read.stage_context(backend, scratch, ref.batch_id, batch_time, exists)
         change = strategy.stage(ctx, read.good)
         shape_target(ctx, change, staged_commits=False)
         strategy.write(ctx, change)

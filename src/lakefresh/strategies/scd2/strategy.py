@@ -8,6 +8,7 @@ from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_
 from lakefresh.config.strategies import Scd2StrategyConfig
 from lakefresh.errors import SchemaError
 from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import (
     ChangeSet,
@@ -176,7 +177,11 @@ class Scd2Strategy:
         from pyspark.sql import functions as F
 
         cfg = self.config
-        seq = F.col(quote(cfg.sequence_by)) if cfg.sequence_by else F.lit(ctx.batch_time).cast("timestamp")
+        seq = (
+            F.col(quote(cfg.sequence_by))
+            if cfg.sequence_by
+            else utc_timestamp(ctx.batch_time).cast("timestamp")
+        )
         return batch.select(
             *[F.col(quote(c)) for c in columns],
             seq.alias(SEQ),
@@ -201,7 +206,7 @@ class Scd2Strategy:
         absent = absent_from_snapshot(
             target, batch, keys, live, skeleton, cfg.snapshot_scope, (), ctx.quarantined
         )
-        deletion_time = F.lit(ctx.batch_time).cast("timestamp")
+        deletion_time = utc_timestamp(ctx.batch_time).cast("timestamp")
         if cfg.sequence_by:
             seq_type = batch.schema[cfg.sequence_by].dataType
             if is_temporal(seq_type):
