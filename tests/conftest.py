@@ -180,6 +180,23 @@ def ws(tmp_path: Path, spark: Any, warehouse: Path) -> Workspace:
 
 
 @contextlib.contextmanager
+def machine_zone(zone: str) -> Iterator[None]:
+    """This process's own time zone (TZ), as a computer set to `zone` has it (PySpark converts
+    naive datetimes through it)."""
+    before = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before
+        time.tzset()
+
+
+@contextlib.contextmanager
 def settings_kept(spark: Any, keys: list[str]) -> Iterator[None]:
     """The shared session's values of these runtime settings, put back afterwards (unset where
     they were unset): for a test that changes them, or runs what does (the CLI, which joins the

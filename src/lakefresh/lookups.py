@@ -74,11 +74,12 @@ def add_skeletons(
     keys = dimension.strategy.key_columns()
     present = [F.col(quote(f)).isNotNull() for f in lookup.keys]
     by_key = facts.filter(_all(present)).groupBy(*[F.col(quote(f)).alias(k) for f, k in lookup.keys.items()])
-    wanted = by_key.agg(
-        (F.min(F.col(quote(lookup.at))) if lookup.at else utc_timestamp(batch_time).cast("timestamp")).alias(
-            AT
-        )
-    )
+    # the earliest `at` of the facts that need the key; the batch time where none has one (a
+    # skeleton version with no start would never be matched when the real record comes)
+    at = utc_timestamp(batch_time).cast("timestamp")
+    if lookup.at:
+        at = F.coalesce(F.min(F.col(quote(lookup.at))), at.cast(facts.schema[lookup.at].dataType))
+    wanted = by_key.agg(at.alias(AT))
     exists = backend.exists(name)
     if exists:
         wanted = wanted.join(backend.read(name).select(*map(quote, keys)), on=keys, how="left_anti")

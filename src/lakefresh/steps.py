@@ -333,10 +333,7 @@ class BatchSteps:
         if result.snapshot_id is not None:
             # The batch is in the target: only its record is incomplete, and the next run's
             # reconciliation with the lineage completes it. Nothing is rolled back.
-            result.error += (
-                f" (the batch was published as snapshot {result.snapshot_id}; the next run "
-                "completes its record)"
-            )
+            result.error += f" (it was published as snapshot {result.snapshot_id}; the next run records it)"
             return
         if a.publishing:
             # The publish failed with an unknown outcome (a commit, or the read of the lineage
@@ -344,8 +341,11 @@ class BatchSteps:
             # reconciliation completes the batch's record or abandons it, by the lineage.
             result.error += " (its publish may have happened: the next run settles it by the lineage)"
             return
-        self.restore_schema(a)  # first: a batch its undo leaves in the table keeps its record
-        self._record_failure(a)
+        if a.staged is None:  # it wrote nothing: recorded whatever its undo meets
+            self._record_failure(a)
+        self.restore_schema(a)  # a write its undo cannot take back stays recorded, as staged
+        if a.staged is not None:
+            self._record_failure(a)
 
     def restore_schema(self, a: Attempt, batch_id: str | None = None) -> None:
         """A batch that failed leaves the target as it found it: what a format without staged

@@ -3,7 +3,7 @@ created for a key the dimension lacks, then upgraded in place by the real record
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from tests.conftest import rows
 
@@ -109,3 +109,21 @@ def test_scd2_lookups_pick_the_version_valid_at_the_fact_and_skeletons_hand_over
         (2, "Bern", datetime(2025, 1, 9), 4, False),
         (2, "Lima", datetime(2025, 1, 5), 3, False),  # the first real version took the skeleton's key
     ]
+
+
+def test_a_skeleton_whose_facts_have_no_time_starts_at_the_batch_time(ws):
+    """Facts whose `at` is NULL still need their key. Their skeleton version started at NULL,
+    which the real record's versions never replaced: two current versions of the key, or a
+    dimension batch whose audit failed again and again."""
+    batch_time = datetime(2025, 2, 1, tzinfo=UTC).timestamp()
+    ws.folder("customers")
+    ws.write("sales/s1.csv", "sale_id,cust,amount,sold_at\n20,2,5,\n", mtime=batch_time)
+    p = ws.pipeline(SCD2_DIM + FACTS.format(at="at: sold_at"))
+    assert p.run().ok
+    versions = ["id", "city", "valid_from", "customer_sk", "is_inferred", "is_current"]
+    assert rows(p.table("customers"), versions) == [(2, "unknown", datetime(2025, 2, 1), 1, True, True)]
+
+    ws.write("customers/c1.csv", "id,city,day\n2,Lima,2025-01-05\n")
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert rows(p.table("customers"), versions) == [(2, "Lima", datetime(2025, 1, 5), 1, False, True)]

@@ -18,6 +18,12 @@ def table(range_spec: str, kind: str = "timestamp", schema: str = "at: timestamp
 """
 
 
+def by_columns(more: str = "") -> str:
+    """A `sequence` table whose batches give their range in columns `lo` and `hi`."""
+    spec = "{start_column: lo, end_column: hi" + (f", {more}" if more else "") + "}"
+    return table(spec, kind="sequence", schema="seq: int, v: string, lo: int, hi: int")
+
+
 PATTERN = "{pattern: 'sales_(?P<start>[0-9-]+)_(?P<end>[0-9-]+)[.]csv', outside: %s}"
 
 
@@ -62,16 +68,22 @@ def test_a_row_outside_the_range_refuses_the_batch_by_default(ws):
 def test_a_sequence_range_from_two_columns(ws):
     """The range from the batch's own start and end columns (e.g. an export's "from" and "to"
     sequence numbers), rows outside it kept."""
-    p = ws.pipeline(
-        table(
-            "{start_column: lo, end_column: hi, outside: keep}",
-            kind="sequence",
-            schema="seq: int, v: string, lo: int, hi: int",
-        )
-    )
+    p = ws.pipeline(by_columns("outside: keep"))
     ws.write("in/b1.csv", "seq,v,lo,hi\n1,a,1,10\n5,b,1,10\n")
     assert p.run().ok
     ws.write("in/b2.csv", "seq,v,lo,hi\n2,c,1,4\n12,d,1,4\n")
     result = p.run()
     assert result.batches[0].counts == {"N": 2, "D": 1}  # seq 1 replaced; 5 lies outside [1, 4]
     assert rows(p.table("sales"), ["seq", "v"]) == [(12, "d"), (2, "c"), (5, "b")]
+
+
+def test_a_batch_whose_range_columns_are_all_null_is_refused(ws):
+    """Its rows name no range to replace; they were appended beside whatever they were meant to
+    replace (and the audit's prediction, nothing gained, then failed the batch)."""
+    p = ws.pipeline(by_columns())
+    ws.write("in/b1.csv", "seq,v,lo,hi\n1,a,1,10\n")
+    assert p.run().ok
+    ws.write("in/b2.csv", "seq,v,lo,hi\n1,b,,\n")
+    batch = p.run().batches[0]
+    assert batch.status == "refused" and "range columns are NULL on every row" in (batch.error or "")
+    assert rows(p.table("sales"), ["seq", "v"]) == [(1, "a")]

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from tests.conftest import rows
+from tests.conftest import machine_zone, rows
 
 READINGS = """
 - name: readings
@@ -157,13 +157,7 @@ def test_a_sequence_value_that_bounds_no_range_is_quarantined(ws):
 def test_a_timestamp_range_stays_put_on_a_machine_whose_zone_is_not_the_sessions(ws):
     """Python reads a collected timestamp in its own zone (New York here), the session in UTC: a
     range written back through Python moved five hours and replaced the wrong rows."""
-    import os
-    import time
-
-    before = os.environ.get("TZ")
-    os.environ["TZ"] = "America/New_York"
-    time.tzset()
-    try:
+    with machine_zone("America/New_York"):
         ws.write("in/b1.csv", "sensor,at,value\ns,01/01/2025 10:00,1\ns,01/01/2025 12:00,2\n")
         ws.write("in/b2.csv", "sensor,at,value\ns,01/01/2025 12:00,20\n")
         p = ws.pipeline(READINGS)
@@ -176,9 +170,3 @@ def test_a_timestamp_range_stays_put_on_a_machine_whose_zone_is_not_the_sessions
             "2025-01-01 10:00:00.000000",
             "2025-01-01 12:00:00.000000",
         )
-    finally:
-        if before is None:
-            os.environ.pop("TZ", None)
-        else:
-            os.environ["TZ"] = before
-        time.tzset()

@@ -65,3 +65,5 @@ def test_a_query_that_reads_rows_again_into_an_append_target_is_refused(tmp_path
     assert load(
         tmp_path, "SELECT * FROM orders WHERE modified_at > {{ watermark }}", strategy="{kind: append}"
     )
+    no_look_back = load(tmp_path, "SELECT * FROM t WHERE n > {{ watermark }}", "look_back: 0", "{kind: none}")
+    assert no_look_back.look_back == 0  # 0 reads nothing again

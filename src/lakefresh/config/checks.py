@@ -310,9 +310,9 @@ def overlap_problems(table: TableConfig) -> Problems:
     `append` target, which would store each of them once per read: a keyed strategy, or a range
     one, takes the overlap as rows it already holds."""
     source = table.source
-    if getattr(source, "kind", None) != "jdbc" or table.strategy.kind != "append":
+    if getattr(source, "kind", None) != "jdbc" or table.strategy.kind not in ("append", "none"):
         return []
-    again = getattr(source, "look_back", None) is not None
+    again = bool(getattr(source, "look_back", None))  # 0: no look-back
     field = "look_back" if again else "query"
     if not again and not READS_WATERMARK_AGAIN.search(getattr(source, "query", "")):
         return []
@@ -332,7 +332,7 @@ def feed_problems(table: TableConfig) -> Problems:
     being a `_lf_` column, which is not stored."""
     if getattr(table.source, "kind", None) not in ("table_changes", "delta_changes"):
         return []
-    if table.strategy.kind != "append" or table.transform is not None:
+    if table.strategy.kind not in ("append", "none") or table.transform is not None:
         return []
     return [
         (

@@ -100,7 +100,8 @@ def lineage(entries: list[Version]) -> list[Version]:
 
 def restored_version(entry: Version, entries: list[Version]) -> int:
     """The version a RESTORE went back to: the one it names, or for `TO TIMESTAMP AS OF` (whose
-    version Delta records as null) the newest version committed at or before that time."""
+    version Delta records as null) the newest version committed at or before that time, read in
+    UTC (lakefresh's sessions' zone; Delta reads the text in the restoring session's zone)."""
     from datetime import UTC, datetime
 
     named = _json_value(entry.parameters.get("version"))
@@ -116,11 +117,13 @@ def restored_version(entry: Version, entries: list[Version]) -> int:
         ) from None
     millis = (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp() * 1000
     earlier = [v.version for v in entries if v.version < entry.version and v.millis <= millis]
-    if not earlier:
+    if earlier:
+        return max(earlier)
+    if any(v.version == 0 for v in entries):
         raise StateError(
-            f"version {entry.version} restored a time ({stamp}) before any version still in the log"
+            f"version {entry.version} restored a time ({stamp}) before the table's first version"
         )
-    return max(earlier)
+    return -1  # the version it restored has left the log: the lineage ends there, as for a named one
 
 
 def _json_value(text: str | None) -> Any:

@@ -19,7 +19,7 @@ from lakefresh.strategies.changelog import (
     as_log,
     check_names,
     event_time_of,
-    numeric_event_time_problems,
+    event_time_problems,
 )
 from lakefresh.strategies.group import GroupChange, Member, stage_append_group
 from lakefresh.strategies.materialize import materialize
@@ -41,9 +41,7 @@ class AppendStrategy:
         return []
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        return (
-            numeric_event_time_problems(df, self.config.event_time) if self.config.writes_change_log() else []
-        )
+        return event_time_problems(df, self.config.event_time) if self.config.writes_change_log() else []
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         if self.config.writes_change_log():

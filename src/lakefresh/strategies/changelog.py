@@ -29,7 +29,7 @@ from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, PROVENANCE_COLUMNS, 
 from lakefresh.errors import SchemaError
 from lakefresh.lakehouse.functions import try_to_timestamp, utc_timestamp
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import StageContext, is_temporal
+from lakefresh.strategies.base import StageContext, is_temporal, ordering_problems
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -111,23 +111,27 @@ def event_time_of(batch: DataFrame, column: str | None, batch_time: Column) -> C
     value = F.col(quote(column))
     kind = batch.schema[column].dataType
     if isinstance(kind, T.NumericType):
-        return value  # a NULL number is quarantined (numeric_event_time_problems)
+        return value  # a NULL number is quarantined (event_time_problems)
     if not is_temporal(kind):
         value = try_to_timestamp(value)
         kind = T.TimestampType()
     return F.coalesce(value, batch_time.cast(kind))
 
 
-def numeric_event_time_problems(df: DataFrame, column: str | None) -> list[tuple[Column, str]]:
-    """A NULL in a numeric event time column cannot take the batch's time: quarantined."""
+def event_time_problems(df: DataFrame, column: str | None) -> list[tuple[Column, str]]:
+    """Event times that cannot order events: text that is not a time (it silently took the batch
+    time), NaN or an infinity; and a NULL number, which cannot take the batch's time."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     if column is None or column not in df.columns:
         return []
-    if not isinstance(df.schema[column].dataType, T.NumericType):
-        return []
-    return [(F.col(quote(column)).isNull(), f"event time column {column} is NULL (a number: no default)")]
+    problems = ordering_problems(df, column, "event time")
+    if isinstance(df.schema[column].dataType, T.NumericType):
+        problems.append(
+            (F.col(quote(column)).isNull(), f"event time column {column} is NULL (a number: no default)")
+        )
+    return problems
 
 
 def next_offset(ctx: StageContext, cfg: ChangeLogColumns) -> int:

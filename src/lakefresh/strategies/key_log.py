@@ -35,8 +35,8 @@ from lakefresh.strategies.changelog import (
     check_names,
     current_state,
     event_time_of,
+    event_time_problems,
     keyed_order,
-    numeric_event_time_problems,
     state_columns,
 )
 from lakefresh.strategies.key import KeyStrategy
@@ -73,7 +73,7 @@ class KeyLogStrategy(KeyStrategy):
         return []  # the log holds many events per key
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        return [*super().row_problems(df), *numeric_event_time_problems(df, self.config.event_time)]
+        return [*super().row_problems(df), *event_time_problems(df, self.config.event_time)]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import functions as F

@@ -32,6 +32,7 @@ from lakefresh.strategies.base import (
     count_by,
     data_columns,
     null_key_problems,
+    ordering_problems,
     require_columns,
 )
 from lakefresh.strategies.changelog import (
@@ -41,7 +42,7 @@ from lakefresh.strategies.changelog import (
     as_log,
     check_names,
     event_time_of,
-    numeric_event_time_problems,
+    event_time_problems,
 )
 from lakefresh.strategies.materialize import materialize
 
@@ -65,9 +66,12 @@ class LedgerStrategy:
         if self.config.writes_change_log():
             return [
                 *null_key_problems(df, self.config.keys),
-                *numeric_event_time_problems(df, self.config.event_time),
+                *event_time_problems(df, self.config.event_time),
             ]
-        return null_key_problems(df, self.config.keys, self.config.event_time, "event time")
+        return [
+            *null_key_problems(df, self.config.keys, self.config.event_time, "event time"),
+            *ordering_problems(df, self.config.event_time, "event time"),
+        ]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import Window

@@ -119,6 +119,13 @@ class RangeReplace:
         outside = 0
         if self.config.range is not None:
             low, high = explicit_range(self.config, ctx.batch_id, batch, rows.schema[column].dataType)
+            if low is None and ctx.rows_of(batch):  # its rows would land beside what they replace
+                from lakefresh.errors import BatchRefused
+
+                raise BatchRefused(
+                    f"batch {ctx.batch_id!r}: its range columns are NULL on every row, so it names "
+                    "no range to replace; fix the file and run again, or skip it (--skip-batch)"
+                )
             rows, count, outside = self._inside(ctx, rows, low, high)
             if low is None:
                 return ChangeSet(rows=rows, counts={"N": 0, "D": 0}, expected_delta=0, superseded={})

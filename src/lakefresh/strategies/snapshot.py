@@ -56,8 +56,8 @@ from lakefresh.strategies.changelog import (
     check_names,
     current_state,
     event_time_of,
+    event_time_problems,
     keyed_order,
-    numeric_event_time_problems,
     state_columns,
 )
 from lakefresh.strategies.materialize import materialize
@@ -86,7 +86,7 @@ class SnapshotStrategy:
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
         return [
             *null_key_problems(df, self.config.keys),
-            *numeric_event_time_problems(df, self.config.event_time),
+            *event_time_problems(df, self.config.event_time),
         ]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
@@ -105,9 +105,12 @@ class SnapshotStrategy:
         retracted_at = batch_time
         if cfg.event_time:
             # a retraction has no row: it happened as of the snapshot, i.e. its latest event time
-            latest = batch.agg(F.max(event_time)).first()[0]  # type: ignore[index]
+            # as text in the session's zone and back: a collected datetime would come back
+            # through the machine's zone (a timestamp_ntz moved by its offset)
+            kind = batch.select(event_time).schema[0].dataType
+            latest = batch.agg(F.max(event_time).cast("string")).first()[0]  # type: ignore[index]
             if latest is not None:
-                retracted_at = F.lit(latest)
+                retracted_at = F.lit(latest).cast(kind)
 
         latest_first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(
             *last_row_first(event_time.desc())
