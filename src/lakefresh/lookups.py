@@ -26,7 +26,7 @@ from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies import Dimension, StageContext, make_strategy
-from lakefresh.strategies.base import require_columns
+from lakefresh.strategies.base import is_temporal, require_columns
 from lakefresh.strategies.materialize import materialize, materialize_sized
 
 if TYPE_CHECKING:
@@ -78,7 +78,9 @@ def add_skeletons(
     # skeleton version with no start would never be matched when the real record comes)
     at = utc_timestamp(batch_time).cast("timestamp")
     if lookup.at:
-        at = F.coalesce(F.min(F.col(quote(lookup.at))), at.cast(facts.schema[lookup.at].dataType))
+        kind = facts.schema[lookup.at].dataType
+        earliest = F.min(F.col(quote(lookup.at)))
+        at = F.coalesce(earliest, at.cast(kind)) if is_temporal(kind) else earliest  # a number has no time
     wanted = by_key.agg(at.alias(AT))
     exists = backend.exists(name)
     if exists:

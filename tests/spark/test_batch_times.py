@@ -3,10 +3,9 @@ by that time or by an integer version in their names (issue 16, item 6)."""
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime
 
-from tests.conftest import CATALOG, machine_zone, rows
+from tests.conftest import machine_zone, rows
 
 LATE = 1.8e9  # every file's modification time: later than any batch time below
 
@@ -155,11 +154,6 @@ def test_a_batch_time_is_the_same_instant_whatever_the_machines_zone(ws, spark):
     assert first.ok, first.to_dict()
     stored = p.table("t").selectExpr("CAST(_lf_updated_at AS STRING)").first()[0]
     assert stored == "2025-01-10 12:00:00"  # the session's zone is UTC
-    # and the batches log's times are the instants they were written at (they went in through
-    # the machine's zone too, five hours late)
-    log = f"{CATALOG}.{ws.control_namespace}.batches"
-    published = ws.spark.sql(f"SELECT max(unix_seconds(published_at)) FROM {log}").first()[0]
-    assert abs(published - time.time()) < 600
     ws.write("in/b2.csv", "id,v\n1,second\n", mtime=t0 + 7200)
     with machine_zone("UTC"):
         second = p.run()

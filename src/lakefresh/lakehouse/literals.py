@@ -7,11 +7,9 @@ but costs a few Py4J calls per value: 0.14 s a row of the `batches` log (33 colu
 the 50 rows of a backlog group. So the rows are written as the text of one SQL expression
 (`inline(array(named_struct(...), ...))`) and parsed once: one call, whatever the rows.
 
-Every value is cast to its column's type. Timestamps go in as epoch microseconds, a naive
-datetime read as UTC (lakefresh's times are naive UTC): the stored instant is the same whatever
-the machine's time zone (PySpark's own conversion reads a naive datetime in the machine's zone,
-which stored a control table's times five hours late on a computer in New York). Reads of these
-times go through `unix_micros` or `utc_micros`, never a collected datetime.
+Every value is cast to its column's type. Timestamps go in as epoch microseconds computed as
+PySpark's own `TimestampType` computes them, so a value reads back as the same Python datetime,
+whatever the machine's time zone.
 """
 
 from __future__ import annotations
@@ -75,7 +73,7 @@ def literal_sql(value: Any, kind: DataType) -> str:
         items = ", ".join(literal_sql(v, kind.elementType) for v in value)
         return f"CAST(array({items}) AS {type_sql})"
     if isinstance(kind, TimestampType):
-        return f"timestamp_micros({utc_micros(_datetime(value))})"
+        return f"timestamp_micros({int(TimestampType().toInternal(_datetime(value)))})"
     if isinstance(kind, TimestampNTZType):
         return f"CAST({sql_literal(_datetime(value).isoformat(sep=' '))} AS timestamp_ntz)"
     if isinstance(kind, DateType):
@@ -97,10 +95,3 @@ def _datetime(value: Any) -> dt.datetime:
     if isinstance(value, dt.date):
         return dt.datetime(value.year, value.month, value.day)
     return dt.datetime.fromisoformat(str(value))
-
-
-def utc_micros(value: dt.datetime) -> int:
-    """Epoch microseconds of a datetime, a naive one read as UTC."""
-    aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
-    delta = aware - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds

@@ -17,7 +17,6 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.lakehouse.literals import utc_micros
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.ranges import Interval
 from lakefresh.state.published import PublishedBatch, taken_from
@@ -148,9 +147,10 @@ class LogReads:
 
 def _dict_row(r: dict[str, Any]) -> LogRow:
     """A `batches` row as written (a dict of every column), as :func:`_log_row` reads it back."""
+    from pyspark.sql.types import TimestampType
 
     def micros(t: Any) -> int | None:
-        return None if t is None else utc_micros(t)  # as written (lakehouse/literals.py)
+        return None if t is None else int(TimestampType().toInternal(t))
 
     published = micros(r["published_at"])
     millis = None if published is None else published // 1000

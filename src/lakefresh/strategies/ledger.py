@@ -70,7 +70,7 @@ class LedgerStrategy:
             ]
         return [
             *null_key_problems(df, self.config.keys, self.config.event_time, "event time"),
-            *ordering_problems(df, self.config.event_time, "event time"),
+            *ordering_problems(df, self.config.event_time, "event time", text=""),  # text sorts as text
         ]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
