@@ -17,7 +17,7 @@ from lakefresh.lookups import with_lookups
 from lakefresh.rules import apply_row_rules
 from lakefresh.strategies.base import StageContext
 from lakefresh.strategies.materialize import materialize, materialize_observing
-from lakefresh.strategies.pruning import KeyPruning, KeyRange, observed_range, prunable
+from lakefresh.strategies.pruning import KeyPruning, KeyRange, observed_range
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
@@ -181,10 +181,10 @@ def materialize_observed(
     is_good = F.col(REASON_COLUMN).isNull()
     aggregates = {"good": F.count(F.when(is_good, F.lit(1))), "bad": F.count(F.when(~is_good, F.lit(1)))}
     key = strategy.pruning_key(rows.schema) if isinstance(strategy, KeyPruning) else None
-    if key is not None and prunable(rows.schema, key):
+    if key is not None:  # the strategy names a key `prunable` says can be bounded
         aggregates["lowest"] = F.min(F.when(is_good, F.col(quote(key))))
         aggregates["highest"] = F.max(F.when(is_good, F.col(quote(key))))
     rows, found = materialize_observing(rows, aggregates)
     split = {"good": int(found["good"] or 0), "bad": int(found["bad"] or 0)}
-    key_range = observed_range(key, found["lowest"], found["highest"]) if "lowest" in found and key else None
+    key_range = observed_range(key, found["lowest"], found["highest"]) if key is not None else None
     return rows, split, key_range

@@ -24,7 +24,7 @@ from lakefresh.columns import (
     SYSTEM_PREFIX,
 )
 from lakefresh.lakehouse.functions import row_document
-from lakefresh.lakehouse.sql import quote
+from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.strategies.materialize import materialize
 
 if TYPE_CHECKING:
@@ -289,7 +289,8 @@ def spare(absent: DataFrame, keys: list[str], quarantined: DataFrame | None) -> 
     # a NULL key is unknown when the record did not parse; a record whose key is NULL in the
     # source (quarantined for that alone: `null_key_problems`) names no stored key
     null = " OR ".join(f"{quote(k)} IS NULL" for k in keys)
-    unknown = f"({null}) AND NOT coalesce({REASON_COLUMN} LIKE 'key column % is NULL%', FALSE)"
+    said = sql_literal(NULL_KEY_REASON.format(key="%") + "%")  # null_key_problems' reason
+    unknown = f"({null}) AND NOT coalesce({REASON_COLUMN} LIKE {said}, FALSE)"
     if quarantined.filter(unknown).limit(1).count():
         return absent.limit(0)
     named = quarantined.select(*[quote(k) for k in keys]).distinct()
@@ -298,6 +299,9 @@ def spare(absent: DataFrame, keys: list[str], quarantined: DataFrame | None) -> 
 
 def count_by(df: DataFrame, column: str) -> dict[str, int]:
     return {r[0]: int(r[1]) for r in df.groupBy(column).count().collect()}
+
+
+NULL_KEY_REASON = "key column {key} is NULL"  # a quarantine reason; `spare` recognizes it
 
 
 def null_key_problems(
@@ -310,7 +314,7 @@ def null_key_problems(
     for key in keys:
         if key not in df.columns:
             continue
-        problems.append((F.col(quote(key)).isNull(), f"key column {key} is NULL"))
+        problems.append((F.col(quote(key)).isNull(), NULL_KEY_REASON.format(key=key)))
     if column and column in df.columns:
         problems.append((F.col(quote(column)).isNull(), f"{what} column {column} is NULL"))
     return problems

@@ -34,7 +34,7 @@ class KeyPruning(Protocol):
 
     def pruning_key(self, schema: StructType) -> str | None:
         """A key column of the batch (`schema`) whose range bounds the target rows a batch can
-        touch; None when there is none to use."""
+        touch, one that `prunable` accepts (the read takes it as it is); None when there is none."""
 
 
 def prunable(schema: StructType, column: str) -> bool:

@@ -82,8 +82,9 @@ def maintain(
             continue
         policy = config.maintenance_for(table)
         upkeep = TableUpkeep(table.name)
-        logged = {a.batch_id for a in control.attempts(name) if a.status == "published"}
-        upkeep.unlogged = sorted(set(backend.published_batches(name)) - logged)
+        if not only_compact:  # compaction alone expires nothing: no walk of the lineage
+            logged = {a.batch_id for a in control.attempts(name) if a.status == "published"}
+            upkeep.unlogged = sorted(set(backend.published_batches(name)) - logged)
         cutoff: datetime | None = now - timedelta(seconds=policy.expire_after)
         for reader in [] if only_compact else change_feed_readers(config, table):
             source = make_source(reader.source, SourceContext.of(config, backend, base_dir, reader))
