@@ -27,6 +27,7 @@ CATALOG = "lf_test"
 # Delta Lake beside Iceberg in the shared session, on the default Spark line (tests/spark/test_delta.py
 # runs there; the Spark 3.5 run takes the contract suites on Iceberg)
 DELTA = os.environ.get("LAKEFRESH_TEST_DELTA", "1") == "1"
+FORMATS = ["iceberg", "delta"] if DELTA else ["iceberg"]  # for tests parametrized by table format
 _counter = itertools.count()
 
 # Every JVM the tests start in a process of its own (a killed `lakefresh run`, spark-submit, the

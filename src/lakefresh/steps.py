@@ -244,7 +244,7 @@ class BatchSteps:
         carried = _json(a.carried())
         # every snapshot's summary is rewritten with the table's metadata at each commit: a long
         # record (a batch of many files) takes the staged row instead
-        record = {RECORD_PROPERTY: carried} if len(carried) <= MAX_CARRIED else {}
+        record = ctx.commit_properties() | ({RECORD_PROPERTY: carried} if len(carried) <= MAX_CARRIED else {})
         if a.result.quarantined and self.backend.commits_at_once(a.name):
             self._record_rows(a)  # visible at the write: its bad rows are linked before it
         a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change), record)

@@ -15,7 +15,7 @@ import pytest
 
 from lakefresh.errors import ConfigError
 from lakefresh.faults import SimulatedCrash
-from tests.conftest import DELTA, rows
+from tests.conftest import FORMATS, rows
 from tests.spark.test_contract_strategies import BATCHES, KINDS, contents, table_yaml
 from tests.spark.test_key_history import CUSTOMERS as KEYED  # its batches, too, are below
 
@@ -90,9 +90,6 @@ HEADER = "id,city,updated_at,gone\n"
 
 def d(day: int) -> datetime:
     return datetime(2025, 1, day)
-
-
-FORMATS = ["iceberg", "delta"] if DELTA else ["iceberg"]
 
 
 def keyed(ws, table_format: str = "iceberg"):

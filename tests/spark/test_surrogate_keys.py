@@ -6,7 +6,7 @@ from datetime import datetime
 
 import pytest
 
-from tests.conftest import rows
+from tests.conftest import FORMATS, rows
 
 KEY_DIM = """
 - name: customers
@@ -15,6 +15,17 @@ KEY_DIM = """
     kind: key
     keys: [id]
     surrogate_key: {{column: customer_sk, generator: {generator}}}
+"""
+
+DELETING_DIM = """
+- name: customers
+  format: {table_format}
+  source: {{kind: files, path: in, format: csv, schema: {{id: int, city: string, gone: boolean}}}}
+  strategy:
+    kind: key
+    keys: [id]
+    delete: {{column: gone, value: true}}
+    surrogate_key: {{column: customer_sk, generator: sequence}}
 """
 
 SCD2_DIM = """
@@ -41,6 +52,28 @@ def test_sequence_keys_number_new_keys_in_key_order_and_never_change(ws):
         (4, "Bern", 4, False),
         (5, "Lima", 5, False),
     ]
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_a_sequence_key_whose_row_was_deleted_is_never_issued_again(ws, table_format):
+    """Facts keep the keys they were given: after the rows holding the largest keys are deleted,
+    and after a compaction commit, new keys still follow the largest ever issued (the mark each
+    batch's commit carries), not the largest left in the table."""
+    ws.write("in/b1.csv", "id,city,gone\n1,Rome,false\n2,Kyiv,false\n3,Oslo,false\n", mtime=1_736_000_000)
+    ws.write("in/b2.csv", "id,city,gone\n3,Oslo,true\n2,Kyiv,true\n", mtime=1_736_003_600)
+    ws.write("in/b3.csv", "id,city,gone\n4,Lima,false\n", mtime=1_736_007_200)
+    p = ws.pipeline(DELETING_DIM.format(table_format=table_format))
+    assert p.run().ok
+    assert rows(p.table("customers"), ["id", "customer_sk"]) == [(1, 1), (4, 4)]
+    ws.write("in/b4.csv", "id,city,gone\n4,Lima,true\n", mtime=1_736_010_800)
+    assert p.run().ok
+    table = f"{ws.namespace}.customers"
+    head = p.backend.head(table)
+    p.backend.compact(table, 50)  # a commit of no batch on top
+    assert p.backend.head(table) != head
+    ws.write("in/b5.csv", "id,city,gone\n6,Bern,false\n5,Riga,false\n", mtime=1_736_014_400)
+    assert p.run().ok
+    assert rows(p.table("customers"), ["id", "customer_sk"]) == [(1, 1), (5, 5), (6, 6)]
 
 
 def test_hash_keys_are_xxhash64_of_the_natural_key_and_survive_a_rebuild(ws, spark):

@@ -10,7 +10,7 @@ import json
 
 import pytest
 
-from tests.conftest import DELTA, rows
+from tests.conftest import FORMATS, rows
 
 MODES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 
@@ -97,9 +97,6 @@ def test_a_merge_on_read_target_is_compacted_once_it_holds_enough_delete_files(w
     result = p.run()  # the compaction is no rollback, and the next batch goes on top of it
     assert result.ok, result.to_dict()
     assert rows(p.table("t")) == [(1, 1), (2, 0), (3, 3)]
-
-
-FORMATS = ["iceberg", "delta"] if DELTA else ["iceberg"]
 
 
 @pytest.mark.parametrize("table_format", FORMATS)

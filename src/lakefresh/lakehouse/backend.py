@@ -196,9 +196,9 @@ class TableBackend(Protocol):
         those published after snapshot `since`, when given: the cost then does not grow with
         the table's history)."""
 
-    def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
+    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
         """The current lineage's commits after snapshot `snapshot_id` (an ancestor; None: every
-        retained one), newest first."""
+        retained one), newest first; with `limit`, at most that many (the newest)."""
 
     def roll_back_to(self, table: str, snapshot_id: int) -> None:
         """Make an ancestor snapshot the table's current one again, in one metadata commit (the

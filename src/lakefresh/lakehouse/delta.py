@@ -217,10 +217,10 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
                 out.setdefault(batch_id, entry.version)
         return out
 
-    def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
+    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
         out: list[Commit] = []
         for entry in self._lineage(table):
-            if entry.version == snapshot_id:
+            if entry.version == snapshot_id or (limit is not None and len(out) == limit):
                 return out
             batches = entry.batches
             operation = ROW_OPERATIONS.get(entry.operation, "replace")

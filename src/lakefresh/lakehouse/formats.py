@@ -108,8 +108,8 @@ class ByTable:
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
         return self.of(table).published_batches(table, since)
 
-    def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
-        return self.of(table).commits_after(table, snapshot_id)
+    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
+        return self.of(table).commits_after(table, snapshot_id, limit)
 
     def roll_back_to(self, table: str, snapshot_id: int) -> None:
         self.of(table).roll_back_to(table, snapshot_id)

@@ -233,10 +233,12 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
                 out.setdefault(batch_id, snapshot.snapshot_id)
         return out
 
-    def commits_after(self, table: str, snapshot_id: int | None) -> list[Commit]:
+    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
         walk = self._snapshot_util().currentAncestors(self._iceberg_table(table)).iterator()
         out: list[Commit] = []
         while walk.hasNext():
+            if limit is not None and len(out) == limit:
+                return out
             snapshot = snapshot_info(self.spark, walk.next())
             if snapshot.snapshot_id == snapshot_id:
                 return out

@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     from lakefresh.strategies.pruning import KeyRange
 
 
+HIGH_WATER_PROPERTY = "lakefresh.surrogate_key.high_water"
+
+
 @dataclass
 class StageContext:
     """What a strategy may know while staging a batch."""
@@ -51,9 +54,14 @@ class StageContext:
     # snapshot's record in quarantine still names its key (see `spare`)
     quarantined: DataFrame | None = None
     key_range: KeyRange | None = None  # the batch's keys lie in it, when the read saw (pruning.py)
+    high_water: int | None = None  # the largest sequence surrogate key issued before (surrogate.py)
 
     def target(self) -> DataFrame:
         return self.backend.read(self.table)
+
+    def commit_properties(self) -> dict[str, str]:
+        """What the batch's commit carries besides its record (see `high_water`)."""
+        return {} if self.high_water is None else {HIGH_WATER_PROPERTY: str(self.high_water)}
 
     def rows_of(self, batch: DataFrame) -> int:
         """How many rows the batch to stage holds: known from its read, else counted."""

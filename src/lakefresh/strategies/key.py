@@ -216,7 +216,7 @@ class KeyStrategy:
             joined = tombstones(cfg, joined, columns)
             target_columns.insert(len(columns), soft)
         if sk:
-            start = largest_key(ctx, sk.column)
+            start = largest_key(ctx, sk)
             writes = F.col(STATUS_COLUMN).isin("N", "C")
             joined = with_surrogate_key(joined, sk, cfg.keys, F.col("_lf_t_sk"), writes, start)
             joined = joined.withColumn(sk.inferred_column, F.lit(False))
@@ -347,7 +347,7 @@ class KeyStrategy:
 
         sk = self.config.surrogate_key
         assert sk is not None
-        start = largest_key(ctx, sk.column)
+        start = largest_key(ctx, sk)
         rows = with_surrogate_key(missing, sk, self.config.keys, F.lit(None), F.lit(True), start)
         return rows.select(
             *[F.col(quote(c)) for c in missing.columns if not c.startswith("_lf_")],

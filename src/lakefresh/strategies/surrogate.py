@@ -7,9 +7,18 @@ re-executed Spark task produces the same keys (uuid() or monotonically_increasin
   int to bigint keeps every key), and with scd2 of `valid_from` (one key per version). The same in
   every run and every rebuild. 64 bits: a collision is possible but negligible below ~10^8 keys
   (the unique-keys audit catches one).
-- `sequence`: the largest key in the table plus 1, 2, ... over the rows that need one, in natural
-  key order (then `valid_from`). Never reused while the row lives; a batch staged again after a
-  conflict numbers from the new maximum, which is the same unless another writer committed.
+- `sequence`: the largest key issued so far plus 1, 2, ... over the rows that need one, in
+  natural key order (then `valid_from`). A batch staged again after a conflict numbers from the
+  new maximum, which is the same unless another writer committed.
+
+The largest key issued is not the table's largest key once a row is deleted (a hard delete, an
+`scd2` version merged away): facts that still point to the deleted row's key would point to a new
+row if the key were issued again. So each batch's commit carries the high-water mark it numbered
+from (HIGH_WATER_PROPERTY, a commit property beside the batch's record); the next batch numbers
+from the larger of the table's largest key and the newest mark in the lineage. The keys a commit
+issues are in the table right after it, so the two together cover every key ever issued, as long
+as every commit that deletes rows is a batch's (carrying its mark). A runtime that drops commit
+properties (Iceberg before 1.12) keeps no mark: there keys are issued again after such deletes.
 
 A row that has a key keeps it: updates carry the stored key, and a table that gains a
 `surrogate_key` fills it as rows are next written.
@@ -20,7 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import StageContext
+from lakefresh.strategies.base import HIGH_WATER_PROPERTY, StageContext
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -28,18 +37,39 @@ if TYPE_CHECKING:
     from lakefresh.config.strategies import SurrogateKeyConfig
 
 
-def largest_key(ctx: StageContext, column: str) -> int:
-    """The largest surrogate key in the target (0 when there is none). Iceberg answers MAX from
-    file statistics where it can (aggregate push-down), without reading data."""
+# commits looked at for the newest mark, past commits that carry no batch (a compaction, a lookup's
+# skeleton rows): a batch's commit is normally the newest
+LOOK_BACK = 20
+
+
+def largest_key(ctx: StageContext, config: SurrogateKeyConfig) -> int:
+    """The largest `sequence` key issued so far (0 when none; 0 for `hash` keys, which need no
+    start): the larger of the target's largest key and the lineage's high-water mark. Kept in
+    `ctx.high_water`, which the batch's commit carries. Iceberg answers MAX from file statistics
+    where it can (aggregate push-down), without reading data."""
     from pyspark.sql import functions as F
 
-    if not ctx.target_exists:
+    if config.generator != "sequence" or not ctx.target_exists:
         return 0
     target = ctx.target()
-    if column not in target.columns:
-        return 0
-    value = target.agg(F.max(F.col(quote(column)))).first()[0]  # type: ignore[index]
-    return int(value or 0)
+    stored = 0
+    if config.column in target.columns:
+        stored = int(target.agg(F.max(F.col(quote(config.column)))).first()[0] or 0)  # type: ignore[index]
+    ctx.high_water = max(stored, high_water(ctx))
+    return ctx.high_water
+
+
+def high_water(ctx: StageContext) -> int:
+    """The newest high-water mark in the target's lineage; 0 when a batch's commit carries none
+    (made before marks, or on a runtime that drops commit properties) or none is near the head."""
+    backend, table = ctx.backend, ctx.table
+    for commit in backend.commits_after(table, None, LOOK_BACK):
+        found = backend.commit_properties(table, commit.snapshot_id).get(HIGH_WATER_PROPERTY)
+        if found is not None:
+            return int(found)
+        if commit.batch_id is not None:
+            return 0
+    return 0
 
 
 def with_surrogate_key(

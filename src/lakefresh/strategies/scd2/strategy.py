@@ -338,7 +338,7 @@ class Scd2Strategy:
             at_type = target[vf].dataType
         as_text = self._events_as_text(target)
         rows = missing.withColumn(vf, F.col("_lf_at").cast(at_type))
-        start = largest_key(ctx, sk.column)
+        start = largest_key(ctx, sk)
         rows = with_surrogate_key(rows, sk, list(cfg.keys), F.lit(None), F.lit(True), start, also=(vf,))
         events = f"array<struct<seq:{at_type.simpleString()},del:boolean>>"
         return rows.select(

@@ -64,6 +64,6 @@ def follow_versions(
         )
         diff = diff.join(claims, on=[*keys, vf], how="left")
         existing = F.coalesce(existing, F.when(status == "I", F.col("_lf_claimed_sk")))
-    start = largest_key(ctx, sk.column)
+    start = largest_key(ctx, sk)
     diff = with_surrogate_key(diff, sk, keys, existing, status.isin("I", "U"), start, also=(vf,))
     return diff.withColumn(sk.inferred_column, F.lit(False))
