@@ -53,6 +53,30 @@ def test_table_snapshot_reads_each_new_snapshot_once_as_a_full_batch(ws, spark):
     assert rows(p.table("copy")) == [(2, "Rome")]
 
 
+def test_a_table_rolled_back_to_a_snapshot_taken_before_is_taken_again(ws, spark):
+    """The target follows its source back: the rolled-back table's current snapshot was taken
+    once already, but the target holds a later one's rows."""
+    src = source_table(ws, spark)
+    sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
+    p = ws.pipeline(
+        f"""
+        - name: copy
+          source: {{kind: table_snapshot, table: {ws.namespace}.src}}
+          strategy: {{kind: full}}
+        """
+    )
+    assert p.run().ok
+    first = p.backend.head(f"{ws.namespace}.src")
+    sql(spark, f"INSERT INTO {src} VALUES (2, 'Rome')")
+    assert p.run().ok
+    assert rows(p.table("copy")) == [(1, "Oslo"), (2, "Rome")]
+    p.backend.roll_back_to(f"{ws.namespace}.src", first)
+    result = p.run()
+    assert [b.batch_id for b in result.batches] == [f"{ws.namespace}.src@{first}#2"]
+    assert rows(p.table("copy")) == [(1, "Oslo")]
+    assert p.run().batches == []  # taken: nothing more
+
+
 def test_changes_flow_into_a_keyed_target_load_by_load(ws, spark):
     src = source_table(ws, spark)
     # one data file: the update of key 1 rewrites key 2 unchanged, which is no change of key 2
