@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
+import time
 from decimal import Decimal
 
 from tests.conftest import rows
@@ -80,6 +82,26 @@ def test_folder_batches_wait_for_their_completion_marker(ws):
         (2, "2025-01-01"),
         (3, "2025-01-02"),
     ]
+
+
+def test_a_file_modified_within_min_file_age_waits_and_so_do_the_files_after_it(ws):
+    """A file written in place may still be growing: taken now, its later rows would never be
+    read (its batch is taken). It waits until it is `min_file_age` old, as Apache NiFi's ListFile
+    waits for its "Minimum File Age", and the files after it wait too, so batches stay in order."""
+    an_hour_ago = time.time() - 3600
+    ws.write("in/a.csv", "id,name,amount\n1,ann,10\n", mtime=an_hour_ago)
+    b = ws.write("in/b.csv", "id,name,amount\n2,bob,20\n")  # just written
+    ws.write("in/c.csv", "id,name,amount\n3,cat,30\n", mtime=an_hour_ago)
+    p = ws.pipeline(PEOPLE.replace("format: csv", "format: csv\n    min_file_age: 5m"))
+    assert [b.batch_id for b in p.run().batches] == ["a.csv"]
+    assert p.plan().tables[0].waiting == [
+        {"name": "b.csv", "reason": "modified less than min_file_age (300 s) ago: may still be written"},
+        {"name": "c.csv", "reason": "after 'b.csv', which waits (batches stay in order)"},
+    ]
+    ws.write("in/b.csv", "id,name,amount\n2,bob,20\n4,dan,40\n")  # its writer finishes
+    os.utime(b, (an_hour_ago, an_hour_ago))
+    assert [b.batch_id for b in p.run().batches] == ["b.csv", "c.csv"]
+    assert rows(p.table("people")) == [(1, "ann", 10), (2, "bob", 20), (3, "cat", 30), (4, "dan", 40)]
 
 
 def test_order_by_modification_time(ws):

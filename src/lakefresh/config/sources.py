@@ -133,6 +133,12 @@ class FilesSourceConfig(SourceBase):
         description="With layout: folder, a subfolder is taken only once this file is in it; "
         "null takes every subfolder at once.",
     )
+    min_file_age: float = Field(
+        0.0,
+        description="A batch whose newest file was modified less than this long before the "
+        "listing waits (it may still be written in place), and so does every batch after it: "
+        "90s, 5m, 1h. 0 takes every file at once (writers that rename complete files in).",
+    )
     schema_: dict[str, str] | None = Field(
         None,
         alias="schema",
@@ -146,6 +152,11 @@ class FilesSourceConfig(SourceBase):
         "time zone plays no part.",
     )
     csv: CsvOptions = Field(default_factory=CsvOptions)  # type: ignore[arg-type]
+
+    @field_validator("min_file_age", mode="before")
+    @classmethod
+    def _age(cls, value: object) -> float:
+        return parse_duration(value)  # type: ignore[arg-type]
 
     @field_validator("timezone")
     @classmethod

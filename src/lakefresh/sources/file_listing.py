@@ -1,6 +1,7 @@
 """A `files` source's listing: which batches its folder holds, in which order, with which
 time (their files' newest modification time, or sources/batch_times.py), and what still waits
-(a completion marker, a metadata file)."""
+(a completion marker, a metadata file, files modified less than `min_file_age` ago: a batch
+written in place may still be growing; as Apache NiFi's ListFile "Minimum File Age")."""
 
 from __future__ import annotations
 
@@ -36,11 +37,34 @@ class Listing:
     def batches(self) -> list[BatchRef]:
         if not self.storage.exists(self.path):
             raise SourceError(f"source folder {self.path} does not exist")
-        refs = []
+        return [ref for ref, young in self._listed() if young is None]
+
+    def _listed(self) -> list[tuple[BatchRef, str | None]]:
+        """The batches ready but for their age, in order, each with why it waits for its age
+        (None: it does not): one modified within `min_file_age`, and every batch after it, so
+        that batches stay in order."""
+        ready = []
         for batch_id, files, metadata in self.candidates():
             if metadata is None or metadata.exists:
-                refs.append(self.ref(batch_id, files, metadata))
-        return sorted(refs, key=lambda r: r.order_key)
+                newest = max((f.modified for f in files), default=None)
+                ready.append((self.ref(batch_id, files, metadata), newest))
+        ready.sort(key=lambda pair: pair[0].order_key)
+        age = self.config.min_file_age
+        if not age:
+            return [(ref, None) for ref, _ in ready]
+        from datetime import UTC, datetime, timedelta
+
+        since = datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=age)
+        out: list[tuple[BatchRef, str | None]] = []
+        first: str | None = None
+        for ref, newest in ready:
+            if first is None and newest is not None and newest > since:
+                first = ref.batch_id
+                out.append((ref, f"modified less than min_file_age ({age:g} s) ago: may still be written"))
+            else:
+                after = f"after {first!r}, which waits (batches stay in order)"
+                out.append((ref, None if first is None else after))
+        return out
 
     def candidates(self) -> list[tuple[str, list[FileEntry], Metadata | None]]:
         """Every batch the folder holds (complete or not), with its metadata file, if any."""
@@ -99,6 +123,8 @@ class Listing:
                 for batch_id, _, meta in self.candidates()
                 if meta is not None and not meta.exists
             ]
+        if self.config.min_file_age:
+            waiting += [(ref.batch_id, young) for ref, young in self._listed() if young is not None]
         marker = self.config.completion_marker
         if self.config.layout == "file" or not marker:
             return waiting
