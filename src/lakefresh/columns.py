@@ -28,3 +28,4 @@ SYSTEM_PREFIX = "_lf_"
 CHANGE_TYPE_COLUMN = "_lf_change_type"  # INSERT, DELETE, UPDATE_BEFORE, UPDATE_AFTER
 CHANGE_ORDINAL_COLUMN = "_lf_change_ordinal"
 CHANGE_SNAPSHOT_COLUMN = "_lf_commit_snapshot_id"
+CHANGE_TIME_COLUMN = "_lf_commit_timestamp"  # when that snapshot was committed

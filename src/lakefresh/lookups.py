@@ -103,7 +103,8 @@ def add_skeletons(
     else:
         rows = backend.align(name, rows)
         clauses = MergeClauses(keys=keys, update_columns=[], insert_columns=rows.columns)
-        backend.merge(name, rows, clauses)
+        # the commit carries the high-water mark its keys were numbered from, as a batch's does
+        backend.with_properties(name, ctx.commit_properties(), lambda: backend.merge(name, rows, clauses))
     return created
 
 

@@ -53,28 +53,62 @@ def test_table_snapshot_reads_each_new_snapshot_once_as_a_full_batch(ws, spark):
     assert rows(p.table("copy")) == [(2, "Rome")]
 
 
-def test_a_table_rolled_back_to_a_snapshot_taken_before_is_taken_again(ws, spark):
-    """The target follows its source back: the rolled-back table's current snapshot was taken
-    once already, but the target holds a later one's rows."""
+@pytest.mark.parametrize("strategy", ["{kind: full}", "{kind: key, keys: [id], full_snapshots: true}"])
+def test_a_table_rolled_back_and_forward_again_is_followed_by_its_copy(ws, spark, strategy):
+    """The target follows its source back and forth: the rolled-back table's current snapshot
+    was taken once already, but the target holds a later one's rows; then the later snapshot is
+    made current again."""
     src = source_table(ws, spark)
     sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
     p = ws.pipeline(
         f"""
         - name: copy
           source: {{kind: table_snapshot, table: {ws.namespace}.src}}
-          strategy: {{kind: full}}
+          strategy: {strategy}
         """
     )
     assert p.run().ok
     first = p.backend.head(f"{ws.namespace}.src")
+    sql(spark, f"UPDATE {src} SET city = 'Bern' WHERE id = 1")
     sql(spark, f"INSERT INTO {src} VALUES (2, 'Rome')")
+    second = p.backend.head(f"{ws.namespace}.src")
     assert p.run().ok
-    assert rows(p.table("copy")) == [(1, "Oslo"), (2, "Rome")]
+    assert rows(p.table("copy"), ["id", "city"]) == [(1, "Bern"), (2, "Rome")]
     p.backend.roll_back_to(f"{ws.namespace}.src", first)
     result = p.run()
-    assert [b.batch_id for b in result.batches] == [f"{ws.namespace}.src@{first}#2"]
-    assert rows(p.table("copy")) == [(1, "Oslo")]
+    assert [b.batch_id.split("#")[0] for b in result.batches] == [f"{ws.namespace}.src@{first}"]
+    assert rows(p.table("copy"), ["id", "city"]) == [(1, "Oslo")]
     assert p.run().batches == []  # taken: nothing more
+    sql(spark, f"CALL {CATALOG}.system.set_current_snapshot('{ws.namespace}.src', {second})")
+    assert [b.batch_id.split("#")[0] for b in p.run().batches] == [f"{ws.namespace}.src@{second}"]
+    assert rows(p.table("copy"), ["id", "city"]) == [(1, "Bern"), (2, "Rome")]
+    assert p.run().batches == []
+
+
+def test_scd2_over_a_change_feed_keeps_a_version_per_commit_by_the_commit_time(ws, spark):
+    """One load spans three commits of the source. Sequenced by the change feed's commit time,
+    each commit's change of the key is a version of its own, from when it was committed (without
+    a sequence, a load's changes of a key share the batch time: one version per load)."""
+    src = source_table(ws, spark)
+    sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
+    sql(spark, f"UPDATE {src} SET city = 'Rome' WHERE id = 1")
+    sql(spark, f"UPDATE {src} SET city = 'Lima' WHERE id = 1")
+    p = ws.pipeline(
+        f"""
+        - name: hist
+          source: {{kind: table_changes, table: {ws.namespace}.src, keys: [id]}}
+          transform: {{sql: "SELECT *, _lf_commit_timestamp AS changed_at FROM batch"}}
+          strategy: {{kind: scd2, keys: [id], sequence_by: changed_at}}
+        """
+    )
+    assert p.run().ok
+    name = f"{ws.namespace}.src"
+    at = [p.backend.committed_at(name, c.snapshot_id) for c in reversed(p.backend.commits_after(name, None))]
+    assert rows(p.table("hist"), ["id", "city", "valid_from", "valid_to"]) == [
+        (1, "Lima", at[2], None),
+        (1, "Oslo", at[0], at[1]),
+        (1, "Rome", at[1], at[2]),
+    ]
 
 
 def test_changes_flow_into_a_keyed_target_load_by_load(ws, spark):

@@ -6,9 +6,10 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -18,6 +19,22 @@ if TYPE_CHECKING:
 
 # Where a snapshot stands in its table's history (see `TableBackend.snapshot_state`).
 SnapshotState = Literal["current-lineage", "expired", "off-lineage"]
+
+T = TypeVar("T")
+# a commit's settings (its batch, its properties) are session-wide: one such write at a time
+_SETTINGS_LOCK = threading.Lock()
+
+
+def with_settings(spark: SparkSession, settings: dict[str, str], write: Callable[[], T]) -> T:
+    """`write()` under these session settings, which are unset after it."""
+    with _SETTINGS_LOCK:
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        try:
+            return write()
+        finally:
+            for key in settings:
+                spark.conf.unset(key)
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,7 @@ class Commit:
     batch_id: str | None
     operation: str
     batches: tuple[str, ...] = ()
+    properties: dict[str, str] = field(default_factory=dict)  # its `lakefresh.*` properties
 
 
 @dataclass(frozen=True)
@@ -235,6 +253,9 @@ class TableBackend(Protocol):
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         """The `lakefresh.*` properties a commit was made with (see `stage`)."""
 
+    def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
+        """`write()`, one commit of no batch to `table`, made with these `lakefresh.*` properties."""
+
     def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
         """Undo what a failed attempt of `batch_id` made visible since `head` (the table's head
         when the attempt began): nothing where writes are staged (Iceberg); where they commit at
@@ -282,8 +303,8 @@ class TableBackend(Protocol):
         snapshot `end` (inclusive): its rows plus the change columns of :mod:`lakefresh.columns`:
         CHANGE_TYPE_COLUMN (INSERT, DELETE; with `keys`, a delete and an insert of one key in
         one commit are an UPDATE_BEFORE / UPDATE_AFTER pair), CHANGE_ORDINAL_COLUMN (the
-        commit's order in the range) and CHANGE_SNAPSHOT_COLUMN (the snapshot it made). Rows a
-        commit rewrote unchanged are left out."""
+        commit's order in the range), CHANGE_SNAPSHOT_COLUMN (the snapshot it made) and
+        CHANGE_TIME_COLUMN (when it was committed). Rows a commit rewrote unchanged are left out."""
 
     def carries_commit_properties(self) -> bool:
         """Whether a staged commit keeps the properties `stage` gives it (its summary)."""

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
+from lakefresh.columns import (
+    CHANGE_ORDINAL_COLUMN,
+    CHANGE_SNAPSHOT_COLUMN,
+    CHANGE_TIME_COLUMN,
+    CHANGE_TYPE_COLUMN,
+)
 from lakefresh.lakehouse.functions import row_document
 from lakefresh.lakehouse.sql import quote
 
@@ -19,7 +24,7 @@ def without_carry_overs(changes: DataFrame, keys: list[str]) -> DataFrame:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    change_columns = (CHANGE_TYPE_COLUMN, CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN)
+    change_columns = (CHANGE_TYPE_COLUMN, CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TIME_COLUMN)
     data = [c for c in changes.columns if c not in change_columns]
     image = F.md5(row_document(data, changes.schema))
     pair = Window.partitionBy(*[F.col(quote(k)) for k in keys], F.col(CHANGE_ORDINAL_COLUMN))

@@ -27,7 +27,6 @@ the versions it undid are retained but off the lineage (rolled back), and `roll_
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -39,6 +38,7 @@ from lakefresh.lakehouse.backend import (
     SnapshotState,
     StagedCommit,
     TableBackend,
+    with_settings,
 )
 from lakefresh.lakehouse.delta_log import (
     BATCH_KEY,
@@ -69,8 +69,6 @@ CREATE_PROPERTIES = {"delta.enableChangeDataFeed": "true"}
 # lakefresh's write mode as Delta's: merge-on-read is deletion vectors.
 MERGE_ON_READ = {"delta.enableDeletionVectors": "true"}
 WIDENINGS = Widenings("Delta Lake", frozenset())  # type widening is a table feature: not assumed
-
-_WRITE_LOCK = threading.Lock()  # the commit's settings are session-wide: one write at a time
 
 
 class DeltaBackend(DeltaUpkeep, SqlWrites):
@@ -226,7 +224,9 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
             operation = ROW_OPERATIONS.get(entry.operation, "replace")
             if entry.operation == "WRITE" and entry.parameters.get("mode") == "Overwrite":
                 operation = "overwrite"
-            out.append(Commit(entry.version, batches[-1] if batches else None, operation, batches))
+            out.append(
+                Commit(entry.version, batches[-1] if batches else None, operation, batches, entry.properties)
+            )
         if snapshot_id is None:
             return out
         raise StateError(f"version {snapshot_id} is not in the lineage of {table}")
@@ -294,19 +294,17 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
             TXN_APP_ID: app_id,
             TXN_VERSION: str(self._txn_version(table, app_id) + 1),
         }
-        with _WRITE_LOCK:
-            for key, value in settings.items():
-                self.spark.conf.set(key, value)
-            try:
-                write()
+
+        def committed() -> Version | None:
+            write()
+            found = self._commit_of(table, batch_id, parent)
+            if found is None:  # the write changed nothing and committed nothing
+                empty = empty_rows(self.spark, self.schema(table))
+                empty.write.format("delta").mode("append").save(self.location(table))
                 found = self._commit_of(table, batch_id, parent)
-                if found is None:  # the write changed nothing and committed nothing
-                    empty = empty_rows(self.spark, self.schema(table))
-                    empty.write.format("delta").mode("append").save(self.location(table))
-                    found = self._commit_of(table, batch_id, parent)
-            finally:
-                for key in settings:
-                    self.spark.conf.unset(key)
+            return found
+
+        found = with_settings(self.spark, settings, committed)
         if found is None:
             raise StateError(f"the write of batch {batch_id!r} to {table} left no commit")
         metrics = found.metrics
@@ -332,8 +330,10 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
         return None
 
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
-        metadata = self._entry(table, snapshot_id).metadata
-        return {k: str(v) for k, v in metadata.items() if k.startswith("lakefresh.") and k != BATCH_KEY}
+        return self._entry(table, snapshot_id).properties
+
+    def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
+        with_settings(self.spark, {USER_METADATA: json.dumps(properties, sort_keys=True)}, write)
 
     def commits_at_once(self, table: str) -> bool:
         return True

@@ -9,7 +9,12 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
+from lakefresh.columns import (
+    CHANGE_ORDINAL_COLUMN,
+    CHANGE_SNAPSHOT_COLUMN,
+    CHANGE_TIME_COLUMN,
+    CHANGE_TYPE_COLUMN,
+)
 from lakefresh.errors import StateError
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
 from lakefresh.lakehouse.changes import without_carry_overs
@@ -69,6 +74,11 @@ class Version:
             return ()
         group = self.metadata.get(GROUP_PROPERTY)
         return (*([str(b) for b in json.loads(str(group))] if group else []), str(batch))
+
+    @property
+    def properties(self) -> dict[str, str]:
+        """Its `lakefresh.*` properties, the batch aside."""
+        return {k: str(v) for k, v in self.metadata.items() if k.startswith("lakefresh.") and k != BATCH_KEY}
 
     @property
     def changes_rows(self) -> bool:
@@ -194,7 +204,8 @@ def change_feed(
         rows.withColumn(CHANGE_TYPE_COLUMN, kind)
         .withColumn(CHANGE_ORDINAL_COLUMN, F.col("_commit_version") - F.lit(first))
         .withColumnRenamed("_commit_version", CHANGE_SNAPSHOT_COLUMN)
-        .drop("_change_type", "_commit_timestamp")
+        .withColumnRenamed("_commit_timestamp", CHANGE_TIME_COLUMN)
+        .drop("_change_type")
     )
     return without_carry_overs(out, keys) if keys else out
 

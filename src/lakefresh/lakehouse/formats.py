@@ -135,6 +135,9 @@ class ByTable:
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         return self.of(table).commit_properties(table, snapshot_id)
 
+    def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
+        self.of(table).with_properties(table, properties, write)
+
     def commits_at_once(self, table: str) -> bool:
         return self.of(table).commits_at_once(table)
 

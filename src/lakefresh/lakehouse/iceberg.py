@@ -18,7 +18,6 @@ append and overwrite, which always go through Iceberg's Spark writer and are sta
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -30,6 +29,7 @@ from lakefresh.lakehouse.backend import (
     SnapshotState,
     StagedCommit,
     TableBackend,
+    with_settings,
 )
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.iceberg_log import (
@@ -86,8 +86,6 @@ LOG_TABLE_PROPERTIES = {
 WIDENINGS = Widenings("Iceberg", frozenset({("int", "bigint"), ("float", "double")}))
 
 SNAPSHOT_PROPERTY = "spark.sql.iceberg.snapshot-property."
-
-_WAP_LOCK = threading.Lock()  # spark.wap.id is session-wide: one staged write at a time
 
 
 class IcebergBackend(IcebergUpkeep, SqlWrites):
@@ -244,7 +242,10 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
                 return out
             batches = batch_ids(snapshot.summary)
             operation = str(snapshot.operation)
-            out.append(Commit(snapshot.snapshot_id, batches[-1] if batches else None, operation, batches))
+            ours = {k: v for k, v in snapshot.summary.items() if k.startswith("lakefresh.")}
+            out.append(
+                Commit(snapshot.snapshot_id, batches[-1] if batches else None, operation, batches, ours)
+            )
         if snapshot_id is None:
             return out
         raise StateError(f"snapshot {snapshot_id} is not in the lineage of {table}")
@@ -284,7 +285,13 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
         """Iceberg's changelog view of the snapshots (:func:`lakefresh.lakehouse.iceberg_log.changelog`)."""
-        return changelog(self.spark, self.catalog, table, start, end, keys)
+        committed: dict[int, int] = {}
+        snapshot = self._snapshot(table, end)
+        while snapshot is not None and int(snapshot.snapshotId()) != start:  # end back to start
+            committed[int(snapshot.snapshotId())] = int(snapshot.timestampMillis())
+            parent = snapshot.parentId()
+            snapshot = None if parent is None else self._iceberg_table(table).snapshot(parent)
+        return changelog(self.spark, self.catalog, table, start, end, keys, committed)
 
     def stage(
         self,
@@ -300,14 +307,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             "spark.wap.id": batch_id,
             **{SNAPSHOT_PROPERTY + k: v for k, v in (properties or {}).items()},
         }
-        with _WAP_LOCK:
-            for key, value in settings.items():
-                self.spark.conf.set(key, value)
-            try:
-                write()
-            finally:
-                for key in settings:
-                    self.spark.conf.unset(key)
+        with_settings(self.spark, settings, write)
         # The table metadata lists snapshots in commit order: search from the newest, so the cost
         # does not grow with the table's history (this write's snapshot is normally the last).
         snapshots = self._iceberg_table(table).operations().current().snapshots()
@@ -329,6 +329,9 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         summary = self._snapshot_info(table, snapshot_id).summary
         return {k: v for k, v in summary.items() if k.startswith("lakefresh.")}
+
+    def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
+        with_settings(self.spark, {SNAPSHOT_PROPERTY + k: v for k, v in properties.items()}, write)
 
     def commits_at_once(self, table: str) -> bool:
         return False

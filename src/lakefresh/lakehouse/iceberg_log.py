@@ -9,7 +9,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_SNAPSHOT_COLUMN, CHANGE_TYPE_COLUMN
+from lakefresh.columns import (
+    CHANGE_ORDINAL_COLUMN,
+    CHANGE_SNAPSHOT_COLUMN,
+    CHANGE_TIME_COLUMN,
+    CHANGE_TYPE_COLUMN,
+)
 from lakefresh.lakehouse.backend import GROUP_PROPERTY, StagedCommit
 from lakefresh.lakehouse.changes import without_carry_overs
 from lakefresh.lakehouse.jvm import java_class
@@ -20,12 +25,19 @@ if TYPE_CHECKING:
 
 
 def changelog(
-    spark: SparkSession, catalog: str, table: str, start: int | None, end: int, keys: list[str]
+    spark: SparkSession,
+    catalog: str,
+    table: str,
+    start: int | None,
+    end: int,
+    keys: list[str],
+    committed: dict[int, int],
 ) -> DataFrame:
     """Iceberg's changelog view of the snapshots, its `_change_type`, `_change_ordinal` and
-    `_commit_snapshot_id` renamed to lakefresh's change columns. Iceberg's changelog reads
-    copy-on-write commits; merge-on-read delete files are not supported (the read fails with
-    Iceberg's message)."""
+    `_commit_snapshot_id` renamed to lakefresh's change columns, and each snapshot's commit time
+    (`committed`: snapshot id -> epoch milliseconds, for the snapshots of the range) added.
+    Iceberg's changelog reads copy-on-write commits; merge-on-read delete files are not supported
+    (the read fails with Iceberg's message)."""
     view = f"lakefresh_changes_{abs(hash((table, start, end)))}"
     options = {"end-snapshot-id": str(end)}
     if start is not None:
@@ -49,6 +61,11 @@ def changelog(
         .withColumnRenamed("_change_ordinal", CHANGE_ORDINAL_COLUMN)
         .withColumnRenamed("_commit_snapshot_id", CHANGE_SNAPSHOT_COLUMN)
     )
+    ids = ", ".join(str(int(k)) for k in committed) or "CAST(NULL AS BIGINT)"
+    millis = ", ".join(str(int(v)) for v in committed.values()) or "CAST(NULL AS BIGINT)"
+    times = f"map_from_arrays(array({ids}), array({millis}))"
+    at = f"timestamp_millis(element_at({times}, {CHANGE_SNAPSHOT_COLUMN}))"
+    changes = changes.selectExpr("*", f"{at} AS {CHANGE_TIME_COLUMN}")
     return without_carry_overs(changes, keys) if keys else changes
 
 

@@ -20,8 +20,10 @@ snapshot (the table was rolled back), the load fails and says how to recover; la
 skips data silently and never re-reads what it loaded.
 
 Rows: the table's columns plus `_lf_change_type` (INSERT, DELETE, UPDATE_AFTER; update
-pre-images are dropped), `_lf_change_ordinal` and `_lf_commit_snapshot_id`: `_lf_` columns, so
-they are not written to the target or hashed (a transform can keep them under other names).
+pre-images are dropped), `_lf_change_ordinal`, `_lf_commit_snapshot_id` and
+`_lf_commit_timestamp`: `_lf_` columns, so they are not written to the target or hashed (a
+transform can keep them under other names; an `scd2` target sequenced by the commit time keeps a
+version per commit, where it would keep one per load).
 With `keys`, a delete and an insert of one key in one commit are an update. The changes of one
 key are ordered by commit, so the last one wins in strategies that keep one row per key;
 `dedupe: true` keeps only that last one in the batch itself (for `append`). For `key` and

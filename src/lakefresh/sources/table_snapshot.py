@@ -4,20 +4,21 @@ With `table`, the batch is the table's current snapshot: its id is `<table>@<sna
 run that finds the same snapshot reads nothing, and the batch reads exactly that snapshot (time
 travel), whatever is committed to the table meanwhile. The batch time is the snapshot's commit
 time. Snapshots committed between two runs are not batches of their own: the newest one holds
-the table's full state. A table rolled back to a snapshot the target took before (its current
-snapshot is no longer the one the target took last) is a batch again, `<table>@<snapshot id>#<n>`
-for its n-th taking, so that the target follows the table back. With `query`, every run is a new
-batch, `query@<UTC time of listing>`. This is the initial load of a dimensional flow and the input
-of `full` and `snapshot`.
+the table's full state. A table rolled back to a snapshot the target took before, or to one
+older than the target's newest, is a batch again (`<table>@<snapshot id>#<hash>`, at its time of
+listing), so that the target follows the table back. With `query`, every run is a new batch,
+`query@<UTC time of listing>`. This is the initial load of a dimensional flow and the input of
+`full` and `snapshot`.
 """
 
 from __future__ import annotations
 
+import hashlib
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import TableSnapshotSourceConfig
-from lakefresh.errors import SourceError
+from lakefresh.errors import SourceError, StateError
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 
 if TYPE_CHECKING:
@@ -44,27 +45,40 @@ class TableSnapshotSource:
         if head is None:
             return []  # created, never written
         committed = backend.committed_at(table, head)
+        batch_id, batch_time = self._taken_again(table, head, committed) or (f"{table}@{head}", committed)
         return [
             BatchRef(
-                self._batch_id(table, head),
+                batch_id,
                 str(head),
-                (committed.isoformat(),),
-                committed,
+                (batch_time.isoformat(),),
+                batch_time,
                 replay={"table": table, "snapshot_id": head},
             )
         ]
 
-    def _batch_id(self, table: str, head: int) -> str:
-        """`<table>@<head>`; `#<n>` after it when the target took `head` n-1 times before and its
-        newest batch from this source is of another snapshot (the table was rolled back)."""
-        plain = f"{table}@{head}"
-        if not self.ctx.backend.exists(self.ctx.target):
-            return plain
-        taken = [b for b in self.ctx.backend.published_batches(self.ctx.target) if b.startswith(f"{table}@")]
-        if not taken or taken[0].split("#")[0] == plain:  # newest first: nothing, or the same again
-            return taken[0] if taken else plain
-        times = sum(1 for b in taken if b.split("#")[0] == plain)
-        return plain if times == 0 else f"{plain}#{times + 1}"
+    def _taken_again(self, table: str, head: int, committed: datetime) -> tuple[str, datetime] | None:
+        """The id and time of `head`'s batch when the target took it before, or took a later
+        snapshot (the table was rolled back): `<table>@<head>#<hash of the target's newest batch
+        from the table>`, a new id each time, at the time of listing (so that its rows are newer
+        than every row stored); else None (`<table>@<head>`, at its commit time)."""
+        backend, prefix = self.ctx.backend, f"{table}@"
+        if not backend.exists(self.ctx.target):
+            return None
+        taken = [b for b in backend.published_batches(self.ctx.target) if b.startswith(prefix)]
+        if not taken:
+            return None
+        newest = taken[0]  # newest first
+        snapshot = newest.removeprefix(prefix).split("#")[0]
+        if snapshot == str(head):
+            return newest, committed  # the same snapshot again: taken, nothing to do
+        try:
+            newest_time: datetime | None = backend.committed_at(table, int(snapshot))
+        except StateError:  # expired from the table: older than its current snapshot
+            newest_time = None
+        if f"{prefix}{head}" not in taken and (newest_time is None or committed > newest_time):
+            return None
+        digest = hashlib.sha256(newest.encode()).hexdigest()[:12]
+        return f"{prefix}{head}#{digest}", datetime.now(UTC).replace(tzinfo=None)
 
     def published(self, ref: BatchRef) -> bool:
         return False

@@ -17,7 +17,8 @@ row if the key were issued again. So each batch's commit carries the high-water 
 from (HIGH_WATER_PROPERTY, a commit property beside the batch's record); the next batch numbers
 from the larger of the table's largest key and the newest mark in the lineage. The keys a commit
 issues are in the table right after it, so the two together cover every key ever issued, as long
-as every commit that deletes rows is a batch's (carrying its mark). A runtime that drops commit
+as every commit that deletes rows is a batch's (carrying its mark); a lookup's skeleton rows carry
+the mark too. A runtime that drops commit
 properties (Iceberg before 1.12) keeps no mark: there keys are issued again after such deletes.
 
 A row that has a key keeps it: updates carry the stored key, and a table that gains a
@@ -37,8 +38,8 @@ if TYPE_CHECKING:
     from lakefresh.config.strategies import SurrogateKeyConfig
 
 
-# commits looked at for the newest mark, past commits that carry no batch (a compaction, a lookup's
-# skeleton rows): a batch's commit is normally the newest
+# commits looked at first for the newest mark, past commits that carry no batch (a compaction):
+# a batch's commit is normally the newest; the rest of the lineage only when these hold none
 LOOK_BACK = 20
 
 
@@ -60,15 +61,18 @@ def largest_key(ctx: StageContext, config: SurrogateKeyConfig) -> int:
 
 
 def high_water(ctx: StageContext) -> int:
-    """The newest high-water mark in the target's lineage; 0 when a batch's commit carries none
-    (made before marks, or on a runtime that drops commit properties) or none is near the head."""
-    backend, table = ctx.backend, ctx.table
-    for commit in backend.commits_after(table, None, LOOK_BACK):
-        found = backend.commit_properties(table, commit.snapshot_id).get(HIGH_WATER_PROPERTY)
-        if found is not None:
-            return int(found)
-        if commit.batch_id is not None:
-            return 0
+    """The newest high-water mark in the target's lineage; 0 when the newest batch's commit
+    carries none (made before marks, or on a runtime that drops commit properties)."""
+    for limit in (LOOK_BACK, None):
+        commits = ctx.backend.commits_after(ctx.table, None, limit)
+        for commit in commits:
+            found = commit.properties.get(HIGH_WATER_PROPERTY)
+            if found is not None:
+                return int(found)
+            if commit.batch_id is not None:
+                return 0
+        if limit is not None and len(commits) < limit:
+            return 0  # that was the whole lineage
     return 0
 
 
