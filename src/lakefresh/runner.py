@@ -24,7 +24,7 @@ from lakefresh.config.models import PipelineConfig, TableConfig
 from lakefresh.errors import ConfigError, TransientError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.results import BatchResult, RunResult, TableResult
-from lakefresh.sources import BatchRef, Reopening, Source, SourceContext, make_source
+from lakefresh.sources import BatchRef, Reopening, Source, SourceContext, make_source, ready
 from lakefresh.state.control import ControlTables
 from lakefresh.state.published import PublishLog
 from lakefresh.steps import Attempt, BatchSteps, error_text
@@ -247,5 +247,5 @@ def _pending(source: Source, applied: set[str]) -> list[BatchRef]:
         listed = source.list_batches()
         changed = [ref for ref in listed if ref.batch_id in applied and source.published(ref)]
         if not changed:
-            return [ref for ref in listed if ref.batch_id not in applied]
+            return ready(listed, applied)[0]
     raise AssertionError("a source kept changing its batches")

@@ -102,6 +102,9 @@ def test_a_file_modified_within_min_file_age_waits_and_so_do_the_files_after_it(
     os.utime(b, (an_hour_ago, an_hour_ago))
     assert [b.batch_id for b in p.run().batches] == ["b.csv", "c.csv"]
     assert rows(p.table("people")) == [(1, "ann", 10), (2, "bob", 20), (3, "cat", 30), (4, "dan", 40)]
+    ws.write("in/a.csv", "id,name,amount\n1,ann,10\n")  # a taken file touched: it holds nothing up
+    ws.write("in/d.csv", "id,name,amount\n5,eve,50\n", mtime=an_hour_ago)
+    assert [b.batch_id for b in p.run().batches] == ["d.csv"]
 
 
 def test_order_by_modification_time(ws):

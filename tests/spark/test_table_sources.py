@@ -18,6 +18,17 @@ def sql(spark, text):
     spark.sql(text)
 
 
+def copy_of(ws, strategy: str):
+    """A pipeline with table `copy`, a table_snapshot of table `src`."""
+    return ws.pipeline(
+        f"""
+        - name: copy
+          source: {{kind: table_snapshot, table: {ws.namespace}.src}}
+          strategy: {strategy}
+        """
+    )
+
+
 CHANGES = """
 - name: dst
   source: {{kind: table_changes, table: {ns}.src, keys: [id]}}
@@ -37,13 +48,7 @@ def loads(ws, spark):
 def test_table_snapshot_reads_each_new_snapshot_once_as_a_full_batch(ws, spark):
     src = source_table(ws, spark)
     sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo'), (2, 'Rome')")
-    p = ws.pipeline(
-        f"""
-        - name: copy
-          source: {{kind: table_snapshot, table: {ws.namespace}.src}}
-          strategy: {{kind: full}}
-        """
-    )
+    p = copy_of(ws, "{kind: full}")
     assert p.run().ok
     assert rows(p.table("copy")) == [(1, "Oslo"), (2, "Rome")]
     assert p.run().batches == []  # the same snapshot: nothing
@@ -60,13 +65,7 @@ def test_a_table_rolled_back_and_forward_again_is_followed_by_its_copy(ws, spark
     made current again."""
     src = source_table(ws, spark)
     sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
-    p = ws.pipeline(
-        f"""
-        - name: copy
-          source: {{kind: table_snapshot, table: {ws.namespace}.src}}
-          strategy: {strategy}
-        """
-    )
+    p = copy_of(ws, strategy)
     assert p.run().ok
     first = p.backend.head(f"{ws.namespace}.src")
     sql(spark, f"UPDATE {src} SET city = 'Bern' WHERE id = 1")

@@ -33,6 +33,7 @@ NOT_SHAPING = frozenset(
         "pattern",
         "order_by",
         "completion_marker",
+        "min_file_age",
         "mode",
         "look_back_interval",
         "backfill_start_date",

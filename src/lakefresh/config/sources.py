@@ -156,7 +156,7 @@ class FilesSourceConfig(SourceBase):
     @field_validator("min_file_age", mode="before")
     @classmethod
     def _age(cls, value: object) -> float:
-        return parse_duration(value)  # type: ignore[arg-type]
+        return 0.0 if str(value).strip() in ("0", "0.0", "0s") else parse_duration(value)  # type: ignore[arg-type]
 
     @field_validator("timezone")
     @classmethod

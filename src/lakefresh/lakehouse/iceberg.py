@@ -286,11 +286,12 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
         """Iceberg's changelog view of the snapshots (:func:`lakefresh.lakehouse.iceberg_log.changelog`)."""
         committed: dict[int, int] = {}
-        snapshot = self._snapshot(table, end)
+        loaded = self._iceberg_table(table)  # once: the catalog does not cache it
+        snapshot = loaded.snapshot(int(end))
         while snapshot is not None and int(snapshot.snapshotId()) != start:  # end back to start
             committed[int(snapshot.snapshotId())] = int(snapshot.timestampMillis())
             parent = snapshot.parentId()
-            snapshot = None if parent is None else self._iceberg_table(table).snapshot(parent)
+            snapshot = None if parent is None else loaded.snapshot(parent)
         return changelog(self.spark, self.catalog, table, start, end, keys, committed)
 
     def stage(

@@ -61,10 +61,12 @@ def changelog(
         .withColumnRenamed("_change_ordinal", CHANGE_ORDINAL_COLUMN)
         .withColumnRenamed("_commit_snapshot_id", CHANGE_SNAPSHOT_COLUMN)
     )
-    ids = ", ".join(str(int(k)) for k in committed) or "CAST(NULL AS BIGINT)"
-    millis = ", ".join(str(int(v)) for v in committed.values()) or "CAST(NULL AS BIGINT)"
+    ids = ", ".join(str(int(k)) for k in committed)
+    millis = ", ".join(str(int(v)) for v in committed.values())
     times = f"map_from_arrays(array({ids}), array({millis}))"
-    at = f"timestamp_millis(element_at({times}, {CHANGE_SNAPSHOT_COLUMN}))"
+    at = "CAST(NULL AS TIMESTAMP)"
+    if committed:
+        at = f"timestamp_millis(element_at({times}, {CHANGE_SNAPSHOT_COLUMN}))"
     changes = changes.selectExpr("*", f"{at} AS {CHANGE_TIME_COLUMN}")
     return without_carry_overs(changes, keys) if keys else changes
 

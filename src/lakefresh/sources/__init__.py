@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.sources.base import BatchRef, ReadBatch, Reopening, Source, SourceContext
+from lakefresh.sources.base import BatchRef, ReadBatch, Reopening, Source, SourceContext, ready
 from lakefresh.sources.delta_changes import DeltaChangesSource
 from lakefresh.sources.files import FilesSource
 from lakefresh.sources.jdbc import JdbcSource
@@ -45,4 +45,5 @@ __all__ = [
     "TableChangesSource",
     "TableSnapshotSource",
     "make_source",
+    "ready",
 ]

@@ -24,6 +24,19 @@ class BatchRef:
     batch_time: datetime  # UTC, naive: when the batch was produced (e.g. file modification time)
     files: tuple[str, ...] = ()
     replay: dict[str, object] = field(default_factory=dict)
+    waits: str | None = None  # why it is not to be taken yet (e.g. a file still being written)
+
+
+def ready(listed: list[BatchRef], applied: set[str]) -> tuple[list[BatchRef], list[tuple[str, str]]]:
+    """The listed batches not applied yet, up to the first that waits; and those that wait (it,
+    and every one after it, so that batches stay in order), with why."""
+    pending = [ref for ref in listed if ref.batch_id not in applied]
+    first = next((i for i, ref in enumerate(pending) if ref.waits is not None), len(pending))
+    waiting = [
+        (ref.batch_id, ref.waits or f"after {pending[first].batch_id!r}, which waits (batches stay in order)")
+        for ref in pending[first:]
+    ]
+    return pending[:first], waiting
 
 
 @dataclass

@@ -1,12 +1,13 @@
 """A `files` source's listing: which batches its folder holds, in which order, with which
 time (their files' newest modification time, or sources/batch_times.py), and what still waits
-(a completion marker, a metadata file, files modified less than `min_file_age` ago: a batch
-written in place may still be growing; as Apache NiFi's ListFile "Minimum File Age")."""
+(a completion marker, a metadata file). A batch modified less than `min_file_age` ago is listed
+as waiting (it may still be growing: as Apache NiFi's ListFile "Minimum File Age"); the runner
+takes the batches before it (sources/base.py `ready`)."""
 
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from lakefresh.errors import SourceError
@@ -14,6 +15,8 @@ from lakefresh.sources.base import BatchRef
 from lakefresh.sources.batch_times import metadata_name, time_from_metadata, time_from_name, version_of
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from lakefresh.config.sources import FilesSourceConfig
     from lakefresh.lakehouse.storage import FileEntry, Storage
 
@@ -35,39 +38,29 @@ class Listing:
         self.path = path
 
     def batches(self) -> list[BatchRef]:
+        """Every batch the folder holds that is complete, in order; one whose newest file (or
+        folder) was modified within `min_file_age` says that it waits (BatchRef.waits)."""
         if not self.storage.exists(self.path):
             raise SourceError(f"source folder {self.path} does not exist")
-        return [ref for ref, young in self._listed() if young is None]
-
-    def _listed(self) -> list[tuple[BatchRef, str | None]]:
-        """The batches ready but for their age, in order, each with why it waits for its age
-        (None: it does not): one modified within `min_file_age`, and every batch after it, so
-        that batches stay in order."""
-        ready = []
-        for batch_id, files, metadata in self.candidates():
-            if metadata is None or metadata.exists:
-                newest = max((f.modified for f in files), default=None)
-                ready.append((self.ref(batch_id, files, metadata), newest))
-        ready.sort(key=lambda pair: pair[0].order_key)
-        age = self.config.min_file_age
-        if not age:
-            return [(ref, None) for ref, _ in ready]
         from datetime import UTC, datetime, timedelta
 
-        since = datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=age)
-        out: list[tuple[BatchRef, str | None]] = []
-        first: str | None = None
-        for ref, newest in ready:
-            if first is None and newest is not None and newest > since:
-                first = ref.batch_id
-                out.append((ref, f"modified less than min_file_age ({age:g} s) ago: may still be written"))
-            else:
-                after = f"after {first!r}, which waits (batches stay in order)"
-                out.append((ref, None if first is None else after))
-        return out
+        age = self.config.min_file_age
+        since = datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=age) if age else None
+        refs = []
+        for batch_id, files, metadata, modified in self.candidates():
+            if metadata is None or metadata.exists:
+                ref = self.ref(batch_id, files, metadata)
+                newest = max([modified, *(f.modified for f in files)])  # a folder's: a file added
+                if since is not None and newest > since:
+                    ref = replace(
+                        ref, waits=f"modified less than min_file_age ({age:g} s) ago: may still be written"
+                    )
+                refs.append(ref)
+        return sorted(refs, key=lambda r: r.order_key)
 
-    def candidates(self) -> list[tuple[str, list[FileEntry], Metadata | None]]:
-        """Every batch the folder holds (complete or not), with its metadata file, if any."""
+    def candidates(self) -> list[tuple[str, list[FileEntry], Metadata | None, datetime]]:
+        """Every batch the folder holds (complete or not), with its metadata file, if any, and
+        its entry's modification time (a folder's own, for a folder batch of no files yet)."""
         listed = self.storage.list(self.path)
         entries = [e for e in listed if not hidden(e.name)]
         timed = self.config.batch_time
@@ -85,7 +78,7 @@ class Listing:
                 if entry.name in metadata:
                     name = metadata[entry.name]
                     found = Metadata(f"{self.path.rstrip('/')}/{name}", name in names)
-                out.append((entry.name, [entry], found))
+                out.append((entry.name, [entry], found, entry.modified))
             return out
         marker = self.config.completion_marker
         for entry in entries:
@@ -108,7 +101,7 @@ class Listing:
                 found = Metadata(
                     f"{entry.path.rstrip('/')}/{meta_file}", any(c.name == meta_file for c in children)
                 )
-            out.append((entry.name, files, found))
+            out.append((entry.name, files, found, entry.modified))
         return out
 
     def waiting(self) -> list[tuple[str, str]]:
@@ -120,11 +113,9 @@ class Listing:
         if timed is not None and timed.metadata is not None:  # else no batch waits for one
             waiting = [
                 (batch_id, f"no metadata file {meta.path.rsplit('/', 1)[-1]!r} yet (batch_time.metadata)")
-                for batch_id, _, meta in self.candidates()
+                for batch_id, _, meta, _ in self.candidates()
                 if meta is not None and not meta.exists
             ]
-        if self.config.min_file_age:
-            waiting += [(ref.batch_id, young) for ref, young in self._listed() if young is not None]
         marker = self.config.completion_marker
         if self.config.layout == "file" or not marker:
             return waiting

@@ -5,10 +5,10 @@ run that finds the same snapshot reads nothing, and the batch reads exactly that
 travel), whatever is committed to the table meanwhile. The batch time is the snapshot's commit
 time. Snapshots committed between two runs are not batches of their own: the newest one holds
 the table's full state. A table rolled back to a snapshot the target took before, or to one
-older than the target's newest, is a batch again (`<table>@<snapshot id>#<hash>`, at its time of
-listing), so that the target follows the table back. With `query`, every run is a new batch,
-`query@<UTC time of listing>`. This is the initial load of a dimensional flow and the input of
-`full` and `snapshot`.
+committed before the target took its newest, is a batch again (`<table>@<snapshot id>#<hash>`,
+at its time of listing), so that the target follows the table back. With `query`, every run is a
+new batch, `query@<UTC time of listing>`. This is the initial load of a dimensional flow and the
+input of `full` and `snapshot`.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import TableSnapshotSourceConfig
-from lakefresh.errors import SourceError, StateError
+from lakefresh.errors import SourceError
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 
 if TYPE_CHECKING:
@@ -57,26 +57,23 @@ class TableSnapshotSource:
         ]
 
     def _taken_again(self, table: str, head: int, committed: datetime) -> tuple[str, datetime] | None:
-        """The id and time of `head`'s batch when the target took it before, or took a later
-        snapshot (the table was rolled back): `<table>@<head>#<hash of the target's newest batch
-        from the table>`, a new id each time, at the time of listing (so that its rows are newer
-        than every row stored); else None (`<table>@<head>`, at its commit time)."""
-        backend, prefix = self.ctx.backend, f"{table}@"
-        if not backend.exists(self.ctx.target):
+        """The id and time of `head`'s batch when the target took it before, or took the table
+        after `head` was committed (the table was rolled back, or set back to a later snapshot):
+        `<table>@<head>#<hash of the target's newest batch from the table>`, a new id each time,
+        at the time of listing (so that its rows are newer than every row stored); else None
+        (`<table>@<head>`, at its commit time)."""
+        backend, target, prefix = self.ctx.backend, self.ctx.target, f"{table}@"
+        if not backend.exists(target):
             return None
-        taken = [b for b in backend.published_batches(self.ctx.target) if b.startswith(prefix)]
+        published = backend.published_batches(target)  # newest first
+        taken = [b for b in published if b.startswith(prefix)]
         if not taken:
             return None
-        newest = taken[0]  # newest first
-        snapshot = newest.removeprefix(prefix).split("#")[0]
-        if snapshot == str(head):
+        newest = taken[0]
+        if newest.removeprefix(prefix).split("#")[0] == str(head):
             return newest, committed  # the same snapshot again: taken, nothing to do
-        try:
-            newest_time: datetime | None = backend.committed_at(table, int(snapshot))
-        except StateError:  # expired from the table: older than its current snapshot
-            newest_time = None
-        if f"{prefix}{head}" not in taken and (newest_time is None or committed > newest_time):
-            return None
+        if f"{prefix}{head}" not in taken and committed > backend.committed_at(target, published[newest]):
+            return None  # committed after the target took its newest batch from the table
         digest = hashlib.sha256(newest.encode()).hexdigest()[:12]
         return f"{prefix}{head}#{digest}", datetime.now(UTC).replace(tzinfo=None)
 

@@ -32,7 +32,7 @@ from lakefresh.config.graph import dependency_order
 from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.failures import describe
 from lakefresh.secrets import redact
-from lakefresh.sources import SourceContext, make_source
+from lakefresh.sources import SourceContext, make_source, ready
 from lakefresh.state.control import LOADS_TABLE
 from lakefresh.strategies import make_strategy
 from lakefresh.transform import transformed
@@ -149,7 +149,7 @@ def _plan_table(
             {"name": "first load", "reason": "the changes from the source's first snapshot, when run"}
         ]
         return
-    pending = [ref for ref in source.list_batches() if ref.batch_id not in applied]  # 2.
+    pending, young = ready(source.list_batches(), applied)  # 2.
     out.take = [_planned(backend, ref) for ref in pending]
     if out.config_changes and pending and not out.stops:
         out.stops = (
@@ -159,6 +159,7 @@ def _plan_table(
     waiting = getattr(source, "waiting", None)  # 3.
     if waiting is not None:
         out.waiting = [{"name": n, "reason": r} for n, r in waiting()]
+    out.waiting += [{"name": n, "reason": r} for n, r in young]
     schemas: dict[str, Any] = {}
     if out.exists and pending and not feed:  # 4.
         known = {f.name.lower() for f in backend.schema(name).fields}

@@ -45,7 +45,7 @@ def table_status(
             done |= {a.batch_id for a in control.attempts(name) if a.status in NEVER_AGAIN}
             try:
                 source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
-                waiting = len([b for b in source.list_batches() if b.batch_id not in done])
+                waiting = len([b for b in source.list_batches() if b.batch_id not in done])  # young too
             except LakefreshError as exc:
                 source_error = redact(str(exc))
         out.append(
