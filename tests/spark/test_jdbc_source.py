@@ -114,6 +114,25 @@ def test_a_failed_batch_is_retried_later_with_the_boundaries_it_had(orders, ws, 
     ]
 
 
+def test_a_skipped_batchs_rows_are_never_read_again_by_later_batches_or_look_back(orders, ws, monkeypatch):
+    """`--skip-batch` is the operator's decision never to take a batch: the watermark moves past
+    its end, though the target never stored its rows (it followed the target alone before, so the
+    next batch read the skipped rows again as soon as a new row came)."""
+    orders.sql("INSERT INTO orders VALUES (1, 10, '2025-01-01 10:00'), (2, 20, '2025-01-01 10:05')")
+    p = ws.pipeline(TABLE.format(url=orders.url))
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_stage")
+    assert [b.status for b in p.run().batches] == ["failed"]
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    skipped = p.run(["orders"], skip_batches=["jdbc@2025-01-01 10:05:00#2"])
+    assert [(b.batch_id, b.status) for b in skipped.batches] == [("jdbc@2025-01-01 10:05:00#2", "skipped")]
+
+    orders.sql("INSERT INTO orders VALUES (3, 30, '2025-01-01 10:12')")
+    assert [b.counts for b in p.run().batches] == [{"N": 1}]  # after 10:05: 3 alone
+    orders.sql("INSERT INTO orders VALUES (4, 40, '2025-01-01 10:14')")
+    assert [b.counts for b in p.run().batches] == [{"U": 1, "N": 1}]  # the look-back stops at 10:05
+    assert rows(p.table("orders"), ["id"]) == [(3,), (4,)]
+
+
 def test_a_thousand_rows_on_one_watermark_value_and_late_commits_land_exactly_once(orders, ws):
     """1,000 rows share the watermark value 10:00; 400 commit before a batch is listed and 600
     after it (late, with the same value), with a late row older than the highest value but inside

@@ -140,7 +140,7 @@ class JdbcSource:
         initial = self.config.initial_watermark
         schema = backend.schema(target) if backend.exists(target) else None
         if schema is None or self.column not in schema.fieldNames():
-            return _initial_literal(initial)
+            return self._past_skipped(_initial_literal(initial))
         kind = schema[self.column].dataType
         highest = F.max(F.col(quote(self.column)))
         look_back = self.config.look_back
@@ -151,8 +151,22 @@ class JdbcSource:
                 highest = highest - F.lit(look_back)
         value = backend.read(target).select(highest.alias("hi")).selectExpr(self._as_text("hi", kind)).first()
         if value is None or value[0] is None:
-            return _initial_literal(initial)
-        return _literal(str(value[0]), _is_number(kind))
+            return self._past_skipped(_initial_literal(initial))
+        return self._past_skipped(_literal(str(value[0]), _is_number(kind)))
+
+    def _past_skipped(self, lower: str) -> str:
+        """`lower`, or the end of a batch the operator skipped (`--skip-batch`) when that is
+        higher: the skipped rows are never read again, by a later batch or by its look-back."""
+        backend = self.ctx.backend
+        log = ControlTables(backend, self.ctx.control_namespace).batches
+        if not backend.exists(log):
+            return lower
+        found = self.ctx.spark.sql(
+            f"SELECT replay FROM {backend.qualified(log)} WHERE table_name = {sql_literal(self.ctx.target)} "
+            "AND status = 'skipped' AND startswith(batch_id, 'jdbc@')"
+        ).collect()
+        ends = [json.loads(r[0] or "{}").get("upper") for r in found]
+        return max([lower, *[e for e in ends if isinstance(e, str)]], key=_ordered)
 
     def _as_text(self, column: str, kind: object) -> str:
         """SQL for a watermark value as the text of its literal: a time as its wall-clock time in
@@ -202,6 +216,13 @@ def _minus(text: str, seconds: float, number: bool) -> str:
         return str(Decimal(text) - Decimal(str(seconds)))
     moment = datetime.fromisoformat(text) - timedelta(seconds=seconds)
     return moment.isoformat(sep=" ")
+
+
+def _ordered(literal: str) -> tuple[int, Decimal | str]:
+    """A watermark literal as it compares: a number by value, a time or a text as its text."""
+    if literal.startswith("'"):
+        return (1, literal[1:-1].replace("''", "'"))
+    return (0, Decimal(literal))
 
 
 def _literal(text: str, number: bool) -> str:
