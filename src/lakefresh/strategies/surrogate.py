@@ -18,8 +18,8 @@ from (HIGH_WATER_PROPERTY, a commit property beside the batch's record); the nex
 from the larger of the table's largest key and the newest mark in the lineage. The keys a commit
 issues are in the table right after it, so the two together cover every key ever issued, as long
 as every commit that deletes rows is a batch's (carrying its mark); a lookup's skeleton rows carry
-the mark too. A runtime that drops commit
-properties (Iceberg before 1.12) keeps no mark: there keys are issued again after such deletes.
+the mark too. A runtime that drops commit properties (Iceberg before 1.12) keeps no mark: there
+keys are issued again after such deletes.
 
 A row that has a key keeps it: updates carry the stored key, and a table that gains a
 `surrogate_key` fills it as rows are next written.
