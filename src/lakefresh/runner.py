@@ -124,8 +124,8 @@ class Runner:
             self._layout(table, name)
             self.steps.reconciled[name] = self.backend.head(name) if self.backend.exists(name) else None
             pending = _pending(source, applied)
-            if self.skip:  # the operator's decision: these batches are never taken
-                skipped = self.books.skip(name, table, pending, self.skip)
+            if self.skip:  # the operator's decision: these batches are never taken (waiting too)
+                skipped = self.books.skip(name, table, _pending(source, applied, waiting=True), self.skip)
                 outcome.batches += skipped
                 applied |= {b.batch_id for b in skipped}
                 pending = _pending(source, applied)
@@ -239,13 +239,16 @@ class Runner:
         raise AssertionError("unreachable")
 
 
-def _pending(source: Source, applied: set[str]) -> list[BatchRef]:
-    """The source's batches that are not applied yet. A source that keeps state of its own (a
-    change feed's load log) is told first about batches found in the target's lineage: it may
-    list other batches then."""
+def _pending(source: Source, applied: set[str], waiting: bool = False) -> list[BatchRef]:
+    """The source's batches that are not applied yet, up to the first that waits (or, with
+    `waiting`, those that wait too). A source that keeps state of its own (a change feed's load
+    log) is told first about batches found in the target's lineage: it may list other batches
+    then."""
     for _ in range(100):
         listed = source.list_batches()
         changed = [ref for ref in listed if ref.batch_id in applied and source.published(ref)]
         if not changed:
+            if waiting:
+                return [ref for ref in listed if ref.batch_id not in applied]
             return ready(listed, applied)[0]
     raise AssertionError("a source kept changing its batches")

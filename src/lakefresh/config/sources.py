@@ -156,7 +156,8 @@ class FilesSourceConfig(SourceBase):
     @field_validator("min_file_age", mode="before")
     @classmethod
     def _age(cls, value: object) -> float:
-        return 0.0 if str(value).strip() in ("0", "0.0", "0s") else parse_duration(value)  # type: ignore[arg-type]
+        zero = re.fullmatch(r"\s*0+(\.0*)?\s*(ms|s|m|h|d)?\s*", str(value))
+        return 0.0 if zero else parse_duration(value)  # type: ignore[arg-type]
 
     @field_validator("timezone")
     @classmethod

@@ -172,7 +172,27 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     if not (session.sparkContext.master or "local").startswith("local"):
         check_executor_python(session)
     check_sql_text(session)
+    for key, value in settings.items():
+        if key.startswith("spark.sql.catalog.") and key.endswith(".type") and value == "jdbc":
+            initialize_catalog(session, key.removeprefix("spark.sql.catalog.").removesuffix(".type"))
     return session
+
+
+def initialize_catalog(session: SparkSession, name: str, attempts: int = 5) -> None:
+    """Iceberg's JDBC catalog creates (or upgrades) its tables in the database the first time a
+    session uses it: two processes that first use a new catalog at once race there, and the one
+    that loses fails ("column ... already exists"). Used here, and again after such a failure
+    (Spark keeps no catalog whose initialization failed); the other process has made the tables."""
+    import time
+
+    for attempt in range(1, attempts + 1):
+        try:
+            session.sql(f"SHOW NAMESPACES IN `{name}`").collect()
+            return
+        except Exception as exc:
+            if attempt == attempts or "already exists" not in str(exc):
+                raise
+            time.sleep(0.5 * attempt)
 
 
 def check_sql_text(session: SparkSession) -> None:

@@ -38,8 +38,9 @@ class Listing:
         self.path = path
 
     def batches(self) -> list[BatchRef]:
-        """Every batch the folder holds that is complete, in order; one whose newest file (or
-        folder) was modified within `min_file_age` says that it waits (BatchRef.waits)."""
+        """Every batch the folder holds that is complete, in order; one whose newest file (a
+        folder of none: the folder) was modified within `min_file_age` says that it waits
+        (BatchRef.waits)."""
         if not self.storage.exists(self.path):
             raise SourceError(f"source folder {self.path} does not exist")
         from datetime import UTC, datetime, timedelta
@@ -50,7 +51,7 @@ class Listing:
         for batch_id, files, metadata, modified in self.candidates():
             if metadata is None or metadata.exists:
                 ref = self.ref(batch_id, files, metadata)
-                newest = max([modified, *(f.modified for f in files)])  # a folder's: a file added
+                newest = max((f.modified for f in files), default=modified)  # no file: the folder's
                 if since is not None and newest > since:
                     ref = replace(
                         ref, waits=f"modified less than min_file_age ({age:g} s) ago: may still be written"

@@ -88,13 +88,15 @@ class JdbcSource:
         window = f"{column} {'>' if look_back else '>='} {since} AND {column} <= {upper}"
         counted = self._query(f"SELECT count(*) AS n FROM ({query}) lf_q WHERE {window}").first()
         now = datetime.now(UTC).replace(tzinfo=None)
+        replay: dict[str, object] = {"kind": "jdbc", "query": query, "upper": upper, "column": self.column}
+        replay["on"] = self._head()  # the target's commit it was listed on (see _past_skipped)
         return [
             BatchRef(
                 batch_id=f"jdbc@{row['hi']}#{counted[0] if counted else 0}",
                 position=str(row["hi"]),
                 order_key=(str(row["hi"]),),
                 batch_time=now,
-                replay={"kind": "jdbc", "query": query, "upper": upper},
+                replay=replay,
             )
         ]
 
@@ -154,19 +156,31 @@ class JdbcSource:
             return self._past_skipped(_initial_literal(initial))
         return self._past_skipped(_literal(str(value[0]), _is_number(kind)))
 
+    def _head(self) -> int | None:
+        backend, target = self.ctx.backend, self.ctx.target
+        return backend.head(target) if backend.exists(target) else None
+
     def _past_skipped(self, lower: str) -> str:
         """`lower`, or the end of a batch the operator skipped (`--skip-batch`) when that is
-        higher: the skipped rows are never read again, by a later batch or by its look-back."""
-        backend = self.ctx.backend
+        higher: the skipped rows are never read again, by a later batch or by its look-back. A
+        skip counts while the target's lineage holds the commit it was listed on (a rollback to
+        before it undoes it) and the watermark column is the one it was listed with."""
+        backend, target = self.ctx.backend, self.ctx.target
         log = ControlTables(backend, self.ctx.control_namespace).batches
         if not backend.exists(log):
             return lower
         found = self.ctx.spark.sql(
-            f"SELECT replay FROM {backend.qualified(log)} WHERE table_name = {sql_literal(self.ctx.target)} "
+            f"SELECT replay FROM {backend.qualified(log)} WHERE table_name = {sql_literal(target)} "
             "AND status = 'skipped' AND startswith(batch_id, 'jdbc@')"
         ).collect()
-        ends = [json.loads(r[0] or "{}").get("upper") for r in found]
-        return max([lower, *[e for e in ends if isinstance(e, str)]], key=_ordered)
+        skips = [json.loads(r[0] or "{}") for r in found]
+        skips = [s for s in skips if s.get("column") == self.column and isinstance(s.get("upper"), str)]
+        if not skips:
+            return lower
+        ancestors = backend.lineage(target).ancestors if backend.exists(target) else frozenset()
+        ends = [str(s["upper"]) for s in skips if s.get("on") is None or s["on"] in ancestors]
+        same_kind = [e for e in ends if e.startswith("'") == lower.startswith("'")]
+        return max([lower, *same_kind], key=_ordered)
 
     def _as_text(self, column: str, kind: object) -> str:
         """SQL for a watermark value as the text of its literal: a time as its wall-clock time in
