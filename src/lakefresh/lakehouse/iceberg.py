@@ -242,10 +242,8 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
                 return out
             batches = batch_ids(snapshot.summary)
             operation = str(snapshot.operation)
-            ours = {k: v for k, v in snapshot.summary.items() if k.startswith("lakefresh.")}
-            out.append(
-                Commit(snapshot.snapshot_id, batches[-1] if batches else None, operation, batches, ours)
-            )
+            last = batches[-1] if batches else None
+            out.append(Commit(snapshot.snapshot_id, last, operation, batches, snapshot.properties))
         if snapshot_id is None:
             return out
         raise StateError(f"snapshot {snapshot_id} is not in the lineage of {table}")
@@ -328,8 +326,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         return snapshot_commit(table, snapshot_info(self.spark, staged))
 
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
-        summary = self._snapshot_info(table, snapshot_id).summary
-        return {k: v for k, v in summary.items() if k.startswith("lakefresh.")}
+        return self._snapshot_info(table, snapshot_id).properties
 
     def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
         with_settings(self.spark, {SNAPSHOT_PROPERTY + k: v for k, v in properties.items()}, write)

@@ -81,6 +81,11 @@ class SnapshotInfo:
     operation: str | None
     summary: dict[str, str]
 
+    @property
+    def properties(self) -> dict[str, str]:
+        """Its summary's `lakefresh.*` properties (see `TableBackend.commit_properties`)."""
+        return {k: v for k, v in self.summary.items() if k.startswith("lakefresh.")}
+
 
 def snapshot_info(spark: SparkSession, snapshot: Any) -> SnapshotInfo:
     """A snapshot (Iceberg's Java object) as lakefresh reads it, its summary in one call as JSON

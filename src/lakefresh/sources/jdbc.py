@@ -71,7 +71,9 @@ class JdbcSource:
         self.column = config.watermark_column.strip('"`[]')  # as the target spells it
 
     def list_batches(self) -> list[BatchRef]:
-        query = WATERMARK_TOKEN.sub(lambda _: self._lower_bound(), self.config.query)
+        named = WATERMARK_TOKEN.search(self.config.query) is not None
+        lower = self._lower_bound() if named else ""  # once, however often the query names it
+        query = WATERMARK_TOKEN.sub(lambda _: lower, self.config.query)
         unfinished = self._unfinished(query)
         if unfinished is not None:
             return [unfinished]
