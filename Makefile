@@ -10,7 +10,7 @@ setup: ## create .venv (Spark 4.1), install lakefresh, resolve the Iceberg runti
 demo: setup ## run the example pipeline on freshly generated data
 	@bash examples/orders/demo.sh
 
-test: test-setup lint ## lint, then every test on Spark 4.1 in three runs side by side, one of them after the contract suites on Spark 3.5
+test: test-setup lint ## lint, every test on Spark 4.1 and, beside it, the contract suites on Spark 3.5, then the Delta tests
 	@bash scripts/test.sh
 
 test-spark3.5: ## the contract suites (every strategy, every source) and the ANSI tests on Spark 3.5
