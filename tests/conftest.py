@@ -37,12 +37,6 @@ _counter = itertools.count()
 # whole run, where C2's faster code pays back, so it is started without this (`spark` below).
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
 os.environ.setdefault("JDK_JAVA_OPTIONS", SHORT_LIVED_JVM)
-# The shared session's JVM spends much of its CPU in C2 (38 % of it over three contract suites),
-# most of it inlining: Spark's planning is deep chains of small Scala calls. Inlining less deeply
-# (the JDK's defaults: 15 levels, 2,500-byte callees already compiled, 35 and 325 bytes) cut the
-# JVM's C2 time from 67-70 to 28-30 CPU-s and the machine's CPU by 20 % (189/202 to 149/162
-# CPU-s, two rounds each, same wall time); bench/README, "C2's inlining" (2026-11-27).
-SHALLOW_INLINING = "-XX:MaxInlineLevel=6 -XX:InlineSmallCode=500 -XX:MaxInlineSize=15 -XX:FreqInlineSize=100"
 
 
 @pytest.fixture(scope="session")
@@ -73,9 +67,11 @@ def spark(warehouse: Path) -> Iterator[Any]:
                 "spark.driver.memory": "2g",
                 # a throughput collector: about 12 % less CPU than G1 (the default) over a third
                 # of the suite's slowest files, two rounds each, measured 2026-11-26; two test
-                # runs share two cores, so CPU is what `make test` waits for. And C2 inlining
-                # less deeply (SHALLOW_INLINING)
-                "spark.driver.extraJavaOptions": f"-XX:+UseParallelGC {SHALLOW_INLINING}",
+                # runs share two cores, so CPU is what `make test` waits for. lakefresh adds its
+                # shallow inlining (lakehouse/session.py, SHALLOW_INLINING): over three contract
+                # suites, C2 67-70 -> 28-30 CPU-s, the machine 189/202 -> 149/162 CPU-s, same
+                # wall (bench/README, "C2's inlining", 2026-11-27)
+                "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
             },
         ),
         Path.cwd(),

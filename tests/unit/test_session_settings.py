@@ -9,7 +9,7 @@ import pytest
 
 from lakefresh.config import CatalogConfig, SparkConfig
 from lakefresh.errors import ConfigError
-from lakefresh.lakehouse.session import spark_settings
+from lakefresh.lakehouse.session import SHALLOW_INLINING, spark_settings
 
 
 def settings(catalog=None, spark=None):
@@ -137,13 +137,16 @@ tables:
         validate(parse(text, "p.yml"), "p.yml")
 
 
-def test_the_pipelines_own_jvm_options_keep_lakefreshs_quiet_logging_beside_them():
+def test_the_pipelines_own_jvm_options_keep_lakefreshs_quiet_logging_and_inlining_beside_them():
     s = settings(spark=SparkConfig(jars="none", conf={"spark.driver.extraJavaOptions": "-XX:+UseParallelGC"}))
     options = s["spark.driver.extraJavaOptions"].split()
-    assert options[0].startswith("-Dlog4j2.configurationFile=") and options[1:] == ["-XX:+UseParallelGC"]
+    assert options[0].startswith("-Dlog4j2.configurationFile=")
+    assert options[1:] == [*SHALLOW_INLINING.split(), "-XX:+UseParallelGC"]
     own = settings(
         spark=SparkConfig(
-            jars="none", conf={"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=/x"}
+            jars="none",
+            conf={"spark.driver.extraJavaOptions": "-Dlog4j2.configurationFile=/x -XX:MaxInlineLevel=15"},
         )
     )
-    assert own["spark.driver.extraJavaOptions"] == "-Dlog4j2.configurationFile=/x"  # theirs wins
+    theirs = "-Dlog4j2.configurationFile=/x -XX:MaxInlineLevel=15"
+    assert own["spark.driver.extraJavaOptions"] == theirs  # theirs win, ours are left out
