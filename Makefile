@@ -10,7 +10,7 @@ setup: ## create .venv (Spark 4.1), install lakefresh, resolve the Iceberg runti
 demo: setup ## run the example pipeline on freshly generated data
 	@bash examples/orders/demo.sh
 
-test: test-setup lint ## lint, every test on Spark 4.1 and, beside it, the contract suites on Spark 3.5, then the Delta tests
+test: ## set up both Spark lines side by side, lint, every test on 4.1 and, beside it, the contract suites on 3.5, then the Delta tests
 	@bash scripts/test.sh
 
 test-spark3.5: ## the contract suites (every strategy, every source) and the ANSI tests on Spark 3.5
@@ -21,9 +21,7 @@ test-setup: ## setup, plus the PostgreSQL server and the JDBC driver (Maven Cent
 	@LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh
 
 lint: setup ## ruff, the import layers, mypy
-	.venv/bin/ruff check src tests bench examples
-	.venv/bin/lint-imports
-	.venv/bin/mypy
+	@bash scripts/lint.sh
 
 unit: setup ## only the tests that need no JVM
 	.venv/bin/pytest tests/unit

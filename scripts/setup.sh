@@ -22,19 +22,31 @@ jars=1
 [ "${LAKEFRESH_NO_JARS:-0}" = 1 ] && jars=0
 [ "${LAKEFRESH_NO_BUNDLED_JARS:-0}" = 1 ] && jars=0
 
+# Two setups may run at once (`make test` sets up both Spark lines side by side): the steps that
+# change the machine's shared state (apt; the Ivy cache the jars resolve into) hold a lock.
+lock=${TMPDIR:-/tmp}/lakefresh-setup-$(id -u).lock
+with_lock() {  # a function of this script, run holding the lock (where flock exists)
+  if command -v flock >/dev/null 2>&1; then exec 9>"$lock"; flock 9; fi
+  "$@"
+  exec 9>&-
+}
+
 # 1. System packages: a Java runtime for Spark; the tests' PostgreSQL server.
-missing=()
-command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
-if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
-  compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
-  command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # opens `lakefresh report`'s file
-fi
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]} with apt-get"
-  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+system_packages() {
+  missing=()
+  command -v java >/dev/null 2>&1 || missing+=(openjdk-17-jre-headless)
+  if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
+    compgen -G "/usr/lib/postgresql/*/bin/pg_ctl" >/dev/null || missing+=(postgresql)
+    command -v chromium >/dev/null 2>&1 || missing+=(chromium)  # opens `lakefresh report`'s file
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]} with apt-get"
+    sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+with_lock system_packages
 
 # 2. The virtual environment (Spark line $line), reinstalled only when pyproject.toml changes.
 stamp=$venv/.lakefresh-installed
@@ -50,18 +62,21 @@ fi
 
 # 3. The jars, resolved once from Maven Central by Spark's own resolution (cached; see
 #    `lakefresh jars --help`). The tests' sessions also load Delta Lake and PostgreSQL's JDBC driver.
-if [ "$jars" = 1 ]; then
-  $venv/bin/lakefresh jars >/dev/null
-  # the example pipeline has Delta Lake tables (on the default line)
-  if [ "$line" = "$default_line" ]; then
-    $venv/bin/lakefresh jars --delta >/dev/null
-    $venv/bin/lakefresh jars --delta --no-iceberg >/dev/null  # a pipeline with Delta tables only
+jars_step() {
+  if [ "$jars" = 1 ]; then
+    $venv/bin/lakefresh jars >/dev/null
+    # the example pipeline has Delta Lake tables (on the default line)
+    if [ "$line" = "$default_line" ]; then
+      $venv/bin/lakefresh jars --delta >/dev/null
+      $venv/bin/lakefresh jars --delta --no-iceberg >/dev/null  # a pipeline with Delta tables only
+    fi
+    if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
+      pg="$($venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')"
+      $venv/bin/lakefresh jars --package "$pg" >/dev/null
+      # the Delta Lake tests run on the default line
+      if [ "$line" = "$default_line" ]; then $venv/bin/lakefresh jars --delta --package "$pg" >/dev/null; fi
+    fi
   fi
-  if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
-    pg="$($venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')"
-    $venv/bin/lakefresh jars --package "$pg" >/dev/null
-    # the Delta Lake tests run on the default line
-    if [ "$line" = "$default_line" ]; then $venv/bin/lakefresh jars --delta --package "$pg" >/dev/null; fi
-  fi
-fi
+}
+with_lock jars_step
 echo "setup: ready ($venv, Spark $line)"

@@ -1,41 +1,64 @@
 #!/usr/bin/env bash
-# `make test`'s test runs, side by side: every test on the default Spark line (4.1) and, beside
-# it, the contract suites plus the ANSI and nested JSON tests on Spark 3.5, then the Delta Lake
-# tests and the peers' examples (4.1). Each run has its one shared SparkSession; a
-# run spends much of its time in single-threaded driver work (planning, commits, Py4J), so two
-# of them on two cores take about as long as the longer one alone. The 3.5 run's output (its
-# setup's too) follows the 4.1 run's. Exit status: non-zero when either failed.
+# `make test`: set up, lint and run every test, in two chains side by side from the start.
+#
+#   this shell:      the default line's setup (with the tests' services), lint, then every test
+#                    on Spark 4.1 but the side chain's files
+#   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
+#                    tests on Spark 3.5, then (once the default line is set up) the Delta Lake
+#                    tests, the peers' examples and two slow files of the main suite on 4.1
+#
+# Each pytest run has its one shared SparkSession. A run spends much of its time in
+# single-threaded driver work (planning, commits, Py4J), so two of them on two cores take about
+# as long as the longer one alone; the two setups (pip, mostly one core each) overlap the same
+# way. The background chain's output follows this shell's. Exit status: non-zero when anything
+# failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 SPARK35_TESTS=(tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py tests/spark/test_ansi.py
   tests/spark/test_nested_json.py)
-log=$(mktemp -t lakefresh-spark35-XXXXXX.log)
-trap 'rm -f "$log"' EXIT
-
 DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
-# the peers' published examples (issue 16) run beside the main run too, after the Delta tests,
-# so that the two sides take about as long
+# the peers' published examples (issue 16) run in the side chain too, after the Delta tests
 PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_custom.py
   tests/spark/test_peer_snapshot.py tests/spark/test_peer_range.py)
-# and slow files of the main suite, so that the two sides take about as long (23-24 minutes each
-# on 2 cores with the 3.5 run's setup, measured 2026-11-26 with the cluster test in the main run)
+# and slow files of the main suite, so that the two chains take about as long (27-28 minutes
+# each on 2 cores, measured 2026-11-27)
 BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 
-# the 3.5 line's setup (its own .venv-spark3.5) runs in the background too, then the Delta Lake
-# tests on the default line, in a session of their own
+work=$(mktemp -d -t lakefresh-test-XXXXXX)
+log=$work/side.log
+trap 'rm -rf "$work"' EXIT
+
+# The side chain waits for the default line's setup (this shell's) before its 4.1 tests.
+default_line_ready() {
+  while [ ! -e "$work/ready" ] && [ ! -e "$work/failed" ]; do sleep 2; done
+  [ -e "$work/ready" ]
+}
 (LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh &&
   LAKEFRESH_TEST_DELTA=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
+  default_line_ready &&
   echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
-spark35=$!
-.venv/bin/pytest "${SIDE_TESTS[@]/#/--ignore=}"
-main=$?
-wait "$spark35"
+side=$!
+
+if LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh; then
+  touch "$work/ready"
+  bash scripts/lint.sh
+  lint=$?
+  .venv/bin/pytest "${SIDE_TESTS[@]/#/--ignore=}"
+  main=$?
+else
+  touch "$work/failed"
+  lint=1 main=1
+fi
+wait "$side"
 other=$?
 
 echo
-echo "=== the Spark 3.5 run (contract suites, ANSI tests), then the Delta tests, beside the one above ==="
+echo "=== the side chain: the Spark 3.5 line's setup and tests, then the Delta tests and the rest (4.1) ==="
 cat "$log"
-[ "$main" -eq 0 ] && [ "$other" -eq 0 ]
+echo
+status() { [ "$1" -eq 0 ] && echo passed || echo FAILED; }
+echo "make test: lint $(status "$lint"), the main run $(status "$main"), the side chain $(status "$other")"
+[ "$lint" -eq 0 ] && [ "$main" -eq 0 ] && [ "$other" -eq 0 ]

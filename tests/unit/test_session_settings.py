@@ -149,4 +149,9 @@ def test_the_pipelines_own_jvm_options_keep_lakefreshs_quiet_logging_and_inlinin
         )
     )
     theirs = "-Dlog4j2.configurationFile=/x -XX:MaxInlineLevel=15"
-    assert own["spark.driver.extraJavaOptions"] == theirs  # theirs win, ours are left out
+    # theirs win, each of ours they name is left out, the others stay
+    assert own["spark.driver.extraJavaOptions"].split() == [*SHALLOW_INLINING.split()[1:], *theirs.split()]
+    printing = settings(
+        spark=SparkConfig(jars="none", conf={"spark.driver.extraJavaOptions": "-XX:+PrintInlining"})
+    )
+    assert SHALLOW_INLINING in printing["spark.driver.extraJavaOptions"]  # a flag that sets no limit

@@ -137,15 +137,14 @@ def spark_settings(
         settings.update({str(k): str(v) for k, v in extra.items()})
     if settings["spark.master"].startswith("local"):
         # the driver JVM starts after this, so these take effect, beside the JVM options the
-        # pipeline or the environment gives (which win: a log config or any inlining option
-        # of theirs replaces ours)
+        # pipeline or the environment gives (which win: a log config or an inlining limit of
+        # theirs replaces ours)
         options = settings.get("spark.driver.extraJavaOptions", "")
         ours: list[str] = []
         log_config = Path(__file__).with_name("log4j2.properties")
         if log_config.is_file() and "log4j2.configurationFile" not in options:
             ours.append(f"-Dlog4j2.configurationFile={log_config}")  # errors only
-        if "Inline" not in options:
-            ours.append(SHALLOW_INLINING)
+        ours += [flag for flag in SHALLOW_INLINING.split() if f"{flag.split('=')[0]}=" not in options]
         settings["spark.driver.extraJavaOptions"] = " ".join([*ours, options]).strip()
     return settings
 
