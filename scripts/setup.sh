@@ -27,7 +27,9 @@ jars=1
 lock=${TMPDIR:-/tmp}/lakefresh-setup-$(id -u).lock
 with_lock() {  # a function of this script, run holding the lock (where flock exists)
   if command -v flock >/dev/null 2>&1; then exec 9>"$lock"; flock 9; fi
-  "$@"
+  # the function's commands do not inherit the lock's descriptor: a server apt starts (the
+  # PostgreSQL package's) would otherwise hold the lock for as long as it runs
+  "$@" 9>&-
   exec 9>&-
 }
 
