@@ -157,7 +157,8 @@ class GroupSteps:
         clock = time.perf_counter()
         schema = self.backend.schema(name)
         self.steps.check_not_taken(name, [a.ref.batch_id for a in attempts], self.backend.head(name))
-        head = self.backend.head(name) if self.backend.commits_at_once(name) else None  # for undo_since
+        at_once = self.backend.commits_at_once(name)
+        head = self.backend.head(name) if at_once else None  # for undo_since
         for a in attempts:
             a.exists, a.target_schema, a.head = True, schema, head
         rows = read_group(source, table, strategy, [a.ref for a in attempts], schema)
@@ -170,10 +171,17 @@ class GroupSteps:
         last = attempts[-1].ref
         ctx = StageContext(self.backend, name, last.batch_id, last.batch_time, True)
         change = strategy.stage_group(ctx, rows.good, members)
+        # Delta commits at once: a target moved under the change set takes the batches one by
+        # one, each staged against it as it is (BatchSteps.unmoved)
+        if at_once and self.backend.head(name) != head:
+            return None, None, clock
         shape_target(ctx, change.change, table.partition_by)
+        shaped = self.backend.head(name) if at_once else None
         _passed("after_stage", attempts)
         self._resize(table, sum(change.records.values()), len(attempts))
         parent = self.backend.head(name)
+        if at_once and parent != shaped:
+            return None, None, clock
         parent_rows = self.backend.live_records(name, parent) if parent is not None else 0
         earlier = json.dumps([m.batch_id for m in members[:-1]])
         staged = self.backend.stage(

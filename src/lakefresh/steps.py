@@ -20,17 +20,13 @@ completes the record from the target's lineage.
 
 from __future__ import annotations
 
-import json
 import time
-import uuid
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.attempt import MAX_CARRIED, Attempt, json_text, utc_now
 from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.config import write_mode
-from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import (
     AuditError,
     CommitConflictError,
@@ -41,113 +37,22 @@ from lakefresh.errors import (
 )
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.failures import describe
-from lakefresh.reading import ReadRows, read_batch
-from lakefresh.results import BatchResult, PhaseTimes
+from lakefresh.reading import read_batch
 from lakefresh.rules import check_batch_rules
 from lakefresh.secrets import redact
 from lakefresh.state.control import AttemptRow
 from lakefresh.state.published import RECORD_PROPERTY, Published, PublishLog
-from lakefresh.strategies import Rebuild, StageContext
 from lakefresh.strategies.base import shape_target
 
 if TYPE_CHECKING:
-    from pyspark.sql.types import StructType
+    from collections.abc import Callable
 
-    from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.backend import StagedCommit, TableBackend
-    from lakefresh.sources import BatchRef
+    from lakefresh.config.models import PipelineConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.results import BatchResult
     from lakefresh.state.control import ControlTables
-    from lakefresh.strategies import ChangeSet, Strategy
 
-
-# The longest record a commit carries (characters of JSON); a longer one is written as a row.
-MAX_CARRIED = 4096
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
-
-
-@dataclass
-class Attempt:
-    """One try of one batch: what each step found, and the batch's `batches` row built from it."""
-
-    table: TableConfig
-    name: str  # namespace.table
-    strategy: Strategy
-    ref: BatchRef
-    id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
-    started: datetime = field(default_factory=utc_now)
-    times: PhaseTimes = field(default_factory=PhaseTimes)
-    exists: bool = False  # whether the target existed before this attempt
-    target_schema: StructType | None = None  # its schema then
-    head: int | None = None  # its current snapshot then
-    rows: ReadRows | None = None
-    ctx: StageContext | None = None
-    change: ChangeSet | None = None
-    staged: StagedCommit | None = None
-    parent_rows: int = 0  # rows in the target's current snapshot, under the staged commit
-    recorded: bool = False  # whether its `staged` row is in the log
-    publishing: bool = False  # whether its publish began (from then on only the lineage knows)
-    result: BatchResult = field(init=False)
-
-    def __post_init__(self) -> None:
-        if self.ref.replay.get("backfill") == "overwrite":
-            self.strategy = Rebuild(self.strategy)  # the batch builds the table anew, then replaces it
-        ref = self.ref
-        self.result = BatchResult(self.name, ref.batch_id, "failed", ref.position, seconds=self.times)
-
-    def carried(self) -> dict[str, Any]:
-        """What of its row travels in the staged commit (the rest is known only after it or
-        read from the commit itself), for a crash between the publish and the log's record."""
-        keep = (
-            "attempt", "source_kind", "strategy", "source_position", "replay", "started_at",
-            "read_seconds", "stage_seconds", "config_fingerprint", "record_count",
-            "quarantined_count", "duplicate_count", "status_counts", "range_start", "range_end",
-        )  # fmt: skip
-        row = self.row("published", **self.counts())
-        return {k: row[k] for k in keep}
-
-    def counts(self) -> dict[str, Any]:
-        """The batch's counts and range, known once it is staged (before its write)."""
-        r = self.result
-        return {
-            "record_count": r.record_count,
-            "quarantined_count": r.quarantined,
-            "duplicate_count": r.duplicates,
-            "status_counts": dict(r.counts),
-            "range_start": r.range_start,
-            "range_end": r.range_end,
-        }
-
-    def row(self, status: str, **more: Any) -> dict[str, Any]:
-        """The attempt's row of the `batches` log."""
-        r, staged = self.result, self.staged
-        row: dict[str, Any] = {
-            "table_name": self.name,
-            "batch_id": self.ref.batch_id,
-            "attempt": self.id,
-            "status": status,
-            "source_kind": self.table.source.kind,
-            "strategy": self.table.strategy.kind,
-            "source_position": self.ref.position,
-            "replay": _json(self.ref.replay),
-            "started_at": self.started,
-            "read_seconds": round(self.times.read, 3),
-            "stage_seconds": round(self.times.stage, 3),
-            "audit_seconds": round(self.times.audit, 3),
-            **more,
-        }
-        row["config_fingerprint"], row["config"] = fingerprint(self.table)
-        if staged is not None:
-            row.update(
-                **self.counts(),
-                staged_snapshot_id=staged.snapshot_id,
-                files_written=r.files_written,
-                bytes_written=r.bytes_written,
-                rule_results=dict(r.rules) or None,
-            )
-        return row
+__all__ = ["Attempt", "BatchSteps", "error_text", "utc_now"]
 
 
 class BatchSteps:
@@ -168,6 +73,13 @@ class BatchSteps:
         self.say = say  # a message for the operator (the console's)
         # each table's head after this run reconciled it (see `check_not_taken`)
         self.reconciled: dict[str, int | None] = {}
+
+    def unmoved(self, a: Attempt, head: int | None, *now: int | None) -> None:
+        """Delta commits at once, leaving no staged commit to refuse: before its write the target
+        must still be at the head the change set read (or its own create or evolve left), or the
+        batch is staged again. A commit landing after this check, as the write starts, is unseen."""
+        if (now[0] if now else self.backend.head(a.name)) != head:
+            raise moved(a)
 
     def check_not_taken(self, name: str, batch_ids: list[str], head: int | None) -> None:
         """Refuse batches another run of the table (overlapping runs) published since this run
@@ -221,12 +133,15 @@ class BatchSteps:
         clock = time.perf_counter()
         a.ctx = a.rows.stage_context(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
         a.change = change = a.strategy.stage(a.ctx, a.rows.good)
+        if (at_once := self.backend.commits_at_once(a.name)) and a.exists:
+            self.unmoved(a, a.head)
         properties = {
             **write_mode.properties(write_mode.chosen(self.config, a.table, exists=False)),
             **self.config.defaults.table_properties,
             **a.table.properties,
         }
         shape_target(a.ctx, change, a.table.partition_by, properties, sort_by=a.table.sort_by)
+        a.shaped = self.backend.head(a.name) if at_once else a.head
         a.result.counts = dict(change.counts)
         a.result.record_count = change.record_count + a.result.quarantined
         a.result.duplicates = change.duplicates
@@ -240,8 +155,10 @@ class BatchSteps:
         assert ctx is not None and change is not None
         clock = time.perf_counter()
         parent = self.backend.head(a.name)
+        if self.backend.commits_at_once(a.name):
+            self.unmoved(a, a.shaped, parent)
         a.parent_rows = self.backend.live_records(a.name, parent) if parent is not None else 0
-        carried = _json(a.carried())
+        carried = json_text(a.carried())
         # every snapshot's summary is rewritten with the table's metadata at each commit: a long
         # record (a batch of many files) takes the staged row instead
         record = ctx.commit_properties() | ({RECORD_PROPERTY: carried} if len(carried) <= MAX_CARRIED else {})
@@ -252,9 +169,7 @@ class BatchSteps:
             # another writer committed after the batch's change set read the target: the change
             # set may be wrong (an append of new keys would not see a key added meanwhile), and
             # the staged commit is never published
-            raise CommitConflictError(
-                f"{a.name} moved while batch {a.ref.batch_id!r} was staged; it is staged again"
-            )
+            raise moved(a)
         a.result.files_written = a.staged.files_written
         a.result.bytes_written = a.staged.bytes_written
         a.times.stage += time.perf_counter() - clock
@@ -387,13 +302,15 @@ class BatchSteps:
             self.say(f"could not record the failure in the batches table: {exc}")
 
 
+def moved(a: Attempt) -> CommitConflictError:
+    return CommitConflictError(
+        f"{a.name} moved while batch {a.ref.batch_id!r} was staged; it is staged again"
+    )
+
+
 def error_text(exc: BaseException) -> str:
     """An error in one line: lakefresh's own as written (secrets redacted), any other as its root
     cause (the JVM trace only with --debug)."""
     if isinstance(exc, LakefreshError):
         return redact(str(exc))
     return describe(exc)
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, default=str, sort_keys=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CATALOG, rows, run_paused
+from tests.conftest import CATALOG, FORMATS, rows, run_paused
 
 TABLE = """
 - name: t
@@ -242,6 +242,30 @@ def test_a_key_another_writer_adds_while_a_batch_of_new_keys_is_staged_is_stored
     assert result.ok, result.to_dict()
     assert target(p) == [(1, "a", "b1.csv"), (2, "b", "b2.csv")]
     assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published")]
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_a_newer_row_another_writer_commits_while_a_batch_is_staged_is_not_overwritten(
+    ws, monkeypatch, tmp_path: Path, table_format
+):
+    """The batch's change set says key 1 changes from b1's row; before its write, another writer
+    (another lakefresh process, say: it keeps the record's date in `_lf_updated_at`) stores a
+    newer row for key 1. The write must not put the batch's older row over it: the
+    batch is staged again against the table as it now is, and its row is older (O). Iceberg's
+    staged commit has a parent that is not the head the change set read, so it is never
+    published; Delta commits at once, so the head is checked before the write (the window left
+    is the write's own start)."""
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    batch(ws, "b2.csv", "1,b,2025-01-02 00:00:00")
+    p = ws.pipeline(TABLE + f"  format: {table_format}\n")
+    name = p.backend.qualified(f"{ws.namespace}.t")
+    at = "TIMESTAMP '2025-01-05 00:00:00'"
+    newer = f"UPDATE {name} SET v = 'z', ts = {at}, _lf_updated_at = {at} WHERE id = 1"
+    result = run_paused(p, monkeypatch, "after_stage@b2.csv", tmp_path / "go", lambda: p.spark.sql(newer))
+
+    assert result.ok, result.to_dict()
+    assert [(b.batch_id, b.counts) for b in result.batches] == [("b1.csv", {"N": 1}), ("b2.csv", {"O": 1})]
+    assert rows(p.table("t"), ["id", "v"]) == [(1, "z")]
 
 
 def test_a_batch_another_process_skips_while_a_run_records_is_not_taken_by_the_next_run(

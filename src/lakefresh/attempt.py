@@ -1,0 +1,118 @@
+"""One try of one batch (:class:`Attempt`): what each step of steps.py found, and the batch's
+`batches` row built from it."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.config.fingerprint import fingerprint
+from lakefresh.results import BatchResult, PhaseTimes
+from lakefresh.strategies import Rebuild
+
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    from lakefresh.config.models import TableConfig
+    from lakefresh.lakehouse.backend import StagedCommit
+    from lakefresh.reading import ReadRows
+    from lakefresh.sources import BatchRef
+    from lakefresh.strategies import ChangeSet, StageContext, Strategy
+
+
+# The longest record a commit carries (characters of JSON); a longer one is written as a row.
+MAX_CARRIED = 4096
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+@dataclass
+class Attempt:
+    """One try of one batch: what each step found, and the batch's `batches` row built from it."""
+
+    table: TableConfig
+    name: str  # namespace.table
+    strategy: Strategy
+    ref: BatchRef
+    id: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    started: datetime = field(default_factory=utc_now)
+    times: PhaseTimes = field(default_factory=PhaseTimes)
+    exists: bool = False  # whether the target existed before this attempt
+    target_schema: StructType | None = None  # its schema then
+    head: int | None = None  # its current snapshot then
+    shaped: int | None = None  # and once staged (after its own create or evolve, if any)
+    rows: ReadRows | None = None
+    ctx: StageContext | None = None
+    change: ChangeSet | None = None
+    staged: StagedCommit | None = None
+    parent_rows: int = 0  # rows in the target's current snapshot, under the staged commit
+    recorded: bool = False  # whether its `staged` row is in the log
+    publishing: bool = False  # whether its publish began (from then on only the lineage knows)
+    result: BatchResult = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.ref.replay.get("backfill") == "overwrite":
+            self.strategy = Rebuild(self.strategy)  # the batch builds the table anew, then replaces it
+        ref = self.ref
+        self.result = BatchResult(self.name, ref.batch_id, "failed", ref.position, seconds=self.times)
+
+    def carried(self) -> dict[str, Any]:
+        """What of its row travels in the staged commit (the rest is known only after it or
+        read from the commit itself), for a crash between the publish and the log's record."""
+        keep = (
+            "attempt", "source_kind", "strategy", "source_position", "replay", "started_at",
+            "read_seconds", "stage_seconds", "config_fingerprint", "record_count",
+            "quarantined_count", "duplicate_count", "status_counts", "range_start", "range_end",
+        )  # fmt: skip
+        row = self.row("published", **self.counts())
+        return {k: row[k] for k in keep}
+
+    def counts(self) -> dict[str, Any]:
+        """The batch's counts and range, known once it is staged (before its write)."""
+        r = self.result
+        return {
+            "record_count": r.record_count,
+            "quarantined_count": r.quarantined,
+            "duplicate_count": r.duplicates,
+            "status_counts": dict(r.counts),
+            "range_start": r.range_start,
+            "range_end": r.range_end,
+        }
+
+    def row(self, status: str, **more: Any) -> dict[str, Any]:
+        """The attempt's row of the `batches` log."""
+        r, staged = self.result, self.staged
+        row: dict[str, Any] = {
+            "table_name": self.name,
+            "batch_id": self.ref.batch_id,
+            "attempt": self.id,
+            "status": status,
+            "source_kind": self.table.source.kind,
+            "strategy": self.table.strategy.kind,
+            "source_position": self.ref.position,
+            "replay": json_text(self.ref.replay),
+            "started_at": self.started,
+            "read_seconds": round(self.times.read, 3),
+            "stage_seconds": round(self.times.stage, 3),
+            "audit_seconds": round(self.times.audit, 3),
+            **more,
+        }
+        row["config_fingerprint"], row["config"] = fingerprint(self.table)
+        if staged is not None:
+            row.update(
+                **self.counts(),
+                staged_snapshot_id=staged.snapshot_id,
+                files_written=r.files_written,
+                bytes_written=r.bytes_written,
+                rule_results=dict(r.rules) or None,
+            )
+        return row
+
+
+def json_text(value: object) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
