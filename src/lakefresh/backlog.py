@@ -172,7 +172,7 @@ class GroupSteps:
         ctx = StageContext(self.backend, name, last.batch_id, last.batch_time, True)
         change = strategy.stage_group(ctx, rows.good, members)
         # Delta commits at once: a target moved under the change set takes the batches one by
-        # one, each staged against it as it is (BatchSteps.unmoved)
+        # one, each staged against it as it is (steps.unmoved)
         if at_once and self.backend.head(name) != head:
             return None, None, clock
         shape_target(ctx, change.change, table.partition_by)

@@ -74,13 +74,6 @@ class BatchSteps:
         # each table's head after this run reconciled it (see `check_not_taken`)
         self.reconciled: dict[str, int | None] = {}
 
-    def unmoved(self, a: Attempt, head: int | None, *now: int | None) -> None:
-        """Delta commits at once, leaving no staged commit to refuse: before its write the target
-        must still be at the head the change set read (or its own create or evolve left), or the
-        batch is staged again. A commit landing after this check, as the write starts, is unseen."""
-        if (now[0] if now else self.backend.head(a.name)) != head:
-            raise moved(a)
-
     def check_not_taken(self, name: str, batch_ids: list[str], head: int | None) -> None:
         """Refuse batches another run of the table (overlapping runs) published since this run
         reconciled it; one published later still is caught by the publish's own lineage check."""
@@ -134,7 +127,7 @@ class BatchSteps:
         a.ctx = a.rows.stage_context(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
         a.change = change = a.strategy.stage(a.ctx, a.rows.good)
         if (at_once := self.backend.commits_at_once(a.name)) and a.exists:
-            self.unmoved(a, a.head)
+            unmoved(a, a.head, self.backend.head(a.name))
         properties = {
             **write_mode.properties(write_mode.chosen(self.config, a.table, exists=False)),
             **self.config.defaults.table_properties,
@@ -156,7 +149,7 @@ class BatchSteps:
         clock = time.perf_counter()
         parent = self.backend.head(a.name)
         if self.backend.commits_at_once(a.name):
-            self.unmoved(a, a.shaped, parent)
+            unmoved(a, a.shaped, parent)
         a.parent_rows = self.backend.live_records(a.name, parent) if parent is not None else 0
         carried = json_text(a.carried())
         # every snapshot's summary is rewritten with the table's metadata at each commit: a long
@@ -165,11 +158,11 @@ class BatchSteps:
         if a.result.quarantined and self.backend.commits_at_once(a.name):
             self._record_rows(a)  # visible at the write: its bad rows are linked before it
         a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change), record)
-        if a.staged.parent_id != a.head and not self.backend.commits_at_once(a.name):
+        if not self.backend.commits_at_once(a.name):
             # another writer committed after the batch's change set read the target: the change
             # set may be wrong (an append of new keys would not see a key added meanwhile), and
             # the staged commit is never published
-            raise moved(a)
+            unmoved(a, a.head, a.staged.parent_id)
         a.result.files_written = a.staged.files_written
         a.result.bytes_written = a.staged.bytes_written
         a.times.stage += time.perf_counter() - clock
@@ -302,10 +295,16 @@ class BatchSteps:
             self.say(f"could not record the failure in the batches table: {exc}")
 
 
-def moved(a: Attempt) -> CommitConflictError:
-    return CommitConflictError(
-        f"{a.name} moved while batch {a.ref.batch_id!r} was staged; it is staged again"
-    )
+def unmoved(a: Attempt, head: int | None, now: int | None) -> None:
+    """The target must still be at the head the batch's change set read, or the batch is staged
+    again. Iceberg's staged commit names its parent; Delta commits at once, leaving no staged
+    commit to refuse, so there the head is checked before the write (against the one the
+    batch's own create or evolve left): a commit landing after that, as the write starts, is
+    unseen."""
+    if now != head:
+        raise CommitConflictError(
+            f"{a.name} moved while batch {a.ref.batch_id!r} was staged; it is staged again"
+        )
 
 
 def error_text(exc: BaseException) -> str:
