@@ -268,6 +268,43 @@ def test_a_newer_row_another_writer_commits_while_a_batch_is_staged_is_not_overw
     assert rows(p.table("t"), ["id", "v"]) == [(1, "z")]
 
 
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_a_row_another_writer_commits_while_an_unload_is_staged_refuses_the_unload(
+    ws, monkeypatch, tmp_path: Path, table_format
+):
+    """An unload replaces the table with its batches rebuilt aside: a row another writer commits
+    meanwhile is in none of them, and the replace would erase it. Iceberg's staged replace names
+    a parent that is not the head the rebuild read, and is never published; Delta commits at
+    once, so its head is checked before the replace. Either way the unload is refused and the
+    row stays."""
+    from types import SimpleNamespace
+
+    from lakefresh.errors import CommitConflictError
+
+    batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
+    batch(ws, "b2.csv", "2,b,2025-01-02 00:00:00")
+    p = ws.pipeline(TABLE + f"  format: {table_format}\n")
+    assert p.run().ok
+    name = p.backend.qualified(f"{ws.namespace}.t")
+    insert = f"INSERT INTO {name} VALUES (9, 'z', TIMESTAMP '2025-01-09 00:00:00', NULL, NULL, NULL)"
+
+    def unload() -> Exception | None:
+        try:
+            p.unload("t", ["b2.csv"])
+        except Exception as exc:  # the thread's outcome is the refusal
+            return exc
+        return None
+
+    refusal = run_paused(
+        SimpleNamespace(run=unload), monkeypatch, "after_stage", tmp_path / "go", lambda: p.spark.sql(insert)
+    )
+
+    assert isinstance(refusal, CommitConflictError), refusal
+    assert "moved while the unload was built" in str(refusal)
+    assert target(p) == [(1, "a", "b1.csv"), (2, "b", "b2.csv"), (9, "z", None)]
+    assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published")]
+
+
 def test_a_batch_another_process_skips_while_a_run_records_is_not_taken_by_the_next_run(
     ws, monkeypatch, tmp_path: Path
 ):

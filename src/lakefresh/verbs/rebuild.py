@@ -237,14 +237,17 @@ def _apply(
     started = datetime.now(UTC).replace(tzinfo=None)
     reloads = [ref for ref in plan.live if verb == "reload" and ref.batch_id in batches]
     rebuilt, outcomes, counts = _build_aside(backend, plan, reloads)  # 3.
-    checkpoint("after_stage", verb_id)
 
     head = backend.head(name)
-    rows = backend.align(name, rebuilt)  # 4. (a column only an unloaded batch had stays, NULL)
-    expected = rows.count()
     moved = f"{name} moved while the {verb} was built (another run or writer committed): nothing was "
     if head != plan.head:  # its commit is not in the rebuilt rows: the replace would erase it
         raise CommitConflictError(moved + f"changed; {verb} it again")
+    rows = backend.align(name, rebuilt)  # 4. (a column only an unloaded batch had stays, NULL)
+    shaped = backend.head(name)  # after its own evolve (Delta commits an ALTER at once)
+    expected = rows.count()
+    checkpoint("after_stage", verb_id)
+    if backend.commits_at_once(name) and backend.head(name) != shaped:  # Delta: no staged commit
+        raise CommitConflictError(moved + f"changed; {verb} it again")  # to refuse (steps.unmoved)
     staged = backend.stage(name, verb_id, lambda: backend.replace(name, rows))
     try:  # a format without staged commits (Delta) has the verb visible now: undone on failure
         if staged.parent_id != plan.head and not backend.commits_at_once(name):  # Delta: ALTER
