@@ -230,7 +230,7 @@ class KeyStrategy:
         if not more or not ctx.target_exists:
             # counts per status and, for changed or deleted rows, per batch that wrote the stored
             # row (it no longer owns it), from the pass that materializes the change set
-            staged, counts, superseded = materialize_with_counts(
+            staged, counts, superseded, _ = materialize_with_counts(
                 staged, STATUS_COLUMN, STATUS_CODES, "_lf_t_batch", ("C", *REMOVES)
             )
         else:

@@ -65,11 +65,17 @@ def materialize_counting(df: DataFrame, conditions: dict[str, Column]) -> tuple[
 
 
 def materialize_with_counts(
-    df: DataFrame, code: str, codes: tuple[str, ...], owner: str, superseding: tuple[str, ...]
-) -> tuple[DataFrame, dict[str, int], dict[str, int]]:
+    df: DataFrame,
+    code: str,
+    codes: tuple[str, ...],
+    owner: str,
+    superseding: tuple[str, ...],
+    also: dict[str, Column] | None = None,
+) -> tuple[DataFrame, dict[str, int], dict[str, int], dict[str, int]]:
     """A change set materialized, with what `counts_and_superseded` says of it, counted by the
-    same job: its rows per `code` (one of `codes`), and the superseded rows per `owner`. A second
-    job only when the superseded rows belong to more than one batch."""
+    same job: its rows per `code` (one of `codes`), the superseded rows per `owner`, and how many
+    rows meet each condition of `also`. A second job only when the superseded rows belong to
+    more than one batch."""
     from pyspark.sql import functions as F
 
     supersedes = F.col(code).isin(*superseding) & F.col(owner).isNotNull()
@@ -78,17 +84,19 @@ def materialize_with_counts(
     aggregates["_superseding"] = F.count(F.when(supersedes, F.lit(1)))
     aggregates["_first_owner"] = F.min(F.when(supersedes, F.col(owner)))
     aggregates["_last_owner"] = F.max(F.when(supersedes, F.col(owner)))
+    aggregates |= {f"also_{n}": F.count(F.when(c, F.lit(1))) for n, c in (also or {}).items()}
     rows, found = materialize_observing(df, aggregates)
+    met = {n: int(found[f"also_{n}"] or 0) for n in also or {}}
     if found["_other"]:  # a code this caller did not name: counted the long way
         counts, superseded = counts_and_superseded(rows, code, owner, superseding)
-        return rows, counts, superseded
+        return rows, counts, superseded, met
     counts = {c: int(found[f"code_{c}"]) for c in codes if found[f"code_{c}"]}
     if not found["_superseding"]:
-        return rows, counts, {}
+        return rows, counts, {}, met
     if found["_first_owner"] == found["_last_owner"]:  # one batch owned them all
-        return rows, counts, {found["_first_owner"]: int(found["_superseding"])}
+        return rows, counts, {found["_first_owner"]: int(found["_superseding"])}, met
     _, superseded = counts_and_superseded(rows.filter(supersedes), code, owner, superseding)
-    return rows, counts, superseded
+    return rows, counts, superseded, met
 
 
 def counts_and_superseded(

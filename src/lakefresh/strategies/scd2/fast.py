@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, STATUS_COLUMN
 from lakefresh.lakehouse.literals import empty_rows
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import StageContext, hashdiff
+from lakefresh.strategies.base import ChangeSet, StageContext, hashdiff
 from lakefresh.strategies.materialize import materialize_counting
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 
@@ -48,6 +48,8 @@ FAST_PATH_SETTING = "spark.lakefresh.scd2.fastPath"
 STORED = "_lf_s_"  # prefix of the current version's columns beside the batch row's
 # the columns of a change row besides the versions' own (see Scd2Strategy.stage, step 5)
 DIFF_EXTRA = ("_lf_mine", "_lf_their_batch", "_lf_their_sk", STATUS_COLUMN)
+FAST_CODE = "_lf_code"  # the status code of the batch row a change row comes from
+CODES = ("N", "D", "C", "T", "U")
 
 
 def fast_path_enabled(ctx: StageContext) -> bool:
@@ -56,10 +58,24 @@ def fast_path_enabled(ctx: StageContext) -> bool:
 
 @dataclass
 class FastChanges:
-    keys: DataFrame  # the natural keys handled here
-    rows: DataFrame  # change rows: versions plus DIFF_EXTRA
-    counts: dict[str, int]  # batch rows by status code
-    batch_rows: int  # batch rows handled here (one per key)
+    """The fast path's change rows. Materialized, they come with their keys and counts; not
+    materialized (`counts` None), they carry FAST_CODE, and the pass that materializes them
+    counts the batch rows per code with `FastChanges.code_counts`."""
+
+    rows: DataFrame  # change rows: versions plus DIFF_EXTRA (and FAST_CODE, not materialized)
+    keys: DataFrame | None = None  # the natural keys handled here
+    counts: dict[str, int] | None = None  # batch rows by status code
+    batch_rows: int = 0  # batch rows handled here (one per key)
+
+    @staticmethod
+    def code_counts() -> dict[str, Column]:
+        """Over change rows carrying FAST_CODE: the batch rows of each code. A key's rows are
+        one version, or for C two (the new one counted)."""
+        from pyspark.sql import functions as F
+
+        code = F.col(FAST_CODE)
+        once = (code != F.lit("C")) | (F.col(STATUS_COLUMN) == F.lit("I"))
+        return {c: (code == F.lit(c)) & once for c in CODES}
 
 
 def fast_changes(
@@ -70,8 +86,11 @@ def fast_changes(
     fields: list[str],
     tracked: list[str],
     data_hash: list[str],
+    materialized: bool = True,
 ) -> FastChanges | None:
-    """The change rows of the keys the fast path can take, or None when it takes none.
+    """The change rows of the keys the fast path can take: materialized, or None when it takes
+    none; not materialized, the rows the caller's own pass materializes and counts (when they
+    go straight into the change set, as without surrogate keys).
 
     Args:
         config: the strategy's settings.
@@ -81,6 +100,7 @@ def fast_changes(
         fields: the versions' value columns, in order (all columns but the keys).
         tracked: the columns whose change opens a version.
         data_hash: the columns whose change counts as a change of the row (T, not U).
+        materialized: whether the rows are materialized here.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -145,19 +165,11 @@ def fast_changes(
         .when(F.col("_lf_new_row") != F.col("_lf_old_row"), F.lit("T"))
         .otherwise(F.lit("U"))
     )
-    # the rows per code, counted by the pass that materializes them
-    codes = ("N", "D", "C", "T", "U")
-    handled, found = materialize_counting(
-        hashes.withColumn("_lf_code", code), {c: F.col("_lf_code") == F.lit(c) for c in codes}
-    )
-    counts = {c: n for c, n in found.items() if n}
-    if not counts:
-        return None
-
+    coded = hashes.withColumn(FAST_CODE, code)
     seq_type = types[SEQ].dataType
     event = F.struct(F.col(SEQ).cast(seq_type).alias("seq"), F.col(DEL).alias("del"))
     seen_type = f"array<struct<seq:{seq_type.simpleString()},del:boolean>>"
-    code_is = F.col("_lf_code")
+    code_is = F.col(FAST_CODE)
 
     def version(
         values: Callable[[str], Column],
@@ -168,9 +180,9 @@ def fast_changes(
         row_hash: Column,
         events: Column,
         status: str,
-    ) -> list[Column]:
+    ) -> Column:
         stored_sk = F.col(quote(STORED + sk.column)) if sk and sk.column in stored.columns else None
-        return [
+        return F.struct(
             *by_key,
             *[values(c).alias(c) for c in fields],
             valid_from.cast(seq_type).alias(vf),
@@ -187,55 +199,81 @@ def fast_changes(
                 "_lf_their_sk"
             ),
             F.lit(status).alias(STATUS_COLUMN),
-        ]
+        )
 
     no_time = F.lit(None)
     recorded = F.concat(F.col(STORED + SEEN).cast(seen_type), F.array(event))
     # a new current version: N, and C's second half
-    opened = handled.filter(code_is.isin("N", "C")).select(
-        *version(
-            batch_value,
-            F.col(SEQ),
-            no_time,
-            F.lit(True),
-            F.lit(False),
-            F.col("_lf_new_hash"),
-            F.array(event),
-            "I",
-        )
+    opened = version(
+        batch_value,
+        F.col(SEQ),
+        no_time,
+        F.lit(True),
+        F.lit(False),
+        F.col("_lf_new_hash"),
+        F.array(event),
+        "I",
     )
     # the current version closed by a change or a delete (which it records)
-    closed = handled.filter(code_is.isin("C", "D")).select(
-        *version(
-            stored_value,
-            F.col(STORED + vf),
-            F.col(SEQ),
-            F.lit(False),
-            code_is == "D",
-            F.col("_lf_old_hash"),
-            F.when(code_is == "D", recorded).otherwise(F.col(STORED + SEEN)),
-            "U",
-        )
+    closed = version(
+        stored_value,
+        F.col(STORED + vf),
+        F.col(SEQ),
+        F.lit(False),
+        code_is == "D",
+        F.col("_lf_old_hash"),
+        F.when(code_is == "D", recorded).otherwise(F.col(STORED + SEEN)),
+        "U",
     )
     # the current version takes the row's values and records its event
-    absorbed = handled.filter(code_is.isin("T", "U")).select(
-        *version(
-            batch_value,
-            F.col(STORED + vf),
-            no_time,
-            F.lit(True),
-            F.lit(False),
-            F.col("_lf_new_hash"),
-            recorded,
-            "U",
-        )
+    absorbed = version(
+        batch_value,
+        F.col(STORED + vf),
+        no_time,
+        F.lit(True),
+        F.lit(False),
+        F.col("_lf_new_hash"),
+        recorded,
+        "U",
     )
+    # every batch row's versions in one pass over it (a union of three filters would compute
+    # the joins above three times)
+    written = F.array(
+        F.when(code_is.isin("N", "C"), opened),
+        F.when(code_is.isin("C", "D"), closed),
+        F.when(code_is.isin("T", "U"), absorbed),
+    )
+    rows = coded.select(F.explode(written).alias("_lf_v"), code_is).filter(F.col("_lf_v").isNotNull())
+    rows = rows.select("_lf_v.*", FAST_CODE)
+    if not materialized:
+        return FastChanges(rows)
+    # the rows per code, counted by the pass that materializes them
+    rows, found = materialize_counting(rows, FastChanges.code_counts())
+    counts = {c: n for c, n in found.items() if n}
+    if not counts:
+        return None
+    once = FastChanges.code_counts()
+    first = once["N"] | once["D"] | once["C"] | once["T"] | once["U"]
     return FastChanges(
+        rows.drop(FAST_CODE),
         # fresh attributes: a checkpoint keeps its input's, which a join with that input rejects
-        keys=handled.select(*[F.col(quote(k)).alias(k) for k in keys]),
-        rows=opened.unionByName(closed).unionByName(absorbed),
+        keys=rows.filter(first).select(*[F.col(quote(k)).alias(k) for k in keys]),
         counts=counts,
         batch_rows=sum(counts.values()),
+    )
+
+
+def together(fast: ChangeSet, general: ChangeSet) -> ChangeSet:
+    """The fast path's change set and the recomputation's, for keys of their own, as one."""
+    superseded = dict(fast.superseded or {})
+    for batch, n in (general.superseded or {}).items():
+        superseded[batch] = superseded.get(batch, 0) + n
+    return ChangeSet(
+        rows=fast.rows.unionByName(general.rows),
+        expected_delta=(fast.expected_delta or 0) + (general.expected_delta or 0),
+        written=fast.written + general.written,
+        superseded=superseded,
+        rewrites=(fast.rewrites or 0) + (general.rewrites or 0),
     )
 
 

@@ -26,7 +26,7 @@ from lakefresh.strategies.base import (
 )
 from lakefresh.strategies.materialize import materialize, materialize_with_counts
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC, decode, encode, stored_as_text
-from lakefresh.strategies.scd2.fast import fast_changes, fast_path_enabled
+from lakefresh.strategies.scd2.fast import FAST_CODE, FastChanges, fast_changes, fast_path_enabled, together
 from lakefresh.strategies.scd2.history import Shape, recompute
 from lakefresh.strategies.scd2.late import without_late_rows
 from lakefresh.strategies.scd2.surrogate import follow_versions
@@ -124,40 +124,49 @@ class Scd2Strategy:
         )
 
         # keys with one batch event newer than all they hold (on a first load: one row) are
-        # written without recomputing; the other keys go on to steps 2-5
-        fast = None
+        # written without recomputing; the other keys go on to steps 2-5. Without surrogate keys
+        # (numbered over all of a change set's new versions at once), the fast path's rows are a
+        # change set of their own, counted by the pass that materializes it: one pass, not two
+        fast, fused = None, None
         if fast_path_enabled(ctx) and cfg.first_valid_from == "sequence" and cfg.untracked == "update":
             with_stored = new if stored is None else self._with_rows_back(new, stored, stored_data)
             candidates = new
             if cfg.deletes == "new_record":  # a deletion version is the recomputation's to make
                 deleting = new.filter(F.col(DEL)).select(*[quote(k) for k in keys])
                 candidates = new.join(deleting, on=keys, how="left_anti")
-            fast = fast_changes(
-                cfg, candidates, stored, with_stored.schema, values, shape.tracked, shape.data_hash
-            )
-        general_stored = stored
-        if fast is not None:
-            new = new.join(fast.keys, on=keys, how="left_anti")
-            if stored is not None:
-                general_stored = stored.join(fast.keys, on=keys, how="left_anti")
+            types, sk = with_stored.schema, cfg.surrogate_key is not None
+            fast = fast_changes(cfg, candidates, stored, types, values, shape.tracked, shape.data_hash, sk)
+            if fast is not None and fast.counts is None:
+                fused, found = self._change_set(ctx, shape, fast.rows, stored, as_text, fast_codes=True)
+                fast.counts, fast.batch_rows = {c: n for c, n in found.items() if n}, sum(found.values())
+                # fresh attributes: a checkpoint keeps its input's, which a join with it rejects
+                fast.keys = fused.rows.select(*[F.col(quote(k)).alias(k) for k in keys]).distinct()
         # with no other key touched (no retirements either), the fast path wrote the whole batch
         retirements = cfg.full_snapshots and ctx.target_exists
         coded: list[tuple[int, str, int]] = []
         if fast is not None and fast.batch_rows == total and not retirements:
-            diff = fast.rows
+            change = fused or self._change_set(ctx, shape, fast.rows, stored, as_text)[0]
         else:
+            general_stored = stored
+            if fast is not None and fast.batch_rows:
+                assert fast.keys is not None
+                new = new.join(fast.keys, on=keys, how="left_anti")
+                if stored is not None:
+                    general_stored = stored.join(fast.keys, on=keys, how="left_anti")
             events = new if general_stored is None else self._with_rows_back(new, general_stored, stored_data)
             diff, coded = recompute(shape, events, general_stored)  # 3-5
-            if fast is not None:
+            if fast is not None and fused is None:
                 diff = diff.unionByName(fast.rows)
-        counts: dict[str, int] = dict(fast.counts) if fast is not None else {}
+            change = self._change_set(ctx, shape, diff, stored, as_text)[0]
+            if fused is not None and fast is not None and fast.batch_rows:
+                change = together(fused, change)
+        counts: dict[str, int] = dict(fast.counts or {}) if fast is not None else {}
         for _, code, n in coded:
             counts[code] = counts.get(code, 0) + n
         if late:
             counts["O"] = late
         # the batch rows that lost to a later row of theirs on the same key and sequence value
         handled = sum(n for source, _, n in coded if source == 1) + (fast.batch_rows if fast else 0)
-        change = self._change_set(ctx, shape, diff, stored, as_text)
         change.counts, change.record_count, change.duplicates = counts, total, total - handled - late
         return change
 
@@ -238,10 +247,17 @@ class Scd2Strategy:
         return materialize(rows)
 
     def _change_set(
-        self, ctx: StageContext, shape: Shape, diff: DataFrame, stored: DataFrame | None, as_text: bool
-    ) -> ChangeSet:
+        self,
+        ctx: StageContext,
+        shape: Shape,
+        diff: DataFrame,
+        stored: DataFrame | None,
+        as_text: bool,
+        fast_codes: bool = False,
+    ) -> tuple[ChangeSet, dict[str, int]]:
         """The change rows in the target's shape (surrogate keys given, events encoded),
-        materialized, with the audit's prediction and the rows of earlier batches they supersede."""
+        materialized, with the audit's prediction and the rows of earlier batches they supersede;
+        with `fast_codes` (rows of the fast path, not materialized), its batch rows per code."""
         from pyspark.sql import functions as F
 
         cfg = self.config
@@ -264,7 +280,7 @@ class Scd2Strategy:
             diff = follow_versions(cfg, ctx, diff, stored if stored_sk else None)
             own = [sk.column, sk.inferred_column]
         seq_type = diff.schema[SEEN].dataType.elementType["seq"].dataType  # type: ignore[attr-defined]
-        changes, ops, superseded = materialize_with_counts(
+        changes, ops, superseded, codes = materialize_with_counts(
             diff.select(
                 *[
                     encode(F.col(SEEN), seq_type).alias(SEEN) if c == SEEN and as_text else F.col(quote(c))
@@ -275,19 +291,22 @@ class Scd2Strategy:
                 F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
                 F.col(STATUS_COLUMN),
                 F.col("_lf_their_batch"),
+                *([F.col(FAST_CODE)] if fast_codes else []),
             ),
             STATUS_COLUMN,
             ("I", "U", "D"),
             "_lf_their_batch",  # (skeletons belong to no batch)
             ("U", "D"),
+            also=FastChanges.code_counts() if fast_codes else None,
         )
-        return ChangeSet(
-            rows=changes.drop("_lf_their_batch"),
+        change = ChangeSet(
+            rows=changes.drop("_lf_their_batch", FAST_CODE),
             expected_delta=ops.get("I", 0) - ops.get("D", 0),
             written=ops.get("I", 0) + ops.get("U", 0),
             superseded=superseded,
             rewrites=ops.get("U", 0) + ops.get("D", 0),
         )
+        return change, codes
 
     def _events_as_text(self, target: StructType | None) -> bool:
         """Whether the target (its schema; None: not created yet) keeps `_lf_events` as text.
