@@ -134,8 +134,8 @@ class Scd2Strategy:
             if cfg.deletes == "new_record":  # a deletion version is the recomputation's to make
                 deleting = new.filter(F.col(DEL)).select(*[quote(k) for k in keys])
                 candidates = new.join(deleting, on=keys, how="left_anti")
-            types, sk = with_stored.schema, cfg.surrogate_key is not None
-            fast = fast_changes(cfg, candidates, stored, types, values, shape.tracked, shape.data_hash, sk)
+            types, alone = with_stored.schema, cfg.surrogate_key is not None  # materialized alone
+            fast = fast_changes(cfg, candidates, stored, types, values, shape.tracked, shape.data_hash, alone)
             if fast is not None and fast.counts is None:
                 fused, found = self._change_set(ctx, shape, fast.rows, stored, as_text, fast_codes=True)
                 fast.counts, fast.batch_rows = {c: n for c, n in found.items() if n}, sum(found.values())
@@ -145,7 +145,9 @@ class Scd2Strategy:
         retirements = cfg.full_snapshots and ctx.target_exists
         coded: list[tuple[int, str, int]] = []
         if fast is not None and fast.batch_rows == total and not retirements:
-            change = fused or self._change_set(ctx, shape, fast.rows, stored, as_text)[0]
+            if fused is None:
+                fused = self._change_set(ctx, shape, fast.rows, stored, as_text)[0]
+            change = fused
         else:
             general_stored = stored
             if fast is not None and fast.batch_rows:
