@@ -243,14 +243,15 @@ def _apply(
     if head != plan.head:  # its commit is not in the rebuilt rows: the replace would erase it
         raise CommitConflictError(moved + f"changed; {verb} it again")
     rows = backend.align(name, rebuilt)  # 4. (a column only an unloaded batch had stays, NULL)
-    shaped = backend.head(name)  # after its own evolve (Delta commits an ALTER at once)
+    at_once = backend.commits_at_once(name)  # Delta: no staged commit to refuse (steps.unmoved)
+    shaped = backend.head(name) if at_once else None  # after its own evolve (an ALTER commit)
     expected = rows.count()
     checkpoint("after_stage", verb_id)
-    if backend.commits_at_once(name) and backend.head(name) != shaped:  # Delta: no staged commit
-        raise CommitConflictError(moved + f"changed; {verb} it again")  # to refuse (steps.unmoved)
+    if at_once and backend.head(name) != shaped:  # checked again just before the replace
+        raise CommitConflictError(moved + f"changed; {verb} it again")
     staged = backend.stage(name, verb_id, lambda: backend.replace(name, rows))
     try:  # a format without staged commits (Delta) has the verb visible now: undone on failure
-        if staged.parent_id != plan.head and not backend.commits_at_once(name):  # Delta: ALTER
+        if staged.parent_id != plan.head and not at_once:  # Delta: ALTER
             raise CommitConflictError(moved + f"published; {verb} it again")  # commits of its own
         if staged.live_records != expected:
             raise AuditError(

@@ -68,14 +68,20 @@ class FastChanges:
     batch_rows: int = 0  # batch rows handled here (one per key)
 
     @staticmethod
-    def code_counts() -> dict[str, Column]:
-        """Over change rows carrying FAST_CODE: the batch rows of each code. A key's rows are
-        one version, or for C two (the new one counted)."""
+    def first_row() -> Column:
+        """Over change rows carrying FAST_CODE: the one row of each batch row (a key's rows are
+        one version, or for C two: the new one is taken)."""
         from pyspark.sql import functions as F
 
-        code = F.col(FAST_CODE)
-        once = (code != F.lit("C")) | (F.col(STATUS_COLUMN) == F.lit("I"))
-        return {c: (code == F.lit(c)) & once for c in CODES}
+        return (F.col(FAST_CODE) != F.lit("C")) | (F.col(STATUS_COLUMN) == F.lit("I"))
+
+    @staticmethod
+    def code_counts() -> dict[str, Column]:
+        """Over change rows carrying FAST_CODE: the batch rows of each code."""
+        from pyspark.sql import functions as F
+
+        first = FastChanges.first_row()
+        return {c: (F.col(FAST_CODE) == F.lit(c)) & first for c in CODES}
 
 
 def fast_changes(
@@ -252,12 +258,10 @@ def fast_changes(
     counts = {c: n for c, n in found.items() if n}
     if not counts:
         return None
-    once = FastChanges.code_counts()
-    first = once["N"] | once["D"] | once["C"] | once["T"] | once["U"]
     return FastChanges(
         rows.drop(FAST_CODE),
         # fresh attributes: a checkpoint keeps its input's, which a join with that input rejects
-        keys=rows.filter(first).select(*[F.col(quote(k)).alias(k) for k in keys]),
+        keys=rows.filter(FastChanges.first_row()).select(*[F.col(quote(k)).alias(k) for k in keys]),
         counts=counts,
         batch_rows=sum(counts.values()),
     )
