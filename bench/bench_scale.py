@@ -6,7 +6,8 @@
   lookup, then the same-table MERGE). Target: lakefresh <= 1.5x the bare MERGE.
 - `scale`: a 1 % batch into a ROWS-row and into a 5 x ROWS-row target, lakefresh with the write
   mode it chooses itself (`write_mode: auto`: merge-on-read, since no change feed reads the
-  table). Target: the larger <= 2x the smaller.
+  table), and the floor at both sizes (the status lookup, then the same-table merge-on-read
+  MERGE). Target: the larger <= 2x the smaller.
 
 The data, session, warm-up round and rotation of `bench_key.py`; both figures of a ratio come
 from the same run. Results: stdout and bench/results/fixed_cost.json, bench/results/scale.json.
@@ -85,6 +86,7 @@ def fixed(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyp
 def scale(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyped-def]
     batches(("b001_1pct", 0.01, "2025-01-02", 2))
     TABLE_PROPERTIES.clear()
+    TABLE_PROPERTIES.update(MERGE_ON_READ)  # the floor's tables; lakefresh's choose their own
     WRITE_MODE[0] = "auto"
     small = generate(spark, work / "small", rows)
     large = generate(spark, work / "large", rows * 5)
@@ -92,11 +94,15 @@ def scale(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyp
         {
             "small": lambda r: with_lakefresh(spark, f"sc_s_{r}", work / "small", small),
             "large": lambda r: with_lakefresh(spark, f"sc_l_{r}", work / "large", large),
+            "small_floor": lambda r: hand_written_same_table(spark, f"sc_fs_{r}", small, with_status=True),
+            "large_floor": lambda r: hand_written_same_table(spark, f"sc_fl_{r}", large, with_status=True),
         },
         rounds,
     )
     one = statistics.median(measured["small"]["b001_1pct"])
     five = statistics.median(measured["large"]["b001_1pct"])
+    floor_one = statistics.median(measured["small_floor"]["b001_1pct"])
+    floor_five = statistics.median(measured["large_floor"]["b001_1pct"])
     save_report(
         "scale",
         {
@@ -105,9 +111,14 @@ def scale(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyp
             "write_mode": "auto (merge-on-read)",
             "small_rounds": measured["small"]["b001_1pct"],
             "large_rounds": measured["large"]["b001_1pct"],
+            "small_floor_rounds": measured["small_floor"]["b001_1pct"],
+            "large_floor_rounds": measured["large_floor"]["b001_1pct"],
             "small_s": round(one, 3),
             "large_s": round(five, 3),
+            "small_floor_s": round(floor_one, 3),
+            "large_floor_s": round(floor_five, 3),
             "ratio": round(five / one, 3),
+            "floor_ratio": round(floor_five / floor_one, 3),
             "target": 2.0,
         },
     )
