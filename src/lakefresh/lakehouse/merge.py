@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakefresh.lakehouse.checkpoints import held
 from lakefresh.lakehouse.sql import quote
 
 if TYPE_CHECKING:
@@ -147,7 +148,7 @@ def delete_and_insert(
     )
     view = f"lakefresh_replace_source_{abs(hash((table, id(rows))))}"
     # materialized: a MERGE reads its source more than once
-    match_part.unionByName(insert_part).localCheckpoint(eager=True).createOrReplaceTempView(view)
+    held(match_part.unionByName(insert_part).localCheckpoint(eager=True)).createOrReplaceTempView(view)
     group_filter = "spark.sql.optimizer.runtime.rowLevelOperationGroupFilter.enabled"
     without_filter = bool(salts) and len(matches.columns) > 1
     try:

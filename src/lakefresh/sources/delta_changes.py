@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import DeltaChangesSourceConfig
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.checkpoints import held
 from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.delta_log import history, lineage
 from lakefresh.lakehouse.failures import describe
@@ -74,7 +75,7 @@ class DeltaChangesSource(TableChangesSource):
         start, end = load.start_snapshot_id, load.end_snapshot_id
         shown = f"versions {0 if start is None else start + 1}..{end} of the Delta table {self.table}"
         try:
-            return super().changes(load).localCheckpoint(eager=True)
+            return held(super().changes(load).localCheckpoint(eager=True))
         except Exception as exc:
             text = describe(exc)
             if "DELTA_MISSING_CHANGE_DATA" in text or "change data was not recorded" in text.lower():

@@ -1,9 +1,14 @@
 """Rows computed once: a batch, a change set, the versions a batch touches, checkpointed so that
-every later step sees the same rows, with counts taken by the same pass."""
+every later step sees the same rows, with counts taken by the same pass.
+
+Checkpoints are released at the end of the work that made them (lakehouse/checkpoints.py).
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
+
+from lakefresh.lakehouse.checkpoints import held
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -48,7 +53,7 @@ def _checkpoint(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame
     assert _ROWS not in aggregates, _ROWS
     seen = Observation()
     observed = [*(a.alias(name) for name, a in aggregates.items()), F.count(F.lit(1)).alias(_ROWS)]
-    rows = df.observe(seen, *observed).localCheckpoint(eager=True)
+    rows = held(df.observe(seen, *observed).localCheckpoint(eager=True))
     found = dict(seen.get)
     count = int(found.pop(_ROWS, 0) or 0)
     if count <= ONE_PARTITION_ROWS:

@@ -52,6 +52,7 @@ from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
+from lakefresh.lakehouse.checkpoints import released_after
 from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
 from lakefresh.sources import SourceContext, make_source
@@ -135,7 +136,8 @@ def rebuild(
     result = RebuildResult(verb, table.name, list(batches))
     for plan in plans:
         if plan is not None:  # a history table that never held the batches is left as it is
-            _apply(backend, control, books, plan, verb, result)
+            with released_after():  # the rows it rebuilt from, once its table is done
+                _apply(backend, control, books, plan, verb, result)
     return result
 
 
