@@ -18,7 +18,7 @@ TABLE = """
 
 def persisted(spark) -> set[int]:
     """The ids of the RDDs the session holds blocks of (checkpoints and caches)."""
-    return {int(k) for k in spark.sparkContext._jsc.getPersistentRDDs().keys()}
+    return {int(k) for k in spark.sparkContext._jsc.getPersistentRDDs()}
 
 
 def test_a_run_of_one_batch_then_a_backlog_group_holds_no_rows_after_it(ws):

@@ -3,13 +3,14 @@ Computed without a JVM."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from lakefresh.config import CatalogConfig, SparkConfig
 from lakefresh.errors import ConfigError
-from lakefresh.lakehouse.session import SHALLOW_INLINING, spark_settings
+from lakefresh.lakehouse.session import LISTING_PARALLELISM, SHALLOW_INLINING, local_threads, spark_settings
 
 
 def settings(catalog=None, spark=None):
@@ -155,3 +156,14 @@ def test_the_pipelines_own_jvm_options_keep_lakefreshs_quiet_logging_and_inlinin
         spark=SparkConfig(jars="none", conf={"spark.driver.extraJavaOptions": "-XX:+PrintInlining"})
     )
     assert SHALLOW_INLINING in printing["spark.driver.extraJavaOptions"]  # a flag that sets no limit
+
+
+def test_a_local_session_lists_folders_in_as_many_tasks_as_it_has_threads():
+    """Spark's default (10,000 tasks, for a cluster) made a small Delta table's VACUUM take 30+ s
+    on two cores; a pipeline's own value wins, and a cluster keeps Spark's."""
+    assert settings(spark=SparkConfig(jars="none", master="local[2]"))[LISTING_PARALLELISM] == "2"
+    own = SparkConfig(jars="none", master="local[2]", conf={LISTING_PARALLELISM: "64"})
+    assert settings(spark=own)[LISTING_PARALLELISM] == "64"
+    assert LISTING_PARALLELISM not in settings(spark=SparkConfig(jars="none", master="spark://host:7077"))
+    assert [local_threads(m) for m in ("local", "local[3]", "local[4, 2]")] == [1, 3, 4]
+    assert local_threads("local[*]") == local_threads("local-cluster[2,1,1024]") == (os.cpu_count() or 1)
