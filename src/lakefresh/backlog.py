@@ -35,7 +35,7 @@ from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import AuditError, StateError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
-from lakefresh.lakehouse.checkpoints import released_after
+from lakefresh.lakehouse.checkpoints import releasing
 from lakefresh.reading import read_group
 from lakefresh.results import BatchResult
 from lakefresh.state.control import AttemptRow
@@ -115,6 +115,7 @@ class GroupSteps:
     def group_size(self, table: TableConfig) -> int:
         return self.size.get(table.name, self.config.backlog_for(table).max_batches)
 
+    @releasing
     def apply(
         self,
         table: TableConfig,
@@ -125,19 +126,7 @@ class GroupSteps:
         log: PublishLog,
     ) -> list[BatchResult] | None:
         """Apply the batches in one commit; None when they must be applied one by one (nothing
-        of theirs was published then)."""
-        with released_after():  # the group's materialized rows, once it has ended
-            return self._apply(table, name, strategy, source, refs, log)
-
-    def _apply(
-        self,
-        table: TableConfig,
-        name: str,
-        strategy: Strategy,
-        source: Any,
-        refs: list[BatchRef],
-        log: PublishLog,
-    ) -> list[BatchResult] | None:
+        of theirs was published then). The rows it materialized are released when it ends."""
         if len(refs) < 2 or not self.backend.carries_commit_properties() or not self.backend.exists(name):
             return None
         attempts = [Attempt(table, name, strategy, ref) for ref in refs]

@@ -36,7 +36,7 @@ from lakefresh.errors import (
     TransientError,
 )
 from lakefresh.faults import checkpoint
-from lakefresh.lakehouse.checkpoints import released_after
+from lakefresh.lakehouse.checkpoints import releasing
 from lakefresh.lakehouse.failures import describe
 from lakefresh.reading import read_batch
 from lakefresh.rules import check_batch_rules
@@ -86,25 +86,25 @@ class BatchSteps:
                     "this one ran (runs of one table must not overlap): nothing was applied twice"
                 )
 
+    @releasing  # the attempt's materialized rows, once it has ended
     def apply(self, a: Attempt, source: Any, log: PublishLog) -> BatchResult:
         """Every step in order; the result says how far the batch got. A TransientError (the
         target moved under the staged commit) propagates: the batch is staged again."""
-        with released_after():  # the attempt's materialized rows, once it has ended
-            try:
-                self.read(a, source)
-                self.stage(a)
-                self.write(a)
-                self.audit(a)
-                self.record(a)
-                self.publish(a, log)
-                return a.result
-            except TransientError:
-                if a.recorded:  # it is staged again as a new attempt: this one never publishes
-                    self.control.mark_abandoned(a.name, [AttemptRow(a.ref.batch_id, a.id, "staged", None)])
-                raise
-            except Exception as exc:
-                self.failed(a, exc)
-                return a.result
+        try:
+            self.read(a, source)
+            self.stage(a)
+            self.write(a)
+            self.audit(a)
+            self.record(a)
+            self.publish(a, log)
+            return a.result
+        except TransientError:
+            if a.recorded:  # it is staged again as a new attempt: this one never publishes
+                self.control.mark_abandoned(a.name, [AttemptRow(a.ref.batch_id, a.id, "staged", None)])
+            raise
+        except Exception as exc:
+            self.failed(a, exc)
+            return a.result
 
     # --- the steps ---------------------------------------------------------------------------
 

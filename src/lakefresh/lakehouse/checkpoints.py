@@ -11,13 +11,17 @@ checkpoint made within it (`held`) when it ends.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 # the checkpoints made inside the innermost `released_after()` (None: outside of one, kept)
 _HELD: ContextVar[list[Any] | None] = ContextVar("lakefresh_checkpoints", default=None)
@@ -37,6 +41,17 @@ def released_after() -> Iterator[None]:
         for rdd in held_here:
             with suppress(Exception):  # a session stopped meanwhile holds nothing
                 rdd.unpersist(False)  # not blocking: the blocks go while the next work starts
+
+
+def releasing(work: Callable[P, R]) -> Callable[P, R]:
+    """`work` inside `released_after()`: what it materializes is released when it returns."""
+
+    @functools.wraps(work)
+    def released(*args: P.args, **kwargs: P.kwargs) -> R:
+        with released_after():
+            return work(*args, **kwargs)
+
+    return released
 
 
 def held(df: DataFrame) -> DataFrame:
