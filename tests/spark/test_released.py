@@ -31,6 +31,9 @@ def test_a_run_of_one_batch_then_a_backlog_group_holds_no_rows_after_it(ws):
     result = p.run()  # b2 and b3 wait together: one group, one commit
     assert result.ok, result.to_dict()
     assert persisted(ws.spark) - before == set()
+    history = [r for r in p.history("t") if r["status"] == "published"]
+    published = {r["batch_id"]: r["published_snapshot_id"] for r in history}
+    assert published["b2.csv"] == published["b3.csv"]  # the group's one commit
     assert rows(p.table("t"), ["id", "city", "_lf_batch_id"]) == [
         (1, "Oslo", "b1.csv"),
         (2, "Lima", "b2.csv"),
