@@ -36,7 +36,7 @@ default_line_ready() {
   [ -e "$work/ready" ]
 }
 (LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh &&
-  LAKEFRESH_TEST_DELTA=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
+  LAKEFRESH_TEST_DELTA=0 LAKEFRESH_TEST_CLASS_ARCHIVE=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
   default_line_ready &&
   echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
@@ -44,8 +44,12 @@ side=$!
 
 if LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh; then
   touch "$work/ready"
+  # Spark's classes archived for the JVMs the tests start (tests/jvm_archive.py), beside the lint
+  .venv/bin/python -m tests.jvm_archive &
+  archive=$!
   bash scripts/lint.sh
   lint=$?
+  wait "$archive"
   .venv/bin/pytest "${SIDE_TESTS[@]/#/--ignore=}"
   main=$?
 else

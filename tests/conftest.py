@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 from hypothesis import settings as hypothesis_settings
 
+from tests.jvm_archive import SHORT_LIVED_JVM
+
 # By default property tests run a fixed set of examples, so a run passes or fails the same way
 # every time (CI included); HYPOTHESIS_PROFILE=explore draws new examples on every run.
 hypothesis_settings.register_profile("fixed", derandomize=True, database=None)
@@ -30,12 +32,8 @@ DELTA = os.environ.get("LAKEFRESH_TEST_DELTA", "1") == "1"
 FORMATS = ["iceberg", "delta"] if DELTA else ["iceberg"]  # for tests parametrized by table format
 _counter = itertools.count()
 
-# Every JVM the tests start in a process of its own (a killed `lakefresh run`, spark-submit, the
-# cluster's master, worker, drivers and executors) lives for seconds to a few minutes and compiles
-# Spark's code from cold: C1 alone compiles it for about 40 % less CPU than C1 and C2 together
-# (one crash drill, 100 CPU-s down to 60, measured 2026-11-26). The shared session lives for the
-# whole run, where C2's faster code pays back, so it is started without this (`spark` below).
-SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
+# the short-lived JVMs' options (a killed `lakefresh run`, spark-submit, the cluster's processes)
+OURS = "JDK_JAVA_OPTIONS" not in os.environ  # a JDK_JAVA_OPTIONS of the caller's wins
 os.environ.setdefault("JDK_JAVA_OPTIONS", SHORT_LIVED_JVM)
 
 
@@ -49,6 +47,13 @@ def spark(warehouse: Path) -> Iterator[Any]:
     from lakefresh.config.engine import CatalogConfig, SparkConfig
     from lakefresh.lakehouse.jars import postgresql_driver
     from lakefresh.lakehouse.session import build_session, spark_settings
+    from tests.jvm_archive import archive_options, class_archive
+
+    # Spark's classes from an archive (tests/jvm_archive.py): every JVM starts in about half the
+    # CPU, the shared session and the JVMs the tests start from here on
+    mapped = archive_options(class_archive()) if OURS else []
+    if mapped:
+        os.environ["JDK_JAVA_OPTIONS"] = " ".join([SHORT_LIVED_JVM, *mapped])
 
     settings = spark_settings(
         CatalogConfig(name=CATALOG, warehouse=str(warehouse)),
@@ -71,7 +76,7 @@ def spark(warehouse: Path) -> Iterator[Any]:
                 # shallow inlining (lakehouse/session.py, SHALLOW_INLINING): over three contract
                 # suites, C2 67-70 -> 28-30 CPU-s, the machine 189/202 -> 149/162 CPU-s, same
                 # wall (bench/README, "C2's inlining", 2026-11-27)
-                "spark.driver.extraJavaOptions": "-XX:+UseParallelGC",
+                "spark.driver.extraJavaOptions": " ".join(["-XX:+UseParallelGC", *mapped]),
             },
         ),
         Path.cwd(),
