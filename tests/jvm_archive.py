@@ -9,7 +9,7 @@ starts (a killed `lakefresh run`, spark-submit, the cluster's master, workers, d
 executors). A JVM whose class path or JDK differs ignores it and loads its classes as before;
 its notice of that (on stdout) is silenced, since some tests read a process's stdout.
 
-The archive is made once per JDK and Spark install, in ~/.cache/lakefresh/jvm (about 140 MB),
+The archive is made once per JDK and Spark install, in ~/.cache/lakefresh/jvm (about 170 MB),
 by a small local job in a process of its own, written aside and renamed into place (two test
 runs may make it at once). When it cannot be made, the JVMs start as they did without it.
 """
@@ -36,7 +36,7 @@ QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
 # Parquet write and read (Iceberg's and Delta's classes come from --packages jars, loaded by
 # Spark's own class loader, which the archive does not hold)
 WORKLOAD = """
-import sys, tempfile
+import shutil, tempfile
 from pyspark.sql import SparkSession
 spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
 out = tempfile.mkdtemp()
@@ -50,6 +50,7 @@ jvm = spark.sparkContext._gateway.proc
 spark.stop()
 jvm.stdin.close()  # the JVM's signal to exit; it writes the archive as it does
 jvm.wait(timeout=300)
+shutil.rmtree(out, ignore_errors=True)
 """
 
 
