@@ -11,7 +11,8 @@ its notice of that (on stdout) is silenced, since some tests read a process's st
 
 The archive is made once per JDK and Spark install, in ~/.cache/lakefresh/jvm (about 170 MB),
 by a small local job in a process of its own, written aside and renamed into place (two test
-runs may make it at once). When it cannot be made, the JVMs start as they did without it.
+runs may make it at once), only when the disk has 2 GB free. When it cannot be made, the JVMs
+start as they did without it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ from pathlib import Path
 # (one crash drill, 100 CPU-s down to 60, measured 2026-11-26). The shared session lives for the
 # whole run, where C2's faster code pays back, so it is started without this (tests/conftest.py).
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
+
+# the free space an archive is made in only when the disk has it (the archive: about 170 MB)
+ROOM = 2 * 1024**3
 
 # what a JVM given the archive says about it on stdout when it cannot use it: nothing
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
@@ -81,7 +85,12 @@ def class_archive() -> Path | None:
         if archive.is_file():
             return archive
         folder.mkdir(parents=True, exist_ok=True)
+        if shutil.disk_usage(folder).free < ROOM:
+            return None  # the tests' warehouses need the room more
         aside = folder / f"{archive.stem}.{os.getpid()}.tmp"
+    except (OSError, subprocess.SubprocessError, ImportError):
+        return None
+    try:
         env = {**os.environ, "JDK_JAVA_OPTIONS": f"{SHORT_LIVED_JVM} -XX:ArchiveClassesAtExit={aside}"}
         subprocess.run(
             [sys.executable, "-c", WORKLOAD],
@@ -95,8 +104,10 @@ def class_archive() -> Path | None:
             return None
         os.replace(aside, archive)
         return archive
-    except (OSError, subprocess.SubprocessError, ImportError):
+    except (OSError, subprocess.SubprocessError):
         return None
+    finally:
+        aside.unlink(missing_ok=True)  # a failed or cut-short archive is not left behind
 
 
 def archive_options(archive: Path | None) -> list[str]:
