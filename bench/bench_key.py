@@ -198,6 +198,24 @@ def count_statuses(spark, table: str, batch: Path, stored_date: str, where: str 
     ).collect()
 
 
+def same_table_initial(files: dict[str, Path]) -> str:
+    """The SELECT that loads the same-table paths' target: the initial rows with their hash, date
+    and batch."""
+    return (
+        f"SELECT *, {HASHED} AS _lf_hash, updated_at AS _lf_updated_at, 'b000' AS _lf_batch_id "
+        f"FROM parquet.`{files['b000_initial']}`"
+    )
+
+
+def same_table_update(name: str) -> str:
+    """The same-table MERGE's update of a stored key (source alias `s`, its hash `h`): only a
+    changed row, never with an older date."""
+    return f"""WHEN MATCHED AND s.updated_at >= t._lf_updated_at AND s.h <> t._lf_hash THEN UPDATE SET
+              t.name = s.name, t.email = s.email, t.amount = s.amount, t.city = s.city,
+              t.updated_at = s.updated_at, t._lf_hash = s.h, t._lf_updated_at = s.updated_at,
+              t._lf_batch_id = '{name}'"""
+
+
 def hand_written_same_table(  # type: ignore[no-untyped-def]
     spark, namespace: str, files: dict[str, Path], with_status: bool = False
 ) -> dict[str, float]:
@@ -212,16 +230,12 @@ def hand_written_same_table(  # type: ignore[no-untyped-def]
     return timed_merges(
         spark,
         namespace,
-        f"SELECT *, {HASHED} AS _lf_hash, updated_at AS _lf_updated_at, 'b000' AS _lf_batch_id "
-        f"FROM parquet.`{files['b000_initial']}`",
+        same_table_initial(files),
         lambda table, name: (
             f"""MERGE INTO {table} t
             USING (SELECT *, {HASHED} AS h FROM parquet.`{files[name]}`) s
             ON t.id = s.id
-            WHEN MATCHED AND s.updated_at >= t._lf_updated_at AND s.h <> t._lf_hash THEN UPDATE SET
-              t.name = s.name, t.email = s.email, t.amount = s.amount, t.city = s.city,
-              t.updated_at = s.updated_at, t._lf_hash = s.h, t._lf_updated_at = s.updated_at,
-              t._lf_batch_id = '{name}'
+            {same_table_update(name)}
             WHEN NOT MATCHED THEN INSERT (id, name, email, amount, city, updated_at, _lf_hash,
               _lf_updated_at, _lf_batch_id) VALUES (s.id, s.name, s.email, s.amount, s.city,
               s.updated_at, s.h, s.updated_at, '{name}')"""

@@ -45,23 +45,14 @@ def split(spark, namespace: str, files: dict[str, Path]) -> dict[str, float]:  #
         spark.sql(
             f"""MERGE INTO {table} t USING (SELECT /*+ BROADCAST(f) */ * FROM flagged f WHERE stored) s
             ON t.id = s.id
-            WHEN MATCHED AND s.updated_at >= t._lf_updated_at AND s.h <> t._lf_hash THEN UPDATE SET
-              t.name = s.name, t.email = s.email, t.amount = s.amount, t.city = s.city,
-              t.updated_at = s.updated_at, t._lf_hash = s.h, t._lf_updated_at = s.updated_at,
-              t._lf_batch_id = '{name}'"""
+            {bk.same_table_update(name)}"""
         )
         return (
             f"INSERT INTO {table} SELECT id, name, email, amount, city, updated_at, h, updated_at, "
             f"'{name}' FROM flagged WHERE NOT stored"
         )
 
-    return bk.timed_merges(
-        spark,
-        namespace,
-        f"SELECT *, {bk.HASHED} AS _lf_hash, updated_at AS _lf_updated_at, 'b000' AS _lf_batch_id "
-        f"FROM parquet.`{files['b000_initial']}`",
-        statements,
-    )
+    return bk.timed_merges(spark, namespace, bk.same_table_initial(files), statements)
 
 
 def main() -> int:
@@ -84,7 +75,8 @@ def main() -> int:
                 "split_rounds": measured["split"][name],
                 "split_over_floor": round(two / floor, 3),
             }
-        suffix = "" if args.rows == 1_000_000 else f"_{args.rows // 1_000_000}m"
+        millions, rest = divmod(args.rows, 1_000_000)
+        suffix = "" if args.rows == 1_000_000 else f"_{millions}m" if not rest else f"_{args.rows}"
         bk.write_report(f"split{suffix}", args, summary)
     return 0
 
