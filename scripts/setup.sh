@@ -7,6 +7,8 @@
 #   LAKEFRESH_TEST_SERVICES=1  also what the tests use: a PostgreSQL server (Debian's postgresql)
 #                              and its JDBC driver from Maven Central, a headless browser
 #                              (Debian's chromium); `make test` sets it
+#   LAKEFRESH_NO_CLASS_ARCHIVE=1  skip the archive of Spark's classes that local sessions start
+#                              from (`lakefresh jars --class-archive`: about 50 s and 170 MB, once)
 #   LAKEFRESH_SPARK=3.5        the other supported Spark line (default 4.1), in .venv-spark3.5
 #   PYTHON=python3.11          the interpreter for the virtual environment
 set -euo pipefail
@@ -81,4 +83,10 @@ jars_step() {
   fi
 }
 with_lock jars_step
+
+# 4. Spark's classes in a class-data archive, once per JDK and Spark install: every later local
+#    session starts in about half the CPU (lakehouse/class_archive.py). Skipped without 2 GB free.
+if [ "${LAKEFRESH_NO_CLASS_ARCHIVE:-0}" != 1 ]; then
+  $venv/bin/lakefresh jars --class-archive >/dev/null 2>&1 || echo "setup: no class archive (under 2 GB free?): sessions start without it"
+fi
 echo "setup: ready ($venv, Spark $line)"

@@ -36,14 +36,16 @@ default_line_ready() {
   while [ ! -e "$work/ready" ] && [ ! -e "$work/failed" ]; do sleep 2; done
   [ -e "$work/ready" ]
 }
-(LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh &&
+# (the setups skip the class archive: the default line's is made beside the lint, the 3.5 run's
+# only JVM is its session, where making one would cost more than it saves)
+(LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh &&
   LAKEFRESH_TEST_DELTA=0 LAKEFRESH_TEST_CLASS_ARCHIVE=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
   default_line_ready &&
   echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
 side=$!
 
-if LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh; then
+if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh; then
   touch "$work/ready"
   # Spark's classes archived for the JVMs the tests start (tests/jvm_archive.py), beside the lint
   .venv/bin/python -m tests.jvm_archive &

@@ -47,11 +47,11 @@ def spark(warehouse: Path) -> Iterator[Any]:
     from lakefresh.config.engine import CatalogConfig, SparkConfig
     from lakefresh.lakehouse.jars import postgresql_driver
     from lakefresh.lakehouse.session import build_session, spark_settings
-    from tests.jvm_archive import archive_options, class_archive
+    from tests.jvm_archive import archive_options, class_archive_made
 
     # Spark's classes from an archive (tests/jvm_archive.py): every JVM starts in about half the
     # CPU, the shared session and the JVMs the tests start from here on
-    mapped = archive_options(class_archive()) if OURS else []
+    mapped = archive_options(class_archive_made()) if OURS else []
     if mapped:
         os.environ["JDK_JAVA_OPTIONS"] = " ".join([SHORT_LIVED_JVM, *mapped])
 

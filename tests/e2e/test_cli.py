@@ -38,3 +38,16 @@ def test_errors_are_one_line_with_exit_code_1(tmp_path):
 def test_version(tmp_path):
     proc = lakefresh("--version", cwd=tmp_path)
     assert proc.returncode == 0 and proc.stdout.startswith("lakefresh "), proc.stdout + proc.stderr
+
+
+def test_jars_class_archive_prints_the_archive_that_local_sessions_start_from(tmp_path):
+    """`lakefresh jars --class-archive` (lakehouse/class_archive.py): made once per JDK and
+    Spark install (`make test` makes it before the tests start), then printed at once."""
+    from lakefresh.lakehouse import class_archive
+
+    made = class_archive.existing()
+    if made is None:
+        pytest.skip("no class archive on this machine (it is made only with 2 GB free)")
+    proc = lakefresh("jars", "--class-archive", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == str(made)

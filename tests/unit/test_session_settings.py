@@ -17,6 +17,13 @@ def settings(catalog=None, spark=None):
     return spark_settings(catalog or CatalogConfig(), spark or SparkConfig(jars="none"), Path("/pipelines"))
 
 
+@pytest.fixture(autouse=True)
+def no_class_archive(monkeypatch, tmp_path):
+    """This machine may have made a class archive (`make test` does): these tests see none, but
+    the ones that make one in their own folder."""
+    monkeypatch.setenv("LAKEFRESH_JVM_CACHE", str(tmp_path / "jvm"))
+
+
 def test_embedded_default_is_local_spark_and_a_warehouse_folder_next_to_the_pipeline():
     s = settings()
     assert s["spark.master"] == "local[*]"
@@ -167,3 +174,31 @@ def test_a_local_session_lists_folders_in_as_many_tasks_as_it_has_threads():
     assert LISTING_PARALLELISM not in settings(spark=SparkConfig(jars="none", master="spark://host:7077"))
     assert [local_threads(m) for m in ("local", "local[3]", "local[4, 2]")] == [1, 3, 4]
     assert local_threads("local[*]") == local_threads("local-cluster[2,1,1024]") == (os.cpu_count() or 1)
+
+
+def test_a_local_session_starts_from_the_class_archive_once_one_was_made(monkeypatch):
+    """lakehouse/class_archive.py: `lakefresh jars --class-archive` makes it; a local session maps
+    it, quietly (a JVM of another JDK or Spark ignores it); a cluster's driver, an archive of the
+    pipeline's own, or LAKEFRESH_CLASS_ARCHIVE=0 leave it out."""
+    from lakefresh.lakehouse import class_archive
+
+    def options(spark=None):
+        return (
+            settings(spark=spark or SparkConfig(jars="none")).get("spark.driver.extraJavaOptions", "").split()
+        )
+
+    assert not any("SharedArchiveFile" in o for o in options())  # none made yet
+    archive = class_archive.archive_path()
+    assert archive is not None and archive.parent == Path(os.environ["LAKEFRESH_JVM_CACHE"])
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"made")
+    assert options()[-3:] == [f"-XX:SharedArchiveFile={archive}", "-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
+    assert "spark.driver.extraJavaOptions" not in settings(
+        spark=SparkConfig(jars="none", master="spark://h:7077")
+    )
+    theirs = SparkConfig(
+        jars="none", conf={"spark.driver.extraJavaOptions": "-XX:SharedArchiveFile=/mine.jsa"}
+    )
+    assert [o for o in options(theirs) if "SharedArchive" in o] == ["-XX:SharedArchiveFile=/mine.jsa"]
+    monkeypatch.setenv("LAKEFRESH_CLASS_ARCHIVE", "0")
+    assert not any("SharedArchiveFile" in o for o in options())

@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from lakefresh.errors import ConfigError, LakefreshError
+from lakefresh.errors import ConfigError, LakefreshError, SetupError
 from lakefresh.secrets import redact
 
 app = typer.Typer(
@@ -313,11 +313,25 @@ def jars(
         True, "--iceberg/--no-iceberg", help="Iceberg's runtime (not for Delta only)."
     ),
     force: bool = typer.Option(False, "--force", help="Resolve again even when cached."),
+    class_archive: bool = typer.Option(
+        False,
+        "--class-archive",
+        help="Instead: make the archive of Spark's classes that local sessions start from (about "
+        "170 MB, once per JDK and Spark install; print its file).",
+    ),
 ) -> None:
     """Resolve (once) the Iceberg runtime (with --delta, Delta Lake's too; --no-iceberg: not
     Iceberg's) and --package coordinates from Maven Central; print the jar files sessions will use."""
+    from lakefresh.lakehouse import class_archive as archive
     from lakefresh.lakehouse import jars as jar_files
 
+    if class_archive:
+        made = archive.make(force=force)
+        if made is None:
+            _fail(SetupError("could not make the class archive (no java found, or under 2 GB free)"))
+        else:
+            print(made)
+        return
     try:
         coordinates = [*jar_files.runtimes(iceberg_version, None, delta, iceberg), *package]
         if not coordinates:

@@ -7,6 +7,8 @@ environment:
 - `LAKEFRESH_WAREHOUSE`: the catalog's warehouse location
 - `LAKEFRESH_JARS`: `maven`, `none`, or a comma-separated list of jars
 - `LAKEFRESH_SPARK_CONF`: a JSON object of further Spark settings, applied last
+- `LAKEFRESH_CLASS_ARCHIVE=0`: a local session does not map the class archive
+  (`lakehouse/class_archive.py`, made by `lakefresh jars --class-archive`)
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.engine import CatalogConfig, SparkConfig
 from lakefresh.errors import ConfigError, SetupError
+from lakefresh.lakehouse import class_archive
 from lakefresh.lakehouse import jars as jar_files
 
 if TYPE_CHECKING:
@@ -146,6 +149,8 @@ def spark_settings(
         if log_config.is_file() and "log4j2.configurationFile" not in options:
             ours.append(f"-Dlog4j2.configurationFile={log_config}")  # errors only
         ours += [flag for flag in SHALLOW_INLINING.split() if f"{flag.split('=')[0]}=" not in options]
+        if "SharedArchiveFile" not in options:  # Spark's classes from an archive, when one was made
+            ours += class_archive.options(class_archive.existing())
         settings["spark.driver.extraJavaOptions"] = " ".join([*ours, options]).strip()
         # Spark lists folders (Delta's VACUUM, a read of many files) in up to 10,000 tasks, a
         # cluster's default; on one machine, as many as it has threads: a small Delta table's
