@@ -87,6 +87,8 @@ with_lock jars_step
 # 4. Spark's classes in a class-data archive, once per JDK and Spark install: every later local
 #    session starts in about half the CPU (lakehouse/class_archive.py). Skipped without 2 GB free.
 if [ "${LAKEFRESH_NO_CLASS_ARCHIVE:-0}" != 1 ]; then
-  $venv/bin/lakefresh jars --class-archive >/dev/null 2>&1 || echo "setup: no class archive (under 2 GB free?): sessions start without it"
+  if ! problem=$($venv/bin/lakefresh jars --class-archive 2>&1 >/dev/null); then
+    echo "setup: sessions start without a class archive (${problem#Error: })"
+  fi
 fi
 echo "setup: ready ($venv, Spark $line)"

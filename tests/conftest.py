@@ -35,6 +35,8 @@ _counter = itertools.count()
 # the short-lived JVMs' options (a killed `lakefresh run`, spark-submit, the cluster's processes)
 OURS = "JDK_JAVA_OPTIONS" not in os.environ  # a JDK_JAVA_OPTIONS of the caller's wins
 os.environ.setdefault("JDK_JAVA_OPTIONS", SHORT_LIVED_JVM)
+if os.environ.get("LAKEFRESH_TEST_CLASS_ARCHIVE") == "0":  # no archive made, and none mapped
+    os.environ.setdefault("LAKEFRESH_CLASS_ARCHIVE", "0")
 
 
 @pytest.fixture(scope="session")

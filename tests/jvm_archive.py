@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse import class_archive
 
 # Every JVM the tests start in a process of its own lives for seconds to a few minutes and compiles
@@ -25,7 +26,10 @@ def class_archive_made() -> Path | None:
     making it would cost more than it saves)."""
     if os.environ.get("LAKEFRESH_TEST_CLASS_ARCHIVE") == "0":
         return None
-    return class_archive.make()
+    try:
+        return class_archive.make()
+    except (LakefreshError, OSError):
+        return None  # the JVMs start as they did without it
 
 
 def archive_options(archive: Path | None) -> list[str]:

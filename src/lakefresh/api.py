@@ -74,8 +74,9 @@ class Pipeline:
 
     # --- Spark and state ---------------------------------------------------------------------
 
-    def spark_settings(self) -> dict[str, str]:
-        """Every Spark setting the session is built with (computed without a JVM)."""
+    def spark_settings(self, archive: bool = True) -> dict[str, str]:
+        """Every Spark setting the session is built with (computed without a JVM); without
+        `archive`, none that names this machine's class archive (for a driver elsewhere)."""
         config = self.config
         return spark_settings(
             config.catalog,
@@ -83,6 +84,7 @@ class Pipeline:
             self.base_dir,
             delta=config.uses_delta(),
             iceberg=config.uses_iceberg(),
+            archive=archive,
         )
 
     @property

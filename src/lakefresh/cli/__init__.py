@@ -292,7 +292,7 @@ def submit_args(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
     import lakefresh
 
     try:
-        settings = _load(pipeline, var, quiet=True).spark_settings()
+        settings = _load(pipeline, var, quiet=True).spark_settings(archive=False)  # not this machine's
     except Exception as exc:
         _fail(exc)
         return
@@ -326,11 +326,10 @@ def jars(
     from lakefresh.lakehouse import jars as jar_files
 
     if class_archive:
-        made = archive.make(force=force)
-        if made is None:
-            _fail(SetupError("could not make the class archive (no java found, or under 2 GB free)"))
-        else:
-            print(made)
+        try:
+            print(archive.make(force=force))
+        except (LakefreshError, OSError) as exc:
+            _fail(SetupError(f"no class archive: {exc}"))
         return
     try:
         coordinates = [*jar_files.runtimes(iceberg_version, None, delta, iceberg), *package]

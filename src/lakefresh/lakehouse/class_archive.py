@@ -2,44 +2,55 @@
 
 A JVM that starts Spark loads, verifies and links some 15,000 classes from Spark's jars: of a cold
 local session's start and first query, about half the CPU (15-16 CPU-s, 13 s on 2 cores; with
-the archive 8 CPU-s, 6 s, measured 2026-11-27). An archive written by one such JVM at its exit
-(`-XX:ArchiveClassesAtExit`) is mapped by every later JVM of the same JDK and Spark install
-(`-XX:SharedArchiveFile`): every `lakefresh run` and verb that starts a local session, and every
-JVM a test starts. A JVM whose JDK or class path differs ignores the archive and loads its
-classes as before; its notice of that (on stdout) is silenced.
+the archive 8 CPU-s, 6 s, JVMs compiling with C1 alone, measured 2026-11-27). An archive written
+by one such JVM at its exit (`-XX:ArchiveClassesAtExit`, JDK 13 on) is mapped by every later JVM
+of the same JDK and Spark install (`-XX:SharedArchiveFile`): every `lakefresh run` and verb that
+starts a local session, and every JVM a test starts. A JVM whose JDK or class path differs
+ignores the archive and loads its classes as before; its notice of that (on stdout) is silenced.
 
-`lakefresh jars --class-archive` makes it (a small local job in a process of its own, about 50 s,
-about 170 MB), once per JDK and Spark install, in `$LAKEFRESH_JVM_CACHE` (else
-~/.cache/lakefresh/jvm), written aside and renamed into place, and only when the disk has 2 GB
-free. Local sessions map it when it is there (`lakehouse/session.py`); LAKEFRESH_CLASS_ARCHIVE=0
-turns that off. The Iceberg, Delta and JDBC jars are not in it: Spark loads them with a class
-loader of its own, which an archive does not hold.
+`lakefresh jars --class-archive` (run by setup) makes it: a small local job in a process of its
+own (about 50 s), whose driver JVM writes the archive (about 170 MB) to `$LAKEFRESH_JVM_CACHE`,
+else `$XDG_CACHE_HOME/lakefresh/jvm`, else ~/.cache/lakefresh/jvm, aside and then renamed into
+place, once per JDK and Spark install, and only when the disk has 2 GB free. Local sessions map
+it when it is there (`lakehouse/session.py`); LAKEFRESH_CLASS_ARCHIVE=0 turns that off. The
+Iceberg, Delta and JDBC jars are not in it: Spark loads them with a class loader of its own,
+which an archive does not hold.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+from lakefresh.errors import SetupError
 
 # the free space an archive is made in only when the disk has it (the archive: about 170 MB)
 ROOM = 2 * 1024**3
+# an archive smaller than this is not one of Spark's classes (a dump cut short, say)
+LEAST = 16 * 1024**2
 
 # what a JVM given the archive says about it on stdout when it cannot use it: nothing
 QUIET = ("-Xlog:cds=off", "-Xlog:cds+dynamic=off")
+# JVM options by which a pipeline or the environment manages class sharing itself
+OWN = ("SharedArchiveFile", "ArchiveClassesAtExit", "AutoCreateSharedArchive", "-Xshare")
 
-# the job's JVM lives for seconds: C1 alone compiles for it (the archive holds classes, not code)
+# the job's JVMs live for seconds: C1 alone compiles for them (the archive holds classes, not code)
 JOB_JVM = "-XX:TieredStopAtLevel=1"
 
 # the work whose classes are archived: a local session, a query with a shuffle, a CSV and a
-# Parquet write and read
+# Parquet write and read; only the driver's JVM writes the archive (argv[1]), at its exit
 WORKLOAD = """
-import shutil, tempfile
+import shutil, sys, tempfile
 from pyspark.sql import SparkSession
-spark = SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false").getOrCreate()
+spark = (SparkSession.builder.master("local[2]").config("spark.ui.enabled", "false")
+    .config("spark.driver.extraJavaOptions", "-XX:ArchiveClassesAtExit=" + sys.argv[1]).getOrCreate())
 out = tempfile.mkdtemp()
 df = spark.range(1000).selectExpr("id", "cast(id % 7 as string) AS k", "current_timestamp() AS ts")
 df.groupBy("k").count().join(df, "k").write.mode("overwrite").parquet(out + "/p")
@@ -50,8 +61,9 @@ spark.sql("SELECT k, max(id) FROM VALUES ('a', 1) AS t(k, id) GROUP BY k").colle
 jvm = spark.sparkContext._gateway.proc
 spark.stop()
 jvm.stdin.close()  # the JVM's signal to exit; it writes the archive as it does
-jvm.wait(timeout=300)
+code = jvm.wait(timeout=300)
 shutil.rmtree(out, ignore_errors=True)
+sys.exit(code)
 """
 
 
@@ -62,80 +74,109 @@ def folder() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "lakefresh" / "jvm"
 
 
-def _java() -> Path | None:
-    """The java that Spark starts: $JAVA_HOME's, else the first on PATH."""
+def _jdk() -> Path | None:
+    """The home of the JDK whose java Spark starts: $JAVA_HOME's, else the first on PATH."""
     home = os.environ.get("JAVA_HOME")
     found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
-    return Path(found).resolve() if found and Path(found).is_file() else None
+    return Path(found).resolve().parent.parent if found and Path(found).is_file() else None
 
 
-def _key() -> str | None:
+def _major(jdk: Path) -> int | None:
+    """The JDK's feature release, from its `release` file (no process)."""
+    try:
+        text = (jdk / "release").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    found = re.search(r'^JAVA_VERSION="(?:1\.)?(\d+)', text, re.MULTILINE)
+    return int(found.group(1)) if found else None
+
+
+def _key() -> str:
     """The JDK and Spark install an archive is good for, from files only (no JVM, no process):
-    the java binary and its JVM library (a JDK update replaces it), pyspark's version and its
-    jars folder (a reinstall touches it)."""
+    the JDK's home and its JVM library (an update replaces it), Spark's version and its jars
+    folder ($SPARK_HOME's when set, as for Spark itself; a reinstall touches it). Raises
+    SetupError when there is none to make one for."""
     try:
         import pyspark
+    except ImportError:
+        raise SetupError("pyspark is not installed") from None
+    jdk = _jdk()
+    if jdk is None:
+        raise SetupError("no java found ($JAVA_HOME, PATH)")
+    major = _major(jdk)
+    if major is None or major < 13:
+        raise SetupError(f"the JDK at {jdk} cannot write a class archive (JDK 13 or later can)")
+    jars = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "jars"
+    libjvm = next((p for p in jdk.glob("lib/server/libjvm.*")), None) or next(
+        jdk.glob("lib/*/libjvm.*"), None
+    )
+    marks = [pyspark.__version__, str(jdk)]
+    for path in (libjvm, jars):
+        if path is not None and path.exists():
+            found = path.stat()
+            marks.append(f"{path}:{found.st_size}:{found.st_mtime_ns}")
+    return hashlib.sha256("\n".join(marks).encode()).hexdigest()[:16]
 
-        java = _java()
-        if java is None:
-            return None
-        libjvm = next(java.parent.parent.glob("lib/*/libjvm.*"), None)
-        jars = Path(pyspark.__file__).parent / "jars"
-        marks = [pyspark.__version__, str(jars), str(java)]
-        for path in (libjvm, jars):
-            if path is not None:
-                found = path.stat()
-                marks.append(f"{path}:{found.st_size}:{found.st_mtime_ns}")
-        return hashlib.sha256("\n".join(marks).encode()).hexdigest()[:16]
-    except (OSError, ImportError):
-        return None
 
-
-def archive_path() -> Path | None:
-    key = _key()
-    return None if key is None else folder() / f"spark-{key}.jsa"
+def archive_path() -> Path:
+    """Where this JDK and Spark install's archive is (or would be); SetupError as `_key`."""
+    return folder() / f"spark-{_key()}.jsa"
 
 
 def existing() -> Path | None:
     """The archive for this JDK and Spark install when it was made and is wanted; else None."""
     if os.environ.get("LAKEFRESH_CLASS_ARCHIVE") == "0":
         return None
-    path = archive_path()
-    return path if path is not None and path.is_file() else None
-
-
-def make(force: bool = False) -> Path | None:
-    """Make the archive for this JDK and Spark install (at once when it is there already, unless
-    `force`); None when it cannot be made: no java, under 2 GB free, or the job failed."""
-    path = archive_path()
-    if path is None:
+    try:
+        path = archive_path()
+    except SetupError:
         return None
+    return path if path.is_file() else None
+
+
+def managed_elsewhere(options: str) -> bool:
+    """Whether JVM options (a pipeline's, or JDK_JAVA_OPTIONS / JAVA_TOOL_OPTIONS) already say
+    how the JVM shares classes: then lakefresh's archive is not added."""
+    given = " ".join(
+        [options, os.environ.get("JDK_JAVA_OPTIONS", ""), os.environ.get("JAVA_TOOL_OPTIONS", "")]
+    )
+    return any(flag in given for flag in OWN)
+
+
+def make(force: bool = False) -> Path:
+    """Make the archive for this JDK and Spark install (at once when it is there already, unless
+    `force`). SetupError says why it cannot: no JDK 13+, no pyspark, under 2 GB free, the job."""
+    path = archive_path()
     if path.is_file() and not force:
         return path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if shutil.disk_usage(path.parent).free < ROOM:
-            return None  # the warehouse needs the room more
-    except OSError:
-        return None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in path.parent.glob("spark-*.tmp"):  # a job cut short long ago
+        if time.time() - stale.stat().st_mtime > 3600:
+            stale.unlink(missing_ok=True)
+    if shutil.disk_usage(path.parent).free < ROOM:
+        raise SetupError(f"under 2 GB free in {path.parent}: the warehouse needs the room more")
     aside = path.parent / f"{path.stem}.{os.getpid()}.tmp"  # two processes may make it at once
+    env = {**os.environ, "JDK_JAVA_OPTIONS": JOB_JVM}
+    job = subprocess.Popen(
+        [sys.executable, "-c", WORKLOAD, str(aside)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its JVMs with it, when it has to be stopped
+    )
     try:
-        env = {**os.environ, "JDK_JAVA_OPTIONS": f"{JOB_JVM} -XX:ArchiveClassesAtExit={aside}"}
-        subprocess.run(
-            [sys.executable, "-c", WORKLOAD],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=600,
-            check=True,
-        )
-        if not aside.is_file() or aside.stat().st_size == 0:
-            return None
+        code = job.wait(timeout=600)
+        size = aside.stat().st_size if aside.is_file() else 0
+        if code != 0 or size < LEAST:
+            raise SetupError(f"the job that writes the class archive failed (exit {code}, {size} bytes)")
         os.replace(aside, path)
         return path
-    except (OSError, subprocess.SubprocessError):
-        return None
+    except subprocess.TimeoutExpired:
+        raise SetupError("the job that writes the class archive took over 10 minutes") from None
     finally:
+        if job.poll() is None:
+            os.killpg(job.pid, signal.SIGKILL)
+            job.wait()
         aside.unlink(missing_ok=True)  # a failed or cut-short archive is not left behind
 
 

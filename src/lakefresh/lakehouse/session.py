@@ -86,11 +86,17 @@ SHALLOW_INLINING = "-XX:MaxInlineLevel=6 -XX:InlineSmallCode=500 -XX:MaxInlineSi
 
 
 def spark_settings(
-    catalog: CatalogConfig, spark: SparkConfig, base_dir: Path, delta: bool = False, iceberg: bool = True
+    catalog: CatalogConfig,
+    spark: SparkConfig,
+    base_dir: Path,
+    delta: bool = False,
+    iceberg: bool = True,
+    archive: bool = True,
 ) -> dict[str, str]:
     """Every Spark setting the session is built with, as plain strings (no JVM needed); with
     `delta`, Delta Lake's too; without `iceberg` (no table is an Iceberg table), none of
-    Iceberg's: no runtime, no extensions, no catalog."""
+    Iceberg's: no runtime, no extensions, no catalog. Without `archive`, a local driver is not
+    given this machine's class archive (settings for a driver elsewhere: `lakefresh submit-args`)."""
     settings: dict[str, str] = {
         "spark.master": os.environ.get("LAKEFRESH_SPARK_MASTER") or spark.master,
         "spark.app.name": spark.app_name,
@@ -149,7 +155,7 @@ def spark_settings(
         if log_config.is_file() and "log4j2.configurationFile" not in options:
             ours.append(f"-Dlog4j2.configurationFile={log_config}")  # errors only
         ours += [flag for flag in SHALLOW_INLINING.split() if f"{flag.split('=')[0]}=" not in options]
-        if "SharedArchiveFile" not in options:  # Spark's classes from an archive, when one was made
+        if archive and not class_archive.managed_elsewhere(options):  # Spark's classes, when made
             ours += class_archive.options(class_archive.existing())
         settings["spark.driver.extraJavaOptions"] = " ".join([*ours, options]).strip()
         # Spark lists folders (Delta's VACUUM, a read of many files) in up to 10,000 tasks, a
