@@ -47,9 +47,10 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
     from lakefresh.config.engine import CatalogConfig, SparkConfig
+    from lakefresh.lakehouse.class_archive import options as archive_options
     from lakefresh.lakehouse.jars import postgresql_driver
     from lakefresh.lakehouse.session import build_session, spark_settings
-    from tests.jvm_archive import archive_options, class_archive_made
+    from tests.jvm_archive import class_archive_made
 
     # Spark's classes from an archive (tests/jvm_archive.py): every JVM starts in about half the
     # CPU, the shared session and the JVMs the tests start from here on

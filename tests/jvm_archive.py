@@ -32,9 +32,5 @@ def class_archive_made() -> Path | None:
         return None  # the JVMs start as they did without it
 
 
-def archive_options(archive: Path | None) -> list[str]:
-    return class_archive.options(archive)
-
-
 if __name__ == "__main__":
     class_archive_made()

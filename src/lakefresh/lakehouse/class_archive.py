@@ -107,9 +107,7 @@ def _key() -> str:
     if major is None or major < 13:
         raise SetupError(f"the JDK at {jdk} cannot write a class archive (JDK 13 or later can)")
     jars = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "jars"
-    libjvm = next((p for p in jdk.glob("lib/server/libjvm.*")), None) or next(
-        jdk.glob("lib/*/libjvm.*"), None
-    )
+    libjvm = next(jdk.glob("lib/server/libjvm.*"), None) or next(jdk.glob("lib/*/libjvm.*"), None)
     marks = [pyspark.__version__, str(jdk)]
     for path in (libjvm, jars):
         if path is not None and path.exists():
