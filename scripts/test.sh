@@ -47,8 +47,9 @@ side=$!
 
 if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh; then
   touch "$work/ready"
-  # Spark's classes archived for the JVMs the tests start (tests/jvm_archive.py), beside the lint
-  .venv/bin/python -m tests.jvm_archive &
+  # Spark's classes archived for the JVMs the tests start (setup's own step, skipped above), beside
+  # the lint; without it (it could not be made) they start as they did before
+  .venv/bin/lakefresh jars --class-archive >/dev/null 2>&1 &
   archive=$!
   bash scripts/lint.sh
   lint=$?

@@ -2,7 +2,7 @@
 JVMs the tests start: the shared session, and every JVM of seconds to minutes that a test starts
 (a killed `lakefresh run`, spark-submit, the cluster's master, workers, drivers and executors),
 which map it through JDK_JAVA_OPTIONS (tests/conftest.py). scripts/test.sh makes it beside the
-lint, before the tests start.
+lint (`lakefresh jars --class-archive`), before the tests start; a run without it makes it here.
 """
 
 from __future__ import annotations
@@ -30,7 +30,3 @@ def class_archive_made() -> Path | None:
         return class_archive.make()
     except (LakefreshError, OSError):
         return None  # the JVMs start as they did without it
-
-
-if __name__ == "__main__":
-    class_archive_made()

@@ -334,6 +334,48 @@ def test_a_batch_another_process_skips_while_a_run_records_is_not_taken_by_the_n
     assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published"), ("b3.csv", "skipped")]
 
 
+def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_appends_came(ws, monkeypatch):
+    """The other side of the test above: while the log's only commits are this process's own
+    appends, its reads of every table stay current (state/reads.py `appended`), so a pipeline run
+    again and again in one process (`--continuous`) reads the log for none of its tables, whether
+    one table took a batch or none did; and what it keeps equals a fresh read of the log."""
+    from pyspark.sql import SparkSession
+
+    tables = "".join(TABLE.replace("name: t", f"name: {n}").replace("path: in", f"path: {n}") for n in "tuw")
+    for n in "tuw":
+        ws.write(f"{n}/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n")
+    p = ws.pipeline(tables)
+    assert p.run().ok
+    assert p.run().ok  # the first run read a log that did not exist yet: this one reads it
+
+    reads: list[str] = []
+    sql = SparkSession.sql
+
+    def counting(self, query, *args, **kwargs):  # the real query, counted
+        if query.startswith("SELECT batch_id, attempt,") and "batches" in query:
+            reads.append(query)
+        return sql(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(SparkSession, "sql", counting)
+    assert p.run().ok  # nothing new
+    ws.write("u/b2.csv", "id,v,ts\n1,b,2025-01-02 00:00:00\n2,c,2025-01-02 00:00:00\n")
+    took = p.run()
+    assert took.ok and [b.batch_id for b in took.batches] == ["b2.csv"]
+    assert took.batches[0].counts == {"C": 1, "N": 1}
+    assert p.run().ok and reads == []
+
+    monkeypatch.setattr(SparkSession, "sql", sql)
+    fresh = ws.pipeline(tables, name="fresh.yml")  # the same log, read anew
+    for n in "tuw":
+        name = f"{ws.namespace}.{n}"
+        assert sorted(p.control.log_rows(name), key=str) == sorted(fresh.control.log_rows(name), key=str)
+        assert p.control.published(name) == fresh.control.published(name)
+    assert {b: r.effective_count for b, r in p.control.published(f"{ws.namespace}.u").items()} == {
+        "b1.csv": 0,
+        "b2.csv": 2,
+    }
+
+
 @pytest.fixture(autouse=True)
 def _no_faults(monkeypatch):
     monkeypatch.delenv("LAKEFRESH_FAULTS", raising=False)

@@ -6,9 +6,13 @@ effective metrics of its published batches (the first batch that supersedes rows
 of its own, a Spark job of about 0.15 s on a tiny table. Now one query reads the columns all three
 need, and its rows are kept with the log's snapshot (its head); a later read that finds the head
 unchanged (a metadata look-up of a few milliseconds) uses them again. Any write to the log, this
-process's or another's, moves the head, so a kept read is never stale. The configuration's text,
-only needed when its fingerprint differs, is read on its own then. A mixin of
-:class:`lakefresh.state.control.ControlTables`.
+process's or another's, moves the head, so a kept read is never stale. One exception keeps reads
+current across runs: when this process's own append (a run's record, attempt rows) is the only
+commit since a kept read, that read takes the append's rows of its table (often none) and the new
+head. So a process that runs a pipeline again and again (`--continuous`, the Python API) reads
+each table's rows once, not once per table per run, while no other process writes to the log. The
+configuration's text, only needed when its fingerprint differs, is read on its own then. A mixin
+of :class:`lakefresh.state.control.ControlTables`.
 """
 
 from __future__ import annotations
@@ -24,8 +28,9 @@ from lakefresh.state.published import PublishedBatch, taken_from
 if TYPE_CHECKING:
     from lakefresh.lakehouse.backend import TableBackend
 
-# How many tables' reads are kept (a run needs one table's at a time; verbs may alternate).
-KEPT_TABLES = 8
+# How many log rows the kept reads hold at most, over all tables (the least recently read table's
+# go first; the table just read always stays): a pipeline's tables are read again each run.
+KEPT_ROWS = 100_000
 
 
 @dataclass(frozen=True)
@@ -82,25 +87,27 @@ class LogReads:
         ).collect()
         out = [_log_row(r) for r in rows]
         self._kept[table] = (head, out)
-        while len(self._kept) > KEPT_TABLES:
-            self._kept.popitem(last=False)
+        held = sum(len(k[1]) for k in self._kept.values())
+        while held > KEPT_ROWS and len(self._kept) > 1:
+            held -= len(self._kept.popitem(last=False)[1][1])
         return out
 
     def appended(self, rows: list[dict[str, Any]]) -> None:
-        """This process appended these full `batches` rows: when its append is the only commit
-        to the log since a table's kept read, that read gains them and stays current, so the next
-        run of the table (in this process) reads nothing. Otherwise the next read queries."""
-        for table in {r["table_name"] for r in rows}:
-            kept = self._kept.pop(table, None)
-            if kept is None:
-                continue
+        """This process appended these full `batches` rows: every kept read (of any table) made
+        at the head this append came right after gains the append's rows of its table (often
+        none) and stays current, so the next run (in this process) reads nothing. A kept read
+        with another commit since is dropped: the next read queries."""
+        kept, self._kept = self._kept, OrderedDict()
+        heads: dict[int, int | None] = {}  # a kept head -> the head it is followed by, if only ours
+        for table, (head, out) in kept.items():
             try:  # the append is done: a failure here costs the next run a read, nothing more
-                head = self.backend.follows(self.batches, kept[0])
+                if head not in heads:
+                    heads[head] = self.backend.follows(self.batches, head)
                 mine = [_dict_row(r) for r in rows if r["table_name"] == table]
             except Exception:
                 continue
-            if head is not None:
-                self._kept[table] = (head, kept[1] + mine)
+            if (after := heads[head]) is not None:
+                self._kept[table] = (after, out + mine)
 
     def attempts(self, table: str) -> list[AttemptRow]:
         return [r.attempt for r in self.log_rows(table)]
