@@ -7,7 +7,9 @@ A pipeline of TABLES `key` tables, each reading CSV files of its own folder. Aft
 
 - `nothing_new`: no table has a new file;
 - `one_table`: one table (a different one each round) has one new 5-row file;
-- `every_table`: every table has one new 5-row file.
+- `every_table`: every table has one new 5-row file;
+- `new_process`: nothing new, run by a new `Pipeline` of the same file, as a scheduled
+  `lakefresh run` does in a process of its own (the JVM's and the session's start aside).
 
 Besides the seconds, each run's reads of the `batches` log are counted (the queries of
 state/reads.py): a process whose only writes to the log are its own appends should read none.
@@ -30,7 +32,7 @@ from typing import Any
 
 from bench_key import CATALOG, save_report, workspace
 
-KINDS = ("nothing_new", "one_table", "every_table")
+KINDS = ("nothing_new", "one_table", "every_table", "new_process")
 
 
 def pipeline_text(work: Path, tables: int) -> str:
@@ -72,7 +74,10 @@ def counting_log_reads(spark: Any) -> list[int]:
     original = SparkSession.sql
 
     def sql(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
-        if query.startswith("SELECT batch_id, attempt,") and "batches" in query:
+        if (
+            query.startswith(("SELECT batch_id, attempt,", "SELECT table_name, batch_id,"))
+            and "batches" in query
+        ):
             count[0] += 1
         return original(self, query, *args, **kwargs)
 
@@ -107,9 +112,8 @@ def main() -> int:
 
     with workspace("lakefresh-bench-continuous-") as (work, spark):
         feed = Feed(work, args.tables)
-        pipeline = Pipeline(
-            validate(parse(pipeline_text(work, args.tables), "bench"), "bench"), work, spark=spark
-        )
+        config = validate(parse(pipeline_text(work, args.tables), "bench"), "bench")
+        pipeline = Pipeline(config, work, spark=spark)
         for i in range(args.tables):
             feed.add(i)
         start = time.perf_counter()
@@ -120,11 +124,12 @@ def main() -> int:
         seconds: dict[str, list[float]] = {k: [] for k in (*KINDS, "floor")}
         log_reads: dict[str, list[int]] = {k: [] for k in KINDS}
         for r in range(args.rounds):
-            for kind, tables in zip(KINDS, ([], [r % args.tables], range(args.tables)), strict=True):
+            for kind, tables in zip(KINDS, ([], [r % args.tables], range(args.tables), []), strict=True):
                 for i in tables:
                     feed.add(i)
+                runs = Pipeline(config, work, spark=spark) if kind == "new_process" else pipeline
                 before, start = reads[0], time.perf_counter()
-                result = pipeline.run()
+                result = runs.run()
                 seconds[kind].append(time.perf_counter() - start)
                 log_reads[kind].append(reads[0] - before)
                 assert result.ok and len(result.batches) == len(tables), result.to_dict()

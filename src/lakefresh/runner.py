@@ -91,6 +91,7 @@ class Runner:
                 raise ConfigError(f"unknown table(s) {unknown}; tables: {[t.name for t in tables]}")
             tables = [t for t in tables if t.name in only]
         self.control.ensure()
+        self.control.read_ahead([self.config.qualified(t) for t in tables])  # the log, in one read
         failed: set[str] = set()
         self.stop = stop or threading.Event()
         for table in tables:

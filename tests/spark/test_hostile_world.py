@@ -338,7 +338,8 @@ def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_
     """The other side of the test above: while the log's only commits are this process's own
     appends, its reads of every table stay current (state/reads.py `appended`), so a pipeline run
     again and again in one process (`--continuous`) reads the log for none of its tables, whether
-    one table took a batch or none did; and what it keeps equals a fresh read of the log."""
+    one table took a batch or none did; and what it keeps equals a fresh read of the log. A new
+    process reads the log once for all its tables (`read_ahead`), not once per table."""
     from pyspark.sql import SparkSession
 
     tables = "".join(TABLE.replace("name: t", f"name: {n}").replace("path: in", f"path: {n}") for n in "tuw")
@@ -350,13 +351,16 @@ def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_
 
     reads: list[str] = []
     sql = SparkSession.sql
+    log_reads = ("SELECT batch_id, attempt,", "SELECT table_name, batch_id,")  # state/reads.py's
 
     def counting(self, query, *args, **kwargs):  # the real query, counted
-        if query.startswith("SELECT batch_id, attempt,") and "batches" in query:
+        if query.startswith(log_reads) and "batches" in query:
             reads.append(query)
         return sql(self, query, *args, **kwargs)
 
     monkeypatch.setattr(SparkSession, "sql", counting)
+    assert ws.pipeline(tables, name="new.yml").run().ok and len(reads) == 1  # a new process
+    reads.clear()
     assert p.run().ok  # nothing new
     ws.write("u/b2.csv", "id,v,ts\n1,b,2025-01-02 00:00:00\n2,c,2025-01-02 00:00:00\n")
     took = p.run()
@@ -366,14 +370,30 @@ def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_
 
     monkeypatch.setattr(SparkSession, "sql", sql)
     fresh = ws.pipeline(tables, name="fresh.yml")  # the same log, read anew
+    log_head = p.backend.latest(p.control.batches)
     for n in "tuw":
         name = f"{ws.namespace}.{n}"
+        assert p.control._kept[name][0] == log_head  # what `p` kept, not a read of its own now
         assert sorted(p.control.log_rows(name), key=str) == sorted(fresh.control.log_rows(name), key=str)
         assert p.control.published(name) == fresh.control.published(name)
     assert {b: r.effective_count for b, r in p.control.published(f"{ws.namespace}.u").items()} == {
         "b1.csv": 0,
         "b2.csv": 2,
     }
+
+    # another process writes a row of a table that took no batch: the next run reads the log again
+    ws.write("w/b2.csv", "id,v,ts\n1,z,2025-01-05 00:00:00\n")
+    skipped = {
+        "table_name": f"{ws.namespace}.w",
+        "batch_id": "b2.csv",
+        "attempt": "skip-1",
+        "status": "skipped",
+    }
+    fresh.control.record_attempt(skipped)
+    monkeypatch.setattr(SparkSession, "sql", counting)
+    result = p.run()
+    assert result.ok and result.batches == [] and len(reads) == 1
+    assert rows(p.table("w"), ["id", "v"]) == [(1, "a")]
 
 
 @pytest.fixture(autouse=True)

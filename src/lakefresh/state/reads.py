@@ -87,16 +87,54 @@ class LogReads:
         ).collect()
         out = [_log_row(r) for r in rows]
         self._kept[table] = (head, out)
+        self._kept.move_to_end(table)
+        self._trim()
+        return out
+
+    def read_ahead(self, tables: list[str]) -> None:
+        """These tables' rows of the log in one query (a run's tables, before the first of them
+        runs), each kept as `log_rows` keeps its own: a process's first run reads the log once,
+        not once per table. Tables whose read is current, or more rows than KEPT_ROWS in all,
+        are left to `log_rows`; so is everything when this read fails (it only saves reads: a
+        log that cannot be read fails each table's run on its own, as without it)."""
+        try:
+            head = self.backend.latest(self.batches)
+            if head is None:
+                return
+            missing = [t for t in dict.fromkeys(tables) if t not in self._kept or self._kept[t][0] != head]
+            if len(missing) < 2:  # one table alone costs the same
+                return
+            names = ", ".join(sql_literal(t) for t in missing)
+            rows = self.backend.spark.sql(
+                f"SELECT table_name, {_COLUMNS} FROM {self.backend.qualified(self.batches)} "
+                f"WHERE table_name IN ({names}) LIMIT {KEPT_ROWS + 1}"
+            ).collect()
+        except Exception:
+            return
+        if len(rows) > KEPT_ROWS:
+            return
+        found: dict[str, list[LogRow]] = {t: [] for t in missing}
+        for r in rows:
+            found[r[0]].append(_log_row(tuple(r)[1:]))
+        for table, out in found.items():
+            self._kept[table] = (head, out)
+            self._kept.move_to_end(table)
+        self._trim()
+
+    def _trim(self) -> None:
+        """At most KEPT_ROWS rows kept: the least recently read tables' go first, and the table
+        read last always stays."""
         held = sum(len(k[1]) for k in self._kept.values())
         while held > KEPT_ROWS and len(self._kept) > 1:
             held -= len(self._kept.popitem(last=False)[1][1])
-        return out
 
     def appended(self, rows: list[dict[str, Any]]) -> None:
         """This process appended these full `batches` rows: every kept read (of any table) made
         at the head this append came right after gains the append's rows of its table (often
         none) and stays current, so the next run (in this process) reads nothing. A kept read
         with another commit since is dropped: the next read queries."""
+        if not rows:  # no commit of ours: the next commit, if any, is another's
+            return
         kept, self._kept = self._kept, OrderedDict()
         heads: dict[int, int | None] = {}  # a kept head -> the head it is followed by, if only ours
         for table, (head, out) in kept.items():
