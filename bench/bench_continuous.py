@@ -3,7 +3,7 @@ Python API), as issue 18 puts it: "a continuous pipeline over ten tables spends 
 interval on bookkeeping".
 
 A pipeline of TABLES `key` tables, each reading CSV files of its own folder. After a first run
-(one 5-row batch per table, not timed), each round times three runs in the one process:
+(one 5-row batch per table, not timed), each round times four runs:
 
 - `nothing_new`: no table has a new file;
 - `one_table`: one table (a different one each round) has one new 5-row file;
