@@ -6,6 +6,14 @@ load that searches every jar on Spark's classpath, once for each of PySpark's im
 0.7 ms of the JVM's CPU for `org` alone, measured 2026-11-26). `java_class` asks for the whole
 name at once (one round trip, one successful load) and keeps the answer for the process's JVM.
 A static method's call is then two round trips (Py4J looks the member up, then calls it).
+
+PySpark itself looks its helpers up by short name on every call: each `F.lit`, `F.col` and each
+list it passes asks the JVM view for `functions` or `PythonUtils`, which the JVM first tries as a
+class of that bare name, then under each of PySpark's imports in turn (`java.lang.*`,
+`org.apache.spark.api.java.*`...): up to seven failed class loads, each a search of every jar,
+and three round trips per function call. `keep_lookups` makes a session's JVM view keep the
+classes it found and their static methods (a class name stays that class, a method that method),
+so each is asked for once per process.
 """
 
 from __future__ import annotations
@@ -13,7 +21,7 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING, Any
 
-from py4j.java_gateway import JavaClass
+from py4j.java_gateway import JavaClass, JavaMember, JVMView
 
 from lakefresh.errors import ConfigError
 
@@ -38,3 +46,35 @@ def java_class(spark: SparkSession, name: str) -> Any:
     with _LOCK:
         _CLASSES[name] = (jvm, java)
     return java
+
+
+class _KeptClass(JavaClass):  # type: ignore[misc]  # py4j has no types
+    """A class whose static methods and nested classes, once looked up, are kept (a field's value
+    is asked for again each time: it may change)."""
+
+    def __getattr__(self, name: str) -> Any:
+        found = JavaClass.__getattr__(self, name)
+        if isinstance(found, JavaClass) and not isinstance(found, _KeptClass):
+            found = _KeptClass(found._fqn, found._gateway_client)
+        if isinstance(found, (JavaMember, JavaClass)) and not name.startswith("_"):
+            self.__dict__[name] = found
+        return found
+
+
+class _KeptView(JVMView):  # type: ignore[misc]
+    """A JVM view that keeps the classes it found, by the name they were asked for (a name that
+    is a package is asked for again: a jar added later may make it a class)."""
+
+    def __getattr__(self, name: str) -> Any:
+        found = JVMView.__getattr__(self, name)
+        if isinstance(found, JavaClass) and not name.startswith("_"):
+            found = _KeptClass(found._fqn, found._gateway_client)
+            self.__dict__[name] = found
+        return found
+
+
+def keep_lookups(spark: SparkSession) -> None:
+    """The session's JVM view keeps the classes and static methods it looked up (module doc)."""
+    jvm = spark.sparkContext._jvm
+    if jvm is not None and type(jvm) is JVMView:
+        jvm.__class__ = _KeptView

@@ -23,6 +23,7 @@ from lakefresh.config.engine import CatalogConfig, SparkConfig
 from lakefresh.errors import ConfigError, SetupError
 from lakefresh.lakehouse import class_archive
 from lakefresh.lakehouse import jars as jar_files
+from lakefresh.lakehouse.jvm import keep_lookups
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -204,6 +205,7 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     except Exception as exc:  # JVM start failures come as many types
         raise SetupError(f"cannot start Spark: {exc}") from exc
     session.sparkContext.setLogLevel(os.environ.get("LAKEFRESH_SPARK_LOG_LEVEL", "ERROR"))
+    keep_lookups(session)  # PySpark's look-ups of its Java helpers, once each (lakehouse/jvm.py)
     for key, value in settings.items():
         if key.startswith("spark.sql.") and not key.startswith("spark.sql.extensions"):
             session.conf.set(key, value)  # a joined session takes runtime settings too
