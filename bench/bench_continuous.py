@@ -70,14 +70,13 @@ def counting_log_reads(spark: Any) -> list[int]:
     wrapped: the queries still run)."""
     from pyspark.sql import SparkSession
 
+    from lakefresh.state.reads import LOG_READS
+
     count = [0]
     original = SparkSession.sql
 
     def sql(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
-        if (
-            query.startswith(("SELECT batch_id, attempt,", "SELECT table_name, batch_id,"))
-            and "batches" in query
-        ):
+        if query.startswith(LOG_READS):
             count[0] += 1
         return original(self, query, *args, **kwargs)
 

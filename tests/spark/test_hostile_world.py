@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lakefresh.state.reads import LOG_READS
 from tests.conftest import CATALOG, FORMATS, rows, run_paused
 
 TABLE = """
@@ -351,10 +352,9 @@ def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_
 
     reads: list[str] = []
     sql = SparkSession.sql
-    log_reads = ("SELECT batch_id, attempt,", "SELECT table_name, batch_id,")  # state/reads.py's
 
     def counting(self, query, *args, **kwargs):  # the real query, counted
-        if query.startswith(log_reads) and "batches" in query:
+        if query.startswith(LOG_READS):
             reads.append(query)
         return sql(self, query, *args, **kwargs)
 

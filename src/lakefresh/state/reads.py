@@ -13,6 +13,10 @@ head. So a process that runs a pipeline again and again (`--continuous`, the Pyt
 each table's rows once, not once per table per run, while no other process writes to the log. The
 configuration's text, only needed when its fingerprint differs, is read on its own then. A mixin
 of :class:`lakefresh.state.control.ControlTables`.
+
+A table's rows come in the order their attempts started (then by attempt id), however the log's
+files hold them and whether they were read or kept: readers take the last of a batch's rows as
+its newest (reconciliation's staged attempt, `published`).
 """
 
 from __future__ import annotations
@@ -65,6 +69,9 @@ _COLUMNS = (
     "effective_count, range_start, range_end, effective_ranges, config_fingerprint, "
     "config IS NOT NULL, superseded"
 )
+# how the queries of this module's reads begin (`log_rows`, `read_ahead`): benchmarks and tests
+# count the log's reads by them
+LOG_READS = (f"SELECT {_COLUMNS} FROM ", f"SELECT table_name, {_COLUMNS} FROM ")
 
 
 class LogReads:
@@ -85,7 +92,7 @@ class LogReads:
             f"SELECT {_COLUMNS} FROM {self.backend.qualified(self.batches)} "
             f"WHERE table_name = {sql_literal(table)}"
         ).collect()
-        out = [_log_row(r) for r in rows]
+        out = _in_order([_log_row(r) for r in rows])
         self._kept[table] = (head, out)
         self._kept.move_to_end(table)
         self._trim()
@@ -117,7 +124,7 @@ class LogReads:
         for r in rows:
             found[r[0]].append(_log_row(tuple(r)[1:]))
         for table, out in found.items():
-            self._kept[table] = (head, out)
+            self._kept[table] = (head, _in_order(out))
             self._kept.move_to_end(table)
         self._trim()
 
@@ -145,7 +152,7 @@ class LogReads:
             except Exception:
                 continue
             if (after := heads[head]) is not None:
-                self._kept[table] = (after, out + mine)
+                self._kept[table] = (after, _in_order(out + mine))
 
     def attempts(self, table: str) -> list[AttemptRow]:
         return [r.attempt for r in self.log_rows(table)]
@@ -188,6 +195,13 @@ class LogReads:
             f"{sql_literal(table)} AND attempt = {sql_literal(attempt)} AND config IS NOT NULL LIMIT 1"
         ).first()
         return "" if row is None else str(row[0])
+
+
+def _in_order(rows: list[LogRow]) -> list[LogRow]:
+    """Rows in the order their attempts started (a row without a start first), then by attempt."""
+    return sorted(
+        rows, key=lambda r: (r.started_micros is not None, r.started_micros or 0, r.attempt.attempt)
+    )
 
 
 def _dict_row(r: dict[str, Any]) -> LogRow:

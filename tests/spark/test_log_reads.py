@@ -1,0 +1,44 @@
+"""The runner's reads of the `batches` log (state/reads.py): a table's rows come in the order
+their attempts started, however they were read. Reconciliation takes the last staged attempt of a
+batch as its newest, and `published` the last row of a batch."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from lakefresh.state.control import ControlTables
+
+TABLE = """
+- name: t
+  source: {kind: files, path: in, format: csv, schema: {id: int, ts: timestamp}}
+  strategy: {kind: key, keys: [id], date_column: ts}
+"""
+
+
+def attempt(name: str, attempt_id: str, day: int) -> dict:
+    started = datetime(2025, 1, day)
+    return {
+        "table_name": name,
+        "batch_id": "b1.csv",
+        "attempt": attempt_id,
+        "status": "staged",
+        "started_at": started,
+    }
+
+
+def test_a_tables_log_rows_come_in_the_order_their_attempts_started_read_kept_or_read_ahead(ws):
+    p = ws.pipeline(TABLE)
+    p.control.ensure()
+    name = f"{ws.namespace}.t"
+    assert p.control.attempts(name) == []  # a read kept at the log's head: the appends below keep it
+    # the attempt that started last is appended first, each in a commit of its own
+    p.control.record_attempts([attempt(name, "c", 3)])
+    p.control.record_attempts([attempt(name, "a", 1), attempt(name, "b", 2)])
+    assert [a.attempt for a in p.control.attempts(name)] == ["a", "b", "c"]  # kept, with the appends
+
+    fresh = ControlTables(p.backend, ws.control_namespace)  # another process: a read of its own
+    assert [a.attempt for a in fresh.attempts(name)] == ["a", "b", "c"]
+    ahead = ControlTables(p.backend, ws.control_namespace)  # a run's tables read in one query
+    ahead.read_ahead([name, f"{ws.namespace}.other"])
+    assert ahead._kept[name][0] == p.backend.latest(ahead.batches)
+    assert [a.attempt for a in ahead.attempts(name)] == ["a", "b", "c"]
