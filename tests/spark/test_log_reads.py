@@ -15,13 +15,13 @@ TABLE = """
 """
 
 
-def attempt(name: str, attempt_id: str, day: int) -> dict:
-    started = datetime(2025, 1, day)
+def attempt(name: str, attempt_id: str, day: int | None, status: str = "staged") -> dict:
+    started = None if day is None else datetime(2025, 1, day)
     return {
         "table_name": name,
         "batch_id": "b1.csv",
         "attempt": attempt_id,
-        "status": "staged",
+        "status": status,
         "started_at": started,
     }
 
@@ -30,15 +30,20 @@ def test_a_tables_log_rows_come_in_the_order_their_attempts_started_read_kept_or
     p = ws.pipeline(TABLE)
     p.control.ensure()
     name = f"{ws.namespace}.t"
+    p.control.record_attempts([attempt(f"{ws.namespace}.other", "x", 1)])  # the log's first commit
     assert p.control.attempts(name) == []  # a read kept at the log's head: the appends below keep it
-    # the attempt that started last is appended first, each in a commit of its own
+    # the attempt that started last is appended first, each in a commit of its own; a row
+    # without a start time (a recovered record's) comes before every other
     p.control.record_attempts([attempt(name, "c", 3)])
-    p.control.record_attempts([attempt(name, "a", 1), attempt(name, "b", 2)])
-    assert [a.attempt for a in p.control.attempts(name)] == ["a", "b", "c"]  # kept, with the appends
+    p.control.record_attempts(
+        [attempt(name, "a", 1), attempt(name, "b", 2), attempt(name, "r", None, "published")]
+    )
+    assert p.control._kept[name][0] == p.backend.latest(p.control.batches)  # kept, with the appends
+    assert [a.attempt for a in p.control.attempts(name)] == ["r", "a", "b", "c"]
 
     fresh = ControlTables(p.backend, ws.control_namespace)  # another process: a read of its own
-    assert [a.attempt for a in fresh.attempts(name)] == ["a", "b", "c"]
+    assert [a.attempt for a in fresh.attempts(name)] == ["r", "a", "b", "c"]
     ahead = ControlTables(p.backend, ws.control_namespace)  # a run's tables read in one query
     ahead.read_ahead([name, f"{ws.namespace}.other"])
     assert ahead._kept[name][0] == p.backend.latest(ahead.batches)
-    assert [a.attempt for a in ahead.attempts(name)] == ["a", "b", "c"]
+    assert [a.attempt for a in ahead.attempts(name)] == ["r", "a", "b", "c"]

@@ -5,7 +5,8 @@ and a name that is a package (`org`, `org.apache`...) is first tried as a class:
 load that searches every jar on Spark's classpath, once for each of PySpark's imports (about
 0.7 ms of the JVM's CPU for `org` alone, measured 2026-11-26). `java_class` asks for the whole
 name at once (one round trip, one successful load) and keeps the answer for the process's JVM.
-A static method's call is then two round trips (Py4J looks the member up, then calls it).
+A static method's call is then two round trips (Py4J looks the member up, then calls it), one
+in a session whose lookups are kept (below).
 
 PySpark itself looks its helpers up by short name on every call: each `F.lit`, `F.col` and each
 list it passes asks the JVM view for `functions` or `PythonUtils`, which the JVM first tries as a

@@ -152,7 +152,7 @@ class LogReads:
             except Exception:
                 continue
             if (after := heads[head]) is not None:
-                self._kept[table] = (after, _in_order(out + mine))
+                self._kept[table] = (after, _in_order(out + mine) if mine else out)
 
     def attempts(self, table: str) -> list[AttemptRow]:
         return [r.attempt for r in self.log_rows(table)]
