@@ -19,7 +19,9 @@ beats lakefresh can be set against what no implementation of lakefresh's strateg
 
 Both write modes with `--write-mode` (dbt gets the same table properties through
 `tblproperties`). Medians over rounds, after a warm-up round of every path, go to stdout and
-bench/results/peers[_merge_on_read].json.
+bench/results/peers[_merge_on_read].json, with each ratio twice: of the medians (the issue's
+measure) and the median of the rounds' own ratios (`_paired`: the paths of a round run one after
+another, so a slow spell of the machine moves both sides of a round's ratio).
 
 Usage (dbt needs a virtual environment of its own: `make bench-peers` makes .venv-peers):
     python bench/bench_peers.py [--rows N] [--rounds R] [--write-mode copy-on-write|merge-on-read]
@@ -133,6 +135,11 @@ def medians(measured: dict[str, dict[str, list[float]]], ours: str, others: list
             row[f"{other}_s"] = round(theirs, 3)
             row[f"{other}_rounds"] = measured[other][name]
             row[f"{other}_over_{ours}"] = round(theirs / mine, 3)
+            # each round runs every path one after another (bench_key.measure), so a round's
+            # ratio sees the machine at one moment: their median is less moved by a slow spell
+            # than the ratio of the medians, when the machine's speed drifts between rounds
+            paired = [t / m for t, m in zip(measured[other][name], measured[ours][name], strict=True)]
+            row[f"{other}_over_{ours}_paired"] = round(statistics.median(paired), 3)
         summary[name] = row
     return summary
 

@@ -201,10 +201,10 @@ class TableBackend(Protocol):
         """The table's newest commit, whatever it changed, read without a job or the history: a
         marker that moves with every write (None before the first)."""
 
-    def follows(self, table: str, marker: int) -> int | None:
+    def follows(self, table: str, marker: int | None) -> int | None:
         """The table's newest commit (as `latest` says it) when it is the only one made since
-        `marker` (an earlier `latest`), else None: how a writer knows that nothing but its own
-        commit came after what it last read."""
+        `marker` (an earlier `latest`; None: the table had no commit then), else None: how a
+        writer knows that nothing but its own commit came after what it last read."""
 
     def lineage(self, table: str) -> Lineage:
         """The table's retained snapshots and the current one's ancestors (rollback checks)."""

@@ -194,9 +194,9 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
         found = self._latest(table)
         return None if found is None else found[0]
 
-    def follows(self, table: str, marker: int) -> int | None:
+    def follows(self, table: str, marker: int | None) -> int | None:
         found = self.latest(table)  # versions are consecutive: the next one is the only one
-        return found if found == marker + 1 else None
+        return found if found is not None and found == (-1 if marker is None else marker) + 1 else None
 
     def lineage(self, table: str) -> Lineage:
         history, lineage = self._history(table), self._lineage(table)

@@ -99,7 +99,7 @@ class ByTable:
     def latest(self, table: str) -> int | None:
         return self.of(table).latest(table)
 
-    def follows(self, table: str, marker: int) -> int | None:
+    def follows(self, table: str, marker: int | None) -> int | None:
         return self.of(table).follows(table, marker)
 
     def lineage(self, table: str) -> Lineage:

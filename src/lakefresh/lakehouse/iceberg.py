@@ -198,10 +198,12 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def latest(self, table: str) -> int | None:
         return self.head(table)  # every commit is a snapshot
 
-    def follows(self, table: str, marker: int) -> int | None:
+    def follows(self, table: str, marker: int | None) -> int | None:
         current = self._iceberg_table(table).currentSnapshot()
-        parent = None if current is None else current.parentId()
-        return int(current.snapshotId()) if parent is not None and int(parent) == marker else None
+        if current is None:
+            return None
+        parent = current.parentId()  # None for a table's first snapshot
+        return int(current.snapshotId()) if (None if parent is None else int(parent)) == marker else None
 
     def lineage(self, table: str) -> Lineage:
         iceberg = self._iceberg_table(table)

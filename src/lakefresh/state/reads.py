@@ -77,17 +77,19 @@ LOG_READS = (f"SELECT {_COLUMNS} FROM ", f"SELECT table_name, {_COLUMNS} FROM ")
 class LogReads:
     backend: TableBackend
     batches: str
-    _kept: OrderedDict[str, tuple[int, list[LogRow]]]
+    _kept: OrderedDict[str, tuple[int | None, list[LogRow]]]  # a head of None: no commit yet
 
     def log_rows(self, table: str) -> list[LogRow]:
         """The table's rows of the log, read once per commit to the log."""
         head = self.backend.latest(self.batches)
-        if head is None:
-            return []
         kept = self._kept.get(table)
         if kept is not None and kept[0] == head:
             self._kept.move_to_end(table)
             return kept[1]
+        if head is None:  # a log with no commit yet holds no row: kept, so that the process's
+            self._kept[table] = (None, [])  # first append to it keeps the table's read current
+            self._kept.move_to_end(table)
+            return []
         rows = self.backend.spark.sql(
             f"SELECT {_COLUMNS} FROM {self.backend.qualified(self.batches)} "
             f"WHERE table_name = {sql_literal(table)}"
@@ -143,7 +145,7 @@ class LogReads:
         if not rows:  # no commit of ours: the next commit, if any, is another's
             return
         kept, self._kept = self._kept, OrderedDict()
-        heads: dict[int, int | None] = {}  # a kept head -> the head it is followed by, if only ours
+        heads: dict[int | None, int | None] = {}  # a kept head -> the head it is followed by, if only ours
         for table, (head, out) in kept.items():
             try:  # the append is done: a failure here costs the next run a read, nothing more
                 if head not in heads:
