@@ -115,7 +115,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         self.quarantine = f"{namespace}.quarantine"
         self._ready = False
         self._batches_schema: StructType | None = None
-        self._kept: OrderedDict[str, tuple[int, list[LogRow]]] = OrderedDict()
+        self._kept: OrderedDict[str, tuple[int | None, list[LogRow]]] = OrderedDict()
 
     # --- setup and versions ------------------------------------------------------------------
 
