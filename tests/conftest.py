@@ -209,6 +209,29 @@ def machine_zone(zone: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def log_reads() -> Iterator[list[str]]:
+    """The queries that read the `batches` log (state/reads.py's) made inside the block, each
+    still run for real."""
+    from pyspark.sql import SparkSession
+
+    from lakefresh.state.reads import LOG_READS
+
+    reads: list[str] = []
+    sql = SparkSession.sql
+
+    def counting(self: Any, query: str, *args: Any, **kwargs: Any) -> Any:
+        if query.startswith(LOG_READS):
+            reads.append(query)
+        return sql(self, query, *args, **kwargs)
+
+    SparkSession.sql = counting  # type: ignore[method-assign]
+    try:
+        yield reads
+    finally:
+        SparkSession.sql = sql  # type: ignore[method-assign]
+
+
+@contextlib.contextmanager
 def settings_kept(spark: Any, keys: list[str]) -> Iterator[None]:
     """The shared session's values of these runtime settings, put back afterwards (unset where
     they were unset): for a test that changes them, or runs what does (the CLI, which joins the

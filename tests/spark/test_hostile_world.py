@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from lakefresh.state.reads import LOG_READS
-from tests.conftest import CATALOG, FORMATS, rows, run_paused
+from tests.conftest import CATALOG, FORMATS, log_reads, rows, run_paused
 
 TABLE = """
 - name: t
@@ -335,40 +334,28 @@ def test_a_batch_another_process_skips_while_a_run_records_is_not_taken_by_the_n
     assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published"), ("b3.csv", "skipped")]
 
 
-def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_appends_came(ws, monkeypatch):
+def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_appends_came(ws):
     """The other side of the test above: while the log's only commits are this process's own
     appends, its reads of every table stay current (state/reads.py `appended`), so a pipeline run
     again and again in one process (`--continuous`) reads the log for none of its tables, whether
     one table took a batch or none did; and what it keeps equals a fresh read of the log. A new
     process reads the log once for all its tables (`read_ahead`), not once per table."""
-    from pyspark.sql import SparkSession
-
     tables = "".join(TABLE.replace("name: t", f"name: {n}").replace("path: in", f"path: {n}") for n in "tuw")
     for n in "tuw":
         ws.write(f"{n}/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n")
     p = ws.pipeline(tables)
     assert p.run().ok
-    assert p.run().ok  # the first run read a log that did not exist yet: this one reads it
+    with log_reads() as reads:
+        assert p.run().ok and reads == []  # the log's first commit was this process's own
+        assert ws.pipeline(tables, name="new.yml").run().ok and len(reads) == 1  # a new process
+        reads.clear()
+        assert p.run().ok  # nothing new
+        ws.write("u/b2.csv", "id,v,ts\n1,b,2025-01-02 00:00:00\n2,c,2025-01-02 00:00:00\n")
+        took = p.run()
+        assert took.ok and [b.batch_id for b in took.batches] == ["b2.csv"]
+        assert took.batches[0].counts == {"C": 1, "N": 1}
+        assert p.run().ok and reads == []
 
-    reads: list[str] = []
-    sql = SparkSession.sql
-
-    def counting(self, query, *args, **kwargs):  # the real query, counted
-        if query.startswith(LOG_READS):
-            reads.append(query)
-        return sql(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(SparkSession, "sql", counting)
-    assert ws.pipeline(tables, name="new.yml").run().ok and len(reads) == 1  # a new process
-    reads.clear()
-    assert p.run().ok  # nothing new
-    ws.write("u/b2.csv", "id,v,ts\n1,b,2025-01-02 00:00:00\n2,c,2025-01-02 00:00:00\n")
-    took = p.run()
-    assert took.ok and [b.batch_id for b in took.batches] == ["b2.csv"]
-    assert took.batches[0].counts == {"C": 1, "N": 1}
-    assert p.run().ok and reads == []
-
-    monkeypatch.setattr(SparkSession, "sql", sql)
     fresh = ws.pipeline(tables, name="fresh.yml")  # the same log, read anew
     log_head = p.backend.latest(p.control.batches)
     for n in "tuw":
@@ -390,8 +377,8 @@ def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_
         "status": "skipped",
     }
     fresh.control.record_attempt(skipped)
-    monkeypatch.setattr(SparkSession, "sql", counting)
-    result = p.run()
+    with log_reads() as reads:
+        result = p.run()
     assert result.ok and result.batches == [] and len(reads) == 1
     assert rows(p.table("w"), ["id", "v"]) == [(1, "a")]
 

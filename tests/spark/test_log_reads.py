@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from lakefresh.state.control import ControlTables
+from tests.conftest import log_reads
 
 TABLE = """
 - name: t
@@ -49,31 +50,18 @@ def test_a_tables_log_rows_come_in_the_order_their_attempts_started_read_kept_or
     assert [a.attempt for a in ahead.attempts(name)] == ["r", "a", "b", "c"]
 
 
-def test_a_process_that_made_a_logs_first_commit_reads_nothing_of_it_on_its_next_run(ws, monkeypatch):
+def test_a_process_that_made_a_logs_first_commit_reads_nothing_of_it_on_its_next_run(ws):
     """A log with no commit holds no row: that read is kept like any other, so the process whose
     append is the log's first commit (a pipeline's first run, then its next in the same process:
     `--continuous`, the Python API) knows the log without reading it."""
-    from pyspark.sql import SparkSession
-
-    from lakefresh.state.reads import LOG_READS
-
     p = ws.pipeline(TABLE)
     ws.write("in/b1.csv", "id,ts\n1,2025-01-01 00:00:00\n")
     assert p.run().ok
-    reads: list[str] = []
-    sql = SparkSession.sql
-
-    def counting(self, query, *args, **kwargs):  # the real query, counted
-        if query.startswith(LOG_READS):
-            reads.append(query)
-        return sql(self, query, *args, **kwargs)
-
-    monkeypatch.setattr(SparkSession, "sql", counting)
     ws.write("in/b2.csv", "id,ts\n1,2025-01-02 00:00:00\n2,2025-01-02 00:00:00\n")
-    took = p.run()
+    with log_reads() as reads:
+        took = p.run()
     assert took.ok and took.batches[0].counts == {"N": 1, "S": 1}  # S: a newer date alone
     assert reads == []
-    monkeypatch.setattr(SparkSession, "sql", sql)
     name = f"{ws.namespace}.t"
     fresh = ControlTables(p.backend, ws.control_namespace)
     assert sorted(p.control.log_rows(name), key=str) == sorted(fresh.log_rows(name), key=str)
