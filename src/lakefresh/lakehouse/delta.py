@@ -196,7 +196,8 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
 
     def follows(self, table: str, marker: int | None) -> int | None:
         found = self.latest(table)  # versions are consecutive: the next one is the only one
-        return found if found is not None and found == (-1 if marker is None else marker) + 1 else None
+        expected = 0 if marker is None else marker + 1  # None: no table yet, its first version
+        return found if found == expected else None
 
     def lineage(self, table: str) -> Lineage:
         history, lineage = self._history(table), self._lineage(table)

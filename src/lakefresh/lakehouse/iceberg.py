@@ -202,7 +202,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         current = self._iceberg_table(table).currentSnapshot()
         if current is None:
             return None
-        parent = current.parentId()  # None for a table's first snapshot
+        parent = current.parentId()  # None: the table had no current snapshot before it
         return int(current.snapshotId()) if (None if parent is None else int(parent)) == marker else None
 
     def lineage(self, table: str) -> Lineage:

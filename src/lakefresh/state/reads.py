@@ -6,7 +6,10 @@ effective metrics of its published batches (the first batch that supersedes rows
 of its own, a Spark job of about 0.15 s on a tiny table. Now one query reads the columns all three
 need, and its rows are kept with the log's snapshot (its head); a later read that finds the head
 unchanged (a metadata look-up of a few milliseconds) uses them again. Any write to the log, this
-process's or another's, moves the head, so a kept read is never stale. One exception keeps reads
+process's or another's, moves the head, so a kept read is never stale; a log with no commit yet
+is kept as no rows at head None. (This assumes the log is not dropped and created again while a
+process runs: a Delta table's versions would start again at 0, and a new Iceberg table's first
+snapshot has no parent, as the first of the log it replaced had.) One exception keeps reads
 current across runs: when this process's own append (a run's record, attempt rows) is the only
 commit since a kept read, that read takes the append's rows of its table (often none) and the new
 head. So a process that runs a pipeline again and again (`--continuous`, the Python API) reads
@@ -86,8 +89,10 @@ class LogReads:
         if kept is not None and kept[0] == head:
             self._kept.move_to_end(table)
             return kept[1]
-        if head is None:  # a log with no commit yet holds no row: kept, so that the process's
-            self._kept[table] = (None, [])  # first append to it keeps the table's read current
+        # a log with no commit yet holds no row: kept too, so that the process's own first append
+        # to it keeps the table's read current (`appended`)
+        if head is None:
+            self._kept[table] = (None, [])
             self._kept.move_to_end(table)
             return []
         rows = self.backend.spark.sql(
