@@ -89,16 +89,14 @@ class LogReads:
         if kept is not None and kept[0] == head:
             self._kept.move_to_end(table)
             return kept[1]
-        # a log with no commit yet holds no row: kept too, so that the process's own first append
-        # to it keeps the table's read current (`appended`)
-        if head is None:
-            self._kept[table] = (None, [])
-            self._kept.move_to_end(table)
-            return []
-        rows = self.backend.spark.sql(
-            f"SELECT {_COLUMNS} FROM {self.backend.qualified(self.batches)} "
-            f"WHERE table_name = {sql_literal(table)}"
-        ).collect()
+        # a log with no commit yet holds no row: kept like a read, so that the process's own
+        # first append to it keeps the table's read current (`appended`)
+        rows: list[Any] = []
+        if head is not None:
+            rows = self.backend.spark.sql(
+                f"SELECT {_COLUMNS} FROM {self.backend.qualified(self.batches)} "
+                f"WHERE table_name = {sql_literal(table)}"
+            ).collect()
         out = _in_order([_log_row(r) for r in rows])
         self._kept[table] = (head, out)
         self._kept.move_to_end(table)
