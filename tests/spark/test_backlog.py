@@ -11,7 +11,6 @@ same files, through faults, and the verbs that meet a group commit.
 from __future__ import annotations
 
 import contextlib
-from collections import Counter
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 from lakefresh.errors import ConfigError
 from lakefresh.faults import SimulatedCrash
 from tests.conftest import Workspace, rows
+from tests.key_model import key_reference
 
 KEY = "{kind: key, keys: [id], date_column: ts, delete: {column: op, value: D}}"
 KEY_BY_BATCH_TIME = "{kind: key, keys: [id], delete: {column: op, value: D}}"
@@ -48,42 +48,6 @@ def write_backlog(ws, batches) -> list[str]:
     return names
 
 
-def reference(batches, by_batch_time: bool):
-    """key.py's rules, one batch at a time: per batch its status counts and duplicates; then the
-    table (id -> value, batch) and each batch's effective count."""
-    state: dict[int, tuple[str, int, str]] = {}  # id -> (value, date, batch)
-    per_batch = []
-    for b, events in enumerate(batches):
-        name = f"b{b:02d}.csv"
-        winners: dict[int, tuple] = {}
-        for r, (key, value, day, op) in enumerate(events):
-            day = b if by_batch_time else day
-            if key not in winners or (day, r) >= (winners[key][1], winners[key][3]):
-                winners[key] = (value, day, op, r)
-        counts: Counter[str] = Counter()
-        for key, (value, day, op, _) in winners.items():
-            stored = state.get(key)
-            if stored is None:
-                status = "U" if op == "D" else "N"
-            elif day < stored[1]:
-                status = "O"
-            elif op == "D":
-                status = "D"
-            elif value != stored[0]:
-                status = "C"
-            else:
-                status = "S" if day > stored[1] else "U"
-            counts[status] += 1
-            if status in ("N", "C"):
-                state[key] = (value, day, name)
-            elif status == "D":
-                del state[key]
-        per_batch.append((name, dict(counts), len(events) - len(winners)))
-    table = sorted((key, value, batch) for key, (value, _, batch) in state.items())
-    owned = Counter(batch for _, _, batch in state.values())
-    return table, [(name, counts, dups, owned[name]) for name, counts, dups in per_batch]
-
-
 def logged(p) -> list[tuple]:
     return sorted(
         (r["batch_id"], dict(r["status_counts"]), r["duplicate_count"], r["effective_count"])
@@ -110,7 +74,7 @@ def test_a_grouped_backlog_equals_the_reference_model(
     result = p.run()
     assert result.ok, result.to_dict()
 
-    table, per_batch = reference(batches, by_batch_time)
+    table, per_batch = key_reference(batches, by_batch_time)
     assert rows(p.table("t"), ["id", "v", "_lf_batch_id"]) == table
     assert logged(p) == sorted(per_batch)
     commits = {r["published_snapshot_id"] for r in p.history("t") if r["status"] == "published"}

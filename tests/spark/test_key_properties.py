@@ -6,10 +6,12 @@ than the delete."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Workspace, rows
+from tests.key_model import key_reference
 
 TABLE = """
 - name: t
@@ -84,3 +86,85 @@ def test_tombstones_one_by_one_equal_the_reference(spark, warehouse, tmp_path_fa
     assert rows(p.table("t"), ["id", "v", "is_deleted"]) == sorted(
         expected, key=lambda t: tuple((x is None, str(x)) for x in t)
     )
+
+
+# --- a plain table's MERGE judges its batch rows (src/lakefresh/strategies/key_merge.py) ---------
+
+PLAIN = "{{kind: key, keys: [id], date_column: ts, delete: {{column: op, value: D}}, {options}}}"
+PLAIN_SCHEMA = "{id: int, v: string, ts: timestamp, op: string}"
+# (when_matched, when_not_matched)
+CLAUSES = [("update", "insert"), ("delete", "insert"), ("ignore", "insert"), ("update", "ignore")]
+
+
+def plain_yaml(clauses: tuple[str, str]) -> str:
+    options = f"when_matched: {clauses[0]}, when_not_matched: {clauses[1]}"
+    return (
+        "- name: t\n"
+        f"  source: {{kind: files, path: in, format: csv, schema: {PLAIN_SCHEMA}}}\n"
+        f"  strategy: {PLAIN.format(options=options)}\n"
+        "  backlog: {max_batches: 1}\n"
+    )
+
+
+def plain_csv(events) -> str:
+    return "id,v,ts,op\n" + "".join(f"{k},{v},2025-01-0{d} 00:00:00,{op}\n" for k, v, d, op in events)
+
+
+def plain_run(ws, batches, clauses, fast: bool = True):
+    for n, events in enumerate(batches):
+        ws.write(f"in/b{n:02d}.csv", plain_csv(events))
+    p = ws.pipeline(plain_yaml(clauses))
+    ws.spark.conf.set("spark.lakefresh.key.fastPath", str(fast).lower())
+    try:
+        result = p.run()  # each batch alone (`max_batches: 1`)
+    finally:
+        ws.spark.conf.unset("spark.lakefresh.key.fastPath")
+    assert result.ok and len(result.batches) == len(batches), result.to_dict()
+    logged = sorted(
+        (r["batch_id"], dict(r["status_counts"]), r["duplicate_count"], r["effective_count"])
+        for r in p.history("t")
+        if r["status"] == "published"
+    )
+    return rows(p.table("t"), ["id", "v", "_lf_batch_id"]), logged
+
+
+plain_event = st.tuples(
+    st.integers(1, 4), st.sampled_from("ab"), st.integers(1, 3), st.sampled_from(["", "", "D"])
+)
+
+
+@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    batches=st.lists(st.lists(plain_event, min_size=1, max_size=6), min_size=2, max_size=4),
+    clauses=st.sampled_from(CLAUSES),
+)
+def test_a_plain_table_batch_by_batch_equals_the_reference_model(
+    spark, warehouse, tmp_path_factory, batches, clauses
+):
+    """Each batch's status counts, duplicates and effective count, and the table, as key.py's rules
+    give them, for a table whose MERGE judges each batch (hard deletes, `when_matched`,
+    `when_not_matched`, duplicates, older rows): the batches where the writes outnumber the rows
+    that change nothing take that path, the others the materialized change set."""
+    ws = Workspace(tmp_path_factory.mktemp("plain"), spark, warehouse)
+    assert plain_run(ws, batches, clauses) == key_reference(batches, clauses=clauses)
+
+
+JUDGED = [
+    [(1, "a", 1, ""), (2, "b", 1, ""), (3, "c", 2, ""), (4, "d", 2, ""), (5, "e", 1, "")],
+    # 1: C (its later row wins), 2: D, 3: O, 4: S, 6: N, 7: U (a delete of a key not stored)
+    [(1, "x", 2, ""), (1, "A", 2, ""), (2, "b", 2, "D"), (3, "C", 1, ""), (4, "d", 3, ""),
+     (6, "f", 2, ""), (7, "g", 2, "D"), (5, "E", 2, "")],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("clauses", CLAUSES)
+def test_the_merges_clauses_judge_as_the_status_codes_do(ws, clauses):
+    """A batch with a row of every status, and at least as many writes as rows that change
+    nothing, so its MERGE judges it (with `when_matched: ignore` its M rows change nothing too,
+    and it takes the materialized change set): the same counts, effective counts and table as
+    the reference model, and as the materialized change set (`spark.lakefresh.key.fastPath`
+    false)."""
+    expected = key_reference(JUDGED, clauses=clauses)
+    assert plain_run(ws, JUDGED, clauses) == expected
+    again = Workspace(ws.root / "general", ws.spark, ws.warehouse)
+    assert plain_run(again, JUDGED, clauses, fast=False) == expected

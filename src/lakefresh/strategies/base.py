@@ -73,6 +73,7 @@ class ChangeSet:
     """The staged result of the CDC phase."""
 
     rows: DataFrame  # target-shaped rows to write, materialized; may carry STATUS_COLUMN
+    judged: bool = False  # rows are intents, which the MERGE judges (strategies/key_merge.py)
     counts: dict[str, int] = field(default_factory=dict)
     record_count: int = 0
     duplicates: int = 0

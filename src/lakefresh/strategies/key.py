@@ -71,6 +71,7 @@ from lakefresh.strategies.base import (
 )
 from lakefresh.strategies.group import GroupChange, Member, stage_key_group
 from lakefresh.strategies.key_deletes import REMOVES, retired, tombstones, truncated
+from lakefresh.strategies.key_merge import intents, judged_by_merge, merge_judging
 from lakefresh.strategies.materialize import counts_and_superseded, materialize, materialize_with_counts
 from lakefresh.strategies.pruning import prunable, range_condition
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
@@ -105,6 +106,7 @@ class KeyStrategy:
         "E": "a stored key not newer than a truncate marker: deleted",
     }
     range_type = None
+    judging = True  # a plain table's MERGE may judge its batch rows (key_merge.py)
 
     def __new__(cls, config: KeyStrategyConfig) -> KeyStrategy:
         if cls is KeyStrategy and config.writes_change_log():  # an upsert stream's log
@@ -227,7 +229,10 @@ class KeyStrategy:
             F.col("_lf_t_batch"),
         )
         more = cfg.full_snapshots or truncation
-        if not more or not ctx.target_exists:
+        judging = self.judging and judged_by_merge(cfg, ctx)
+        if judging:  # counted alone: the MERGE judges the batch's rows (key_merge.py)
+            counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", *REMOVES))
+        elif not more or not ctx.target_exists:
             # counts per status and, for changed or deleted rows, per batch that wrote the stored
             # row (it no longer owns it), from the pass that materializes the change set
             staged, counts, superseded, _ = materialize_with_counts(
@@ -254,8 +259,13 @@ class KeyStrategy:
             # a key stored twice joined its batch row twice: another writer broke the table
             raise_stored_duplicates(ctx, cfg.keys, batch)
         removed = 0 if soft else sum(counts.get(code, 0) for code in REMOVES)
+        found = judging and intents(rows, ranked, target_columns, counts, duplicates, quote(DELETE_FLAG))
+        to_write = staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch")
+        if judging and not found:  # mostly rows that change nothing: a change set of the writes
+            to_write = materialize(to_write)
         return ChangeSet(
-            rows=staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
+            rows=found[0] if found else to_write,
+            judged=bool(found and found[1]),
             counts=counts,
             record_count=read,
             duplicates=duplicates,
@@ -361,6 +371,9 @@ class KeyStrategy:
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         from pyspark.sql import functions as F
 
+        if change.judged:
+            merge_judging(ctx, self.config, change)
+            return
         columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
         writes = sum(change.counts.get(code, 0) for code in WRITES)
         soft = self.config.soft_delete_column is not None

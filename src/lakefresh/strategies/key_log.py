@@ -61,6 +61,8 @@ class _AgainstState(StageContext):
 class KeyLogStrategy(KeyStrategy):
     """`key`'s judgement, written as an upsert stream's events."""
 
+    judging = False  # its events need every row's status
+
     def __init__(self, config: KeyStrategyConfig) -> None:
         # the event time says when, not what: a row whose only difference is its event time is
         # unchanged (as in `snapshot`)
