@@ -72,9 +72,14 @@ from lakefresh.strategies.base import (
 from lakefresh.strategies.group import GroupChange, Member, stage_key_group
 from lakefresh.strategies.key_deletes import REMOVES, retired, tombstones, truncated
 from lakefresh.strategies.key_merge import intents, judged_by_merge, merge_judging
-from lakefresh.strategies.materialize import counts_and_superseded, materialize, materialize_with_counts
+from lakefresh.strategies.materialize import (
+    counts_and_superseded,
+    counts_with_superseded,
+    materialize,
+    materialize_with_counts,
+)
 from lakefresh.strategies.pruning import prunable, range_condition
-from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
+from lakefresh.strategies.surrogate import largest_key, skeleton_rows, with_surrogate_key
 from lakefresh.strategies.truncate import TRUNCATE_FLAG, marker_problems, split_at_marker
 
 if TYPE_CHECKING:
@@ -178,7 +183,9 @@ class KeyStrategy:
                 stored_inferred.alias("_lf_t_inferred"),
                 stored_deleted.alias("_lf_t_deleted"),
             ).join(batch_keys, on=list(cfg.keys), how="left_semi")
-            joined = ranked.join(stored, on=list(cfg.keys), how="left")
+            # the stored rows of the batch's keys are at most as many as the batch's rows (one per
+            # key): broadcast too, so the batch's rows are not shuffled to meet them
+            joined = ranked.join(broadcast_if_small(ctx, stored, batch_rows), on=list(cfg.keys), how="left")
         else:
             joined = (
                 ranked.withColumn("_lf_t_hash", F.lit(None).cast("binary"))
@@ -231,7 +238,9 @@ class KeyStrategy:
         more = cfg.full_snapshots or truncation
         judging = self.judging and judged_by_merge(cfg, ctx)
         if judging:  # counted alone: the MERGE judges the batch's rows (key_merge.py)
-            counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", *REMOVES))
+            counts, superseded = counts_with_superseded(
+                staged, STATUS_COLUMN, STATUS_CODES, "_lf_t_batch", ("C", *REMOVES)
+            )
         elif not more or not ctx.target_exists:
             # counts per status and, for changed or deleted rows, per batch that wrote the stored
             # row (it no longer owns it), from the pass that materializes the change set
@@ -350,23 +359,8 @@ class KeyStrategy:
         return stage_key_group(self, ctx, batch, members)
 
     def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
-        """Target-shaped skeleton rows for natural keys the table lacks: `missing` holds the key
-        columns and any default values. The hash and date are NULL, so the real record, whenever
-        it comes, updates the row (status C) and keeps its surrogate key."""
-        from pyspark.sql import functions as F
-
-        sk = self.config.surrogate_key
-        assert sk is not None
-        start = largest_key(ctx, sk)
-        rows = with_surrogate_key(missing, sk, self.config.keys, F.lit(None), F.lit(True), start)
-        return rows.select(
-            *[F.col(quote(c)) for c in missing.columns if not c.startswith("_lf_")],
-            F.col(quote(sk.column)),
-            F.lit(True).alias(sk.inferred_column),
-            F.lit(None).cast("binary").alias(HASH_COLUMN),
-            F.lit(None).cast("timestamp").alias(UPDATED_AT_COLUMN),
-            F.lit(None).cast("string").alias(BATCH_ID_COLUMN),
-        )
+        """Target-shaped skeleton rows for natural keys the table lacks (surrogate.py)."""
+        return skeleton_rows(ctx, self.config.keys, self.config.surrogate_key, missing)
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         from pyspark.sql import functions as F

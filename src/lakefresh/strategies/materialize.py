@@ -83,25 +83,65 @@ def materialize_with_counts(
     more than one batch."""
     from pyspark.sql import functions as F
 
+    aggregates = _count_aggregates(code, codes, owner, superseding)
+    aggregates |= {f"also_{n}": F.count(F.when(c, F.lit(1))) for n, c in (also or {}).items()}
+    rows, found = materialize_observing(df, aggregates)
+    counts, superseded = _read_counts(rows, found, code, codes, owner, superseding)
+    return rows, counts, superseded, {n: int(found[f"also_{n}"] or 0) for n in also or {}}
+
+
+def counts_with_superseded(
+    df: DataFrame, code: str, codes: tuple[str, ...], owner: str, superseding: tuple[str, ...]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """What `materialize_with_counts` counts, from a pass that keeps no row (Spark's `noop`
+    sink): for a change set that is not materialized (strategies/key_merge.py). No shuffle for
+    the counts: they are an observation of the pass, not an aggregate."""
+    from pyspark.sql import Observation
+
+    seen = Observation()
+    counted = df.select(code, owner)
+    aggregates = _count_aggregates(code, codes, owner, superseding)
+    observed = counted.observe(seen, *(a.alias(name) for name, a in aggregates.items()))
+    observed.write.format("noop").mode("overwrite").save()
+    return _read_counts(counted, dict(seen.get), code, codes, owner, superseding)
+
+
+def _count_aggregates(
+    code: str, codes: tuple[str, ...], owner: str, superseding: tuple[str, ...]
+) -> dict[str, Column]:
+    from pyspark.sql import functions as F
+
     supersedes = F.col(code).isin(*superseding) & F.col(owner).isNotNull()
     aggregates = {f"code_{c}": F.count(F.when(F.col(code) == F.lit(c), F.lit(1))) for c in codes}
     aggregates["_other"] = F.count(F.when(~F.col(code).isin(*codes) | F.col(code).isNull(), F.lit(1)))
     aggregates["_superseding"] = F.count(F.when(supersedes, F.lit(1)))
     aggregates["_first_owner"] = F.min(F.when(supersedes, F.col(owner)))
     aggregates["_last_owner"] = F.max(F.when(supersedes, F.col(owner)))
-    aggregates |= {f"also_{n}": F.count(F.when(c, F.lit(1))) for n, c in (also or {}).items()}
-    rows, found = materialize_observing(df, aggregates)
-    met = {n: int(found[f"also_{n}"] or 0) for n in also or {}}
+    return aggregates
+
+
+def _read_counts(
+    rows: DataFrame,
+    found: dict[str, Any],
+    code: str,
+    codes: tuple[str, ...],
+    owner: str,
+    superseding: tuple[str, ...],
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The counts per code and the superseded rows per owner from `_count_aggregates`' values;
+    a job over `rows` when they need a grouping (an unnamed code, several owners)."""
+    from pyspark.sql import functions as F
+
     if found["_other"]:  # a code this caller did not name: counted the long way
-        counts, superseded = counts_and_superseded(rows, code, owner, superseding)
-        return rows, counts, superseded, met
+        return counts_and_superseded(rows, code, owner, superseding)
     counts = {c: int(found[f"code_{c}"]) for c in codes if found[f"code_{c}"]}
     if not found["_superseding"]:
-        return rows, counts, {}, met
+        return counts, {}
     if found["_first_owner"] == found["_last_owner"]:  # one batch owned them all
-        return rows, counts, {found["_first_owner"]: int(found["_superseding"])}, met
+        return counts, {found["_first_owner"]: int(found["_superseding"])}
+    supersedes = F.col(code).isin(*superseding) & F.col(owner).isNotNull()
     _, superseded = counts_and_superseded(rows.filter(supersedes), code, owner, superseding)
-    return rows, counts, superseded, met
+    return counts, superseded
 
 
 def counts_and_superseded(

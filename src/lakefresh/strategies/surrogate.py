@@ -99,3 +99,26 @@ def with_surrogate_key(
         )
         new = F.lit(start) + F.sum(wanted).over(order)
     return df.withColumn(config.column, F.coalesce(existing, F.when(needs, new)).cast("long"))
+
+
+def skeleton_rows(
+    ctx: StageContext, keys: list[str], sk: SurrogateKeyConfig | None, missing: DataFrame
+) -> DataFrame:
+    """A `key` dimension's target-shaped skeleton rows for natural keys (`keys`) the table lacks:
+    `missing` holds the key columns and any default values. The hash and date are NULL, so the
+    real record, whenever it comes, updates the row (status C) and keeps its surrogate key."""
+    from pyspark.sql import functions as F
+
+    from lakefresh.columns import BATCH_ID_COLUMN, HASH_COLUMN, UPDATED_AT_COLUMN
+
+    assert sk is not None
+    start = largest_key(ctx, sk)
+    rows = with_surrogate_key(missing, sk, keys, F.lit(None), F.lit(True), start)
+    return rows.select(
+        *[F.col(quote(c)) for c in missing.columns if not c.startswith("_lf_")],
+        F.col(quote(sk.column)),
+        F.lit(True).alias(sk.inferred_column),
+        F.lit(None).cast("binary").alias(HASH_COLUMN),
+        F.lit(None).cast("timestamp").alias(UPDATED_AT_COLUMN),
+        F.lit(None).cast("string").alias(BATCH_ID_COLUMN),
+    )
