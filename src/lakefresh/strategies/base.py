@@ -235,8 +235,8 @@ def stamped(ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, int]:
 
 
 def broadcast_if_small(ctx: StageContext, df: DataFrame, batch_rows: int) -> DataFrame:
-    """`df` (derived from the batch) hinted for broadcast into a join with the target, unless the
-    batch is larger than the backend's broadcast limit: then the target is not shuffled."""
+    """`df` (no more rows than the batch: derived from it, or the stored rows of its keys) hinted
+    for broadcast into a join, unless the batch is larger than the backend's broadcast limit."""
     from pyspark.sql import functions as F
 
     return F.broadcast(df) if batch_rows <= ctx.backend.broadcast_rows() else df

@@ -8,11 +8,11 @@ can decide the same thing in its own clauses, as a hand-written MERGE does: its 
 the batch's winning rows (one per key) with their *intent* alone (W: write, D: delete), read from
 the materialized batch, and nothing is materialized in between.
 
-The status codes are still counted, exactly, by a pass of their own over the same join (a small
-aggregate: its rows are the codes and the batches that wrote the stored rows), and that pass
-comes first: the counts, the superseded rows, the audit's row-count prediction and the check
-for keys stored twice are the general path's. The MERGE's clauses are the status expression's
-branches for such a table, so a row the counts call C is the row the MERGE updates:
+The status codes are still counted, exactly, by a pass of their own over the same join (an
+observation of a pass that keeps no row: no aggregate's shuffle), and that pass comes first: the
+counts, the superseded rows, the audit's row-count prediction and the check for keys stored
+twice are the general path's. The MERGE's clauses are the status expression's branches for such
+a table, so a row the counts call C is the row the MERGE updates:
 
 | status | the MERGE                                                                   |
 | ------ | --------------------------------------------------------------------------- |
@@ -22,8 +22,8 @@ branches for such a table, so a row the counts call C is the row the MERGE updat
 | O,U,S  | matched, no clause holds: left as it is                                      |
 
 A batch whose rows mostly change nothing (U, S, O, M, X outnumber the writes) takes the general
-path: its MERGE would read every such row and, copy-on-write, rewrite the files that hold them,
-where the materialized change set holds the writes alone. A batch of new keys alone is appended
+path, its writes alone materialized (a second pass over the join): its MERGE would otherwise read
+every such row and, copy-on-write, rewrite the files that hold them. A batch of new keys alone is appended
 as on the general path. `spark.lakefresh.key.fastPath=false` turns this path off (the
 property test compares the two; a benchmark may measure both).
 """

@@ -93,16 +93,17 @@ def materialize_with_counts(
 def counts_with_superseded(
     df: DataFrame, code: str, codes: tuple[str, ...], owner: str, superseding: tuple[str, ...]
 ) -> tuple[dict[str, int], dict[str, int]]:
-    """What `materialize_with_counts` counts, from a pass that keeps no row (Spark's `noop`
-    sink): for a change set that is not materialized (strategies/key_merge.py). No shuffle for
-    the counts: they are an observation of the pass, not an aggregate."""
+    """What `materialize_with_counts` counts, from a pass that keeps no row (a count, which the
+    counts are an observation of: no aggregate's shuffle by code) for a change set that is not
+    materialized (strategies/key_merge.py). Not Spark's `noop` sink: Delta cannot plan a
+    deletion-vector table's scan under that write ("non-pinned table snapshot")."""
     from pyspark.sql import Observation
 
     seen = Observation()
     counted = df.select(code, owner)
     aggregates = _count_aggregates(code, codes, owner, superseding)
     observed = counted.observe(seen, *(a.alias(name) for name, a in aggregates.items()))
-    observed.write.format("noop").mode("overwrite").save()
+    observed.count()
     return _read_counts(counted, dict(seen.get), code, codes, owner, superseding)
 
 
