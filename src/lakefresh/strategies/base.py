@@ -72,7 +72,7 @@ class StageContext:
 class ChangeSet:
     """The staged result of the CDC phase."""
 
-    rows: DataFrame  # target-shaped rows to write, materialized; may carry STATUS_COLUMN
+    rows: DataFrame  # target-shaped rows to write; materialized unless `judged`; may carry STATUS_COLUMN
     judged: bool = False  # rows are intents, which the MERGE judges (strategies/key_merge.py)
     counts: dict[str, int] = field(default_factory=dict)
     record_count: int = 0
