@@ -10,7 +10,8 @@
   MERGE). Target: the larger <= 2x the smaller.
 
 The data, session, warm-up round and rotation of `bench_key.py`; both figures of a ratio come
-from the same run. Results: stdout and bench/results/fixed_cost.json, bench/results/scale.json.
+from the same run. Results: stdout and bench/results/fixed_cost.json, bench/results/scale.json
+(`fixed_cost_<N>_rows.json`, `scale_<N>_rows.json` with `--rows N` other than 1,000,000).
 
 Usage: python bench/bench_scale.py [--rows N] [--rounds R] [--only fixed|scale]
 """
@@ -63,7 +64,7 @@ def fixed(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyp
     bare = statistics.median(measured["merge"]["b001_10rows"])
     floor = statistics.median(measured["floor"]["b001_10rows"])
     save_report(
-        "fixed_cost",
+        sized("fixed_cost", rows),
         {
             "rows": rows,
             "rounds": rounds,
@@ -104,7 +105,7 @@ def scale(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyp
     floor_one = statistics.median(measured["small_floor"]["b001_1pct"])
     floor_five = statistics.median(measured["large_floor"]["b001_1pct"])
     save_report(
-        "scale",
+        sized("scale", rows),
         {
             "rows": [rows, rows * 5],
             "rounds": rounds,
@@ -122,6 +123,12 @@ def scale(spark, work, rows: int, rounds: int) -> None:  # type: ignore[no-untyp
             "target": 2.0,
         },
     )
+
+
+def sized(name: str, rows: int) -> str:
+    """A results file's name: `name` at the default 1,000,000 rows, else with the rows in it (a
+    run on small tables keeps the issue's figures)."""
+    return name if rows == 1_000_000 else f"{name}_{rows}_rows"
 
 
 def main() -> int:
