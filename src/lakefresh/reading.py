@@ -41,6 +41,9 @@ class ReadRows:
     loaded: int | None = None  # rows in `good`, counted with the quarantined ones (None: unknown)
     key_range: KeyRange | None = None  # the range of `good`'s pruning key (strategies/pruning.py)
     batch_time: datetime | None = None  # the batch's time, when its rows say it (batch_time.column)
+    # `good` is one materialized pass, filtered by its own check alone: every later pass over it
+    # sees the same rows (not after row rules or lookups, which evaluate more SQL)
+    settled: bool = False
 
     def stage_context(
         self, backend: TableBackend, table: str, batch_id: str, batch_time: datetime, exists: bool
@@ -49,6 +52,7 @@ class ReadRows:
         ctx = StageContext(
             backend, table, batch_id, batch_time, exists, self.loaded, key_range=self.key_range
         )
+        ctx.settled = self.settled
         ctx.quarantined = self.bad if self.quarantined else None  # see StageContext
         return ctx
 
@@ -88,6 +92,7 @@ def read_batch(
         out.good, out.skeletons = with_lookups(config, backend, table, out.good, batch_time)
         out.loaded = None  # counted again by whoever needs it
         out.key_range = None
+        out.settled = False
     return out
 
 
@@ -171,7 +176,9 @@ def checked(table: TableConfig, strategy: Strategy, rows: DataFrame) -> ReadRows
         rules = {}
     bad = rows.filter(rows[REASON_COLUMN].isNotNull())
     good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
-    return ReadRows(good, bad, split["bad"], rules=rules, loaded=split["good"], key_range=key_range)
+    read = ReadRows(good, bad, split["bad"], rules=rules, loaded=split["good"], key_range=key_range)
+    read.settled = not any(r.row is not None for r in table.rules)
+    return read
 
 
 def materialize_observed(

@@ -151,19 +151,19 @@ def test_a_plain_table_batch_by_batch_equals_the_reference_model(
 
 JUDGED = [
     [(1, "a", 1, ""), (2, "b", 1, ""), (3, "c", 2, ""), (4, "d", 2, ""), (5, "e", 1, "")],
-    # 1: C (its later row wins), 2: D, 3: O, 4: S, 6: N, 7: U (a delete of a key not stored)
-    [(1, "x", 2, ""), (1, "A", 2, ""), (2, "b", 2, "D"), (3, "C", 1, ""), (4, "d", 3, ""),
+    # 1: C, 2: D, 3: O, 4: S, 6: N, 7: U (a delete of a key not stored), 5: C
+    [(1, "A", 2, ""), (2, "b", 2, "D"), (3, "C", 1, ""), (4, "d", 3, ""),
      (6, "f", 2, ""), (7, "g", 2, "D"), (5, "E", 2, "")],
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("clauses", CLAUSES)
 def test_the_merges_clauses_judge_as_the_status_codes_do(ws, clauses):
-    """A batch with a row of every status, and at least as many writes as rows that change
-    nothing, so its MERGE judges it (with `when_matched: ignore` its M rows change nothing too,
-    and it takes the materialized change set): the same counts, effective counts and table as
-    the reference model, and as the materialized change set (`spark.lakefresh.key.fastPath`
-    false)."""
+    """A batch with a row of every status, no duplicate keys, and at least as many writes as
+    rows that change nothing, so its MERGE judges it (with `when_matched: ignore` or
+    `when_not_matched: ignore` its M or X rows change nothing too, and it takes the materialized
+    change set): the same counts, effective counts and table as the reference model, and as the
+    materialized change set (`spark.lakefresh.key.fastPath` false)."""
     expected = key_reference(JUDGED, clauses=clauses)
     assert plain_run(ws, JUDGED, clauses) == expected
     again = Workspace(ws.root / "general", ws.spark, ws.warehouse)

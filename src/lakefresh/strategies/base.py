@@ -55,6 +55,7 @@ class StageContext:
     quarantined: DataFrame | None = None
     key_range: KeyRange | None = None  # the batch's keys lie in it, when the read saw (pruning.py)
     high_water: int | None = None  # the largest sequence surrogate key issued before (surrogate.py)
+    settled: bool = False  # every pass over the batch sees the same rows (reading.ReadRows)
 
     def target(self) -> DataFrame:
         return self.backend.read(self.table)

@@ -71,7 +71,7 @@ from lakefresh.strategies.base import (
 )
 from lakefresh.strategies.group import GroupChange, Member, stage_key_group
 from lakefresh.strategies.key_deletes import REMOVES, retired, tombstones, truncated
-from lakefresh.strategies.key_merge import intents, judged_by_merge, merge_judging
+from lakefresh.strategies.key_merge import intents, judgeable, judged_by_merge, merge_judging
 from lakefresh.strategies.materialize import (
     counts_and_superseded,
     counts_with_superseded,
@@ -236,18 +236,19 @@ class KeyStrategy:
             F.col("_lf_t_batch"),
         )
         more = cfg.full_snapshots or truncation
-        judging = self.judging and judged_by_merge(cfg, ctx)
-        if judging:  # counted alone: the MERGE judges the batch's rows (key_merge.py)
+        judging = False
+        if self.judging and judged_by_merge(cfg, ctx):  # counted alone: the MERGE judges (key_merge.py)
             counts, superseded = counts_with_superseded(
                 staged, STATUS_COLUMN, STATUS_CODES, "_lf_t_batch", ("C", *REMOVES)
             )
-        elif not more or not ctx.target_exists:
+            judging = judgeable(counts)  # else counted again, by the pass that materializes
+        if not judging and (not more or not ctx.target_exists):
             # counts per status and, for changed or deleted rows, per batch that wrote the stored
             # row (it no longer owns it), from the pass that materializes the change set
             staged, counts, superseded, _ = materialize_with_counts(
                 staged, STATUS_COLUMN, STATUS_CODES, "_lf_t_batch", ("C", *REMOVES)
             )
-        else:
+        elif not judging:
             staged = materialize(staged)
             if cfg.full_snapshots:
                 staged = materialize(
@@ -268,12 +269,9 @@ class KeyStrategy:
             # a key stored twice joined its batch row twice: another writer broke the table
             raise_stored_duplicates(ctx, cfg.keys, batch)
         removed = 0 if soft else sum(counts.get(code, 0) for code in REMOVES)
-        found = judging and intents(rows, ranked, target_columns, counts, duplicates, quote(DELETE_FLAG))
-        to_write = staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch")
-        if judging and not found:  # mostly rows that change nothing: a change set of the writes
-            to_write = materialize(to_write)
+        found = intents(rows, target_columns, counts, quote(DELETE_FLAG)) if judging else None
         return ChangeSet(
-            rows=found[0] if found else to_write,
+            rows=found[0] if found else staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
             judged=bool(found and found[1]),
             counts=counts,
             record_count=read,

@@ -22,9 +22,12 @@ a table, so a row the counts call C is the row the MERGE updates:
 | O,U,S  | matched, no clause holds: left as it is                                      |
 
 A batch whose rows mostly change nothing (U, S, O, M, X outnumber the writes) takes the general
-path, its writes alone materialized (a second pass over the join): its MERGE would otherwise read
-every such row and, copy-on-write, rewrite the files that hold them. A batch of new keys alone
-is appended as on the general path. `spark.lakefresh.key.fastPath=false` turns this path off
+path (its MERGE would otherwise read every such row and, copy-on-write, rewrite the files that
+hold them), and so does a batch with duplicate keys (two passes could rank a key's tied rows
+differently): its change set is materialized with its counts in one pass, a second pass over the
+join. Only a batch whose every pass sees the same rows is judged: not after row rules or
+lookups, and not with a delete `condition` (SQL that may differ between two queries). A batch of
+new keys alone is appended as on the general path. `spark.lakefresh.key.fastPath=false` turns this path off
 (the tests compare the two; a benchmark may measure both). Measured (bench/README, "Stop 48"):
 about 0.25 s less for a 10 % batch into a 1 M-row copy-on-write target, nothing gained into a
 merge-on-read one.
@@ -52,37 +55,36 @@ WRITE, DELETE = "W", "D"  # a batch row's intent, before its stored row is known
 def judged_by_merge(cfg: KeyStrategyConfig, ctx: StageContext) -> bool:
     """Whether a batch of this table may be judged by its MERGE (see the module's docstring)."""
     plain = not (cfg.soft_delete_column or cfg.surrogate_key or cfg.truncate or cfg.full_snapshots)
-    if not (plain and ctx.target_exists):
+    # the counting pass and the MERGE evaluate the batch twice: both must see the same rows and
+    # the same delete flags (a delete `condition` is SQL that may differ between two queries)
+    repeatable = ctx.settled and (cfg.delete is None or cfg.delete.column is not None)
+    if not (plain and repeatable and ctx.target_exists):
         return False
     return str(ctx.backend.spark.conf.get(SETTING, "true")).lower() != "false"
 
 
-def intents(
-    rows: DataFrame,
-    ranked: DataFrame,
-    columns: list[str],
-    counts: dict[str, int],
-    duplicates: int,
-    delete: str,
-) -> tuple[DataFrame, bool] | None:
-    """The MERGE's source for a batch whose rows are counted (`counts`, without duplicates): its
-    winning rows in `columns` (the target's), with their intent as the status column, and
-    whether the MERGE's clauses must judge them (False: every row is a new key, labelled N, for
-    the general path's append). None: the batch's change set is better materialized.
+def judgeable(counts: dict[str, int]) -> bool:
+    """Whether a counted batch (`counts`, with `dup`) is judged by its MERGE: no duplicate keys
+    (two passes could rank tied rows of a key differently), and no more rows that change nothing
+    than rows written."""
+    writes = sum(n for code, n in counts.items() if code not in (*NO_WRITE, "dup"))
+    return not counts.get("dup") and sum(counts.get(code, 0) for code in NO_WRITE) <= writes
 
-    `rows`: the batch's prepared rows; `ranked`: the same with `_lf_rank` (1: a key's winner);
-    `delete`: the SQL of a row's delete flag."""
+
+def intents(
+    rows: DataFrame, columns: list[str], counts: dict[str, int], delete: str
+) -> tuple[DataFrame, bool]:
+    """The MERGE's source for a judgeable batch (`counts`, without duplicates): its rows in
+    `columns` (the target's), with their intent as the status column, and whether the MERGE's
+    clauses must judge them (False: every row is a new key, labelled N, or none is written: the
+    general path's append). `delete`: the SQL of a row's delete flag."""
     from pyspark.sql import functions as F
 
-    writes = sum(n for code, n in counts.items() if code not in NO_WRITE)
-    winners = ranked.filter(F.col("_lf_rank") == 1) if duplicates else rows
     new_alone = set(counts) <= {"N"}
     intent = F.lit("N") if new_alone else F.expr(f"CASE WHEN {delete} THEN '{DELETE}' ELSE '{WRITE}' END")
-    source = winners.select(*[F.col(quote(c)) for c in columns], intent.alias(STATUS_COLUMN))
-    if not writes:  # nothing to write: the general path's empty append
+    source = rows.select(*[F.col(quote(c)) for c in columns], intent.alias(STATUS_COLUMN))
+    if not any(n for code, n in counts.items() if code not in NO_WRITE):  # nothing to write
         return source.limit(0), False
-    if sum(counts.get(code, 0) for code in NO_WRITE) > writes:
-        return None
     return source, not new_alone
 
 
