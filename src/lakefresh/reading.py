@@ -50,9 +50,15 @@ class ReadRows:
     ) -> StageContext:
         """The stage step's context for these rows, with what their read counted and observed."""
         ctx = StageContext(
-            backend, table, batch_id, batch_time, exists, self.loaded, key_range=self.key_range
+            backend,
+            table,
+            batch_id,
+            batch_time,
+            exists,
+            self.loaded,
+            key_range=self.key_range,
+            settled=self.settled,
         )
-        ctx.settled = self.settled
         ctx.quarantined = self.bad if self.quarantined else None  # see StageContext
         return ctx
 
@@ -160,7 +166,8 @@ def checked(table: TableConfig, strategy: Strategy, rows: DataFrame) -> ReadRows
         derived = F.concat_ws("; ", *problems)
         reason = F.coalesce(F.col(REASON_COLUMN), F.when(derived != "", derived))
         rows = rows.withColumn(REASON_COLUMN, reason)
-    if any(r.row is not None for r in table.rules):  # row rules may quarantine more rows
+    row_rules = any(r.row is not None for r in table.rules)
+    if row_rules:  # row rules may quarantine more rows
         rows, rules = apply_row_rules(table, materialize(rows))
         # the rows to load and those to quarantine, counted in one job (strategies need the first)
         is_good = rows[REASON_COLUMN].isNull()
@@ -176,9 +183,9 @@ def checked(table: TableConfig, strategy: Strategy, rows: DataFrame) -> ReadRows
         rules = {}
     bad = rows.filter(rows[REASON_COLUMN].isNotNull())
     good = rows.filter(rows[REASON_COLUMN].isNull()).drop(REASON_COLUMN, RAW_COLUMN)
-    read = ReadRows(good, bad, split["bad"], rules=rules, loaded=split["good"], key_range=key_range)
-    read.settled = not any(r.row is not None for r in table.rules)
-    return read
+    return ReadRows(
+        good, bad, split["bad"], rules=rules, loaded=split["good"], key_range=key_range, settled=not row_rules
+    )
 
 
 def materialize_observed(

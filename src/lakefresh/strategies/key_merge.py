@@ -27,10 +27,10 @@ hold them), and so does a batch with duplicate keys (two passes could rank a key
 differently): its change set is materialized with its counts in one pass, a second pass over the
 join. Only a batch whose every pass sees the same rows is judged: not after row rules or
 lookups, and not with a delete `condition` (SQL that may differ between two queries). A batch of
-new keys alone is appended as on the general path. `spark.lakefresh.key.fastPath=false` turns this path off
-(the tests compare the two; a benchmark may measure both). Measured (bench/README, "Stop 48"):
-about 0.25 s less for a 10 % batch into a 1 M-row copy-on-write target, nothing gained into a
-merge-on-read one.
+new keys alone is appended as on the general path. `spark.lakefresh.key.fastPath=false` turns
+this path off (the tests compare the two; a benchmark may measure both). Measured (bench/README,
+"Stop 48"): about 0.25 s less for a 10 % batch into a 1 M-row copy-on-write target, nothing
+gained into a merge-on-read one.
 """
 
 from __future__ import annotations
