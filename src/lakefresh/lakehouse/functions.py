@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.lakehouse.sql import quote, sql_literal
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
+    from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import DataType, StructType
 
 
@@ -170,3 +170,36 @@ def utc_timestamp(value: datetime) -> Column:
     from pyspark.sql import functions as F
 
     return F.lit(value.replace(tzinfo=UTC) if value.tzinfo is None else value)
+
+
+def _unhashable(kind: DataType) -> bool:
+    """Whether Spark's hash functions refuse a type: a map, or a variant (Spark 4), at any depth."""
+    from pyspark.sql import types as T
+
+    variant = getattr(T, "VariantType", None)
+    if isinstance(kind, T.MapType) or (variant is not None and isinstance(kind, variant)):
+        return True
+    if isinstance(kind, T.ArrayType):
+        return _unhashable(kind.elementType)
+    if isinstance(kind, T.StructType):
+        return any(_unhashable(f.dataType) for f in kind.fields)
+    return False
+
+
+def contents(rows: DataFrame) -> Column:
+    """A hash of a row's values: its data columns, every one not named `_lf_...` (a map or
+    variant as its JSON text, which Spark's hashes do not take). lakefresh's own columns are left
+    out: they are provenance, derived from the data, or the same for the whole batch (its id, its
+    time: not the same on a rerun). It breaks the last tie when rows are put in order
+    (strategies/ordering.py, the `table_changes` source's own dedupe)."""
+    from pyspark.sql import functions as F
+
+    from lakefresh.columns import SYSTEM_PREFIX
+
+    values = []
+    for f in rows.schema.fields:
+        if f.name.startswith(SYSTEM_PREFIX):
+            continue
+        column = F.col(quote(f.name))
+        values.append(F.to_json(F.struct(column)) if _unhashable(f.dataType) else column)
+    return F.xxhash64(*values) if values else F.lit(0)

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from lakefresh.columns import CHANGE_ORDINAL_COLUMN, CHANGE_TYPE_COLUMN
 from lakefresh.config.sources import ChangeFeedBase, TableChangesSourceConfig
 from lakefresh.errors import SourceError
+from lakefresh.lakehouse.functions import contents
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.state.loads import Load, LoadLog
 
@@ -191,7 +192,10 @@ class TableChangesSource:
             1
         )
         if self.config.dedupe:
-            last = Window.partitionBy(*[F.col(k) for k in self.config.keys]).orderBy(rank.desc())
+            # a commit's two rows of one key tie on `rank`: their contents decide, on every run
+            last = Window.partitionBy(*[F.col(k) for k in self.config.keys]).orderBy(
+                rank.desc(), contents(changes).desc()
+            )
             changes = changes.withColumn("_lf_last", F.row_number().over(last)).filter("_lf_last = 1")
             changes = changes.drop("_lf_last")
         rows = with_provenance(changes, F.lit(ref.batch_id), rank + 1)

@@ -69,7 +69,7 @@ class AppendStrategy:
         events = batch.withColumn(OP, F.lit("+A")).withColumn(
             EVENT_TIME, event_time_of(batch, cfg.event_time, batch_time)
         )
-        rows = materialize(as_log(events, cfg, ctx, arrival_order(), columns).drop(OP))
+        rows = materialize(as_log(events, cfg, ctx, arrival_order(events), columns).drop(OP))
         return rows, ctx.rows_of(rows)
 
     def stage_group(self, ctx: StageContext, batch: DataFrame, members: list[Member]) -> GroupChange:

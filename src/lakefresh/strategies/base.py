@@ -17,10 +17,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from lakefresh.columns import (
     BATCH_ID_COLUMN,
-    FILE_COLUMN,
     PROVENANCE_COLUMNS,
     REASON_COLUMN,
-    RECORD_COLUMN,
     SYSTEM_PREFIX,
 )
 from lakefresh.lakehouse.functions import row_document
@@ -241,14 +239,6 @@ def broadcast_if_small(ctx: StageContext, df: DataFrame, batch_rows: int) -> Dat
     from pyspark.sql import functions as F
 
     return F.broadcast(df) if batch_rows <= ctx.backend.broadcast_rows() else df
-
-
-def last_row_first(*leading: Column) -> list[Column]:
-    """Window order putting the winning row of a key first: by `leading` (e.g. date descending),
-    then the last file, then the last record in it."""
-    from pyspark.sql import functions as F
-
-    return [*leading, F.col(FILE_COLUMN).desc_nulls_last(), F.col(RECORD_COLUMN).desc_nulls_last()]
 
 
 def is_temporal(kind: object) -> bool:

@@ -25,11 +25,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, PROVENANCE_COLUMNS, RECORD_COLUMN, SYSTEM_PREFIX
+from lakefresh.columns import BATCH_ID_COLUMN, PROVENANCE_COLUMNS, SYSTEM_PREFIX
 from lakefresh.errors import SchemaError
 from lakefresh.lakehouse.functions import try_to_timestamp, utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies.base import StageContext, is_temporal, ordering_problems
+from lakefresh.strategies.ordering import first_row_first
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -152,11 +153,10 @@ def keyed_order(keys: list[str]) -> list[Column]:
     return [*[F.col(quote(k)) for k in keys], rank[F.col(OP)]]
 
 
-def arrival_order() -> list[Column]:
-    """Events of a batch in the order their rows arrived: by file, then record."""
-    from pyspark.sql import functions as F
-
-    return [F.col(FILE_COLUMN).asc_nulls_first(), F.col(RECORD_COLUMN).asc_nulls_first()]
+def arrival_order(events: DataFrame) -> list[Column]:
+    """Events of a batch in the order their rows arrived: by file, then record (then by contents,
+    so rows without provenance take the same offsets on every run: ordering.py)."""
+    return first_row_first(events, nulls_first=True)
 
 
 def as_log(

@@ -197,7 +197,7 @@ def stage_key_group(strategy: Any, ctx: StageContext, batch: DataFrame, members:
     keys = list(strategy.config.keys)
     columns, rows = strategy.prepared(batch, member_column(members, "batch_time"), member_column(members))
     latest_first = Window.partitionBy(*[quote(k) for k in keys], F.col(SEQ_COLUMN)).orderBy(
-        *strategy.winner_first()
+        *strategy.winner_first(rows)
     )
     ranked, read = materialize_sized(rows.withColumn("_lf_rank", F.row_number().over(latest_first)))
     candidates = ranked.filter(F.col("_lf_rank") == 1)

@@ -63,7 +63,6 @@ from lakefresh.strategies.base import (
     data_columns,
     delete_flag,
     hashdiff,
-    last_row_first,
     null_key_problems,
     ordering_problems,
     raise_stored_duplicates,
@@ -78,6 +77,7 @@ from lakefresh.strategies.materialize import (
     materialize,
     materialize_with_counts,
 )
+from lakefresh.strategies.ordering import first_row_first, last_row_first
 from lakefresh.strategies.pruning import prunable, range_condition
 from lakefresh.strategies.surrogate import largest_key, skeleton_rows, with_surrogate_key
 from lakefresh.strategies.truncate import TRUNCATE_FLAG, marker_problems, split_at_marker
@@ -147,7 +147,7 @@ class KeyStrategy:
         truncation = None
         if cfg.truncate:
             rows, truncation = split_at_marker(rows)
-        latest_first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(*self.winner_first())
+        latest_first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(*self.winner_first(rows))
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
 
         stored_sk = F.lit(None).cast("long")
@@ -284,20 +284,21 @@ class KeyStrategy:
             key_range=None if more else ctx.key_range,
         )
 
-    def winner_first(self) -> list[Column]:
-        """Window order putting a key's winning row of a batch first: the latest date, then by
-        `dedupe` (the last row by file and record, the first, or a column's value)."""
+    def winner_first(self, rows: DataFrame) -> list[Column]:
+        """Window order putting a key's winning row of `rows` (`prepared`) first: the latest
+        date, then by `dedupe` (the last row by file and record, the first, or a column's value),
+        then by the rows' contents (ordering.py)."""
         from pyspark.sql import functions as F
 
         at = F.col(UPDATED_AT_COLUMN).desc()
-        first = [F.col(FILE_COLUMN).asc_nulls_last(), F.col(RECORD_COLUMN).asc_nulls_last()]
         dedupe = self.config.dedupe
         if dedupe == "last":
-            return last_row_first(at)
+            return last_row_first(rows, at)
         if dedupe == "first":
-            return [at, *first]
+            return first_row_first(rows, at)
         value = F.col(DEDUPE)
-        return [at, value.desc_nulls_last() if dedupe.order == "desc" else value.asc_nulls_last(), *first]
+        by_value = value.desc_nulls_last() if dedupe.order == "desc" else value.asc_nulls_last()
+        return first_row_first(rows, at, by_value)
 
     def prepared(self, batch: DataFrame, batch_time: Column, batch_id: Column) -> tuple[list[str], DataFrame]:
         """The batch's columns, and its rows with the hash, the record's date (`date_column`, or

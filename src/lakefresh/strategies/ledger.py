@@ -45,6 +45,7 @@ from lakefresh.strategies.changelog import (
     event_time_problems,
 )
 from lakefresh.strategies.materialize import materialize
+from lakefresh.strategies.ordering import first_row_first
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -80,7 +81,7 @@ class LedgerStrategy:
         cfg = self.config
         keys = list(cfg.keys)
         require_columns(batch, keys, "key column(s)")
-        order = [F.col(FILE_COLUMN).asc_nulls_first(), F.col(RECORD_COLUMN).asc_nulls_first()]
+        leading = []
         log = cfg.writes_change_log()
         if log:
             check_names(cfg, data_columns(batch), cfg.event_time)
@@ -91,8 +92,10 @@ class LedgerStrategy:
                 batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
                 batch = batch.withColumn(EVENT_TIME, event_time_of(batch, cfg.event_time, batch_time))
                 when = F.col(EVENT_TIME)
-            order.insert(0, when.asc())
-        first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(*order)
+            leading = [when.asc()]
+        first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(
+            *first_row_first(batch, *leading, nulls_first=True)
+        )
         ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
         columns = data_columns(batch)
         firsts = ranked.filter(F.col("_lf_rank") == 1)
@@ -125,7 +128,7 @@ class LedgerStrategy:
         rows = staged.filter(F.col("_lf_code") == "N").drop("_lf_code")
         if log:
             events = rows.withColumn(OP, F.lit("+A"))
-            rows = materialize(as_log(events, cfg, ctx, arrival_order(), columns).drop(OP))
+            rows = materialize(as_log(events, cfg, ctx, arrival_order(events), columns).drop(OP))
         return ChangeSet(
             rows=rows,
             counts={"N": appended, "K": counts.get("K", 0)},

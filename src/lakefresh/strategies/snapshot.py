@@ -44,7 +44,6 @@ from lakefresh.strategies.base import (
     count_by,
     data_columns,
     hashdiff,
-    last_row_first,
     null_key_problems,
     require_columns,
     spare,
@@ -61,6 +60,7 @@ from lakefresh.strategies.changelog import (
     state_columns,
 )
 from lakefresh.strategies.materialize import materialize
+from lakefresh.strategies.ordering import last_row_first
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -113,7 +113,7 @@ class SnapshotStrategy:
                 retracted_at = F.lit(latest).cast(kind)
 
         latest_first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(
-            *last_row_first(event_time.desc())
+            *last_row_first(batch, event_time.desc())
         )
         values = [c for c in columns if c not in keys and c != cfg.event_time]
         if cfg.compare_columns is not None:

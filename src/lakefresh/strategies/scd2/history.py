@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_COLUMN, STATUS_COLUMN
 from lakefresh.lakehouse.sql import quote
-from lakefresh.strategies.base import hashdiff, last_row_first
+from lakefresh.strategies.base import hashdiff
 from lakefresh.strategies.materialize import materialize
+from lakefresh.strategies.ordering import last_row_first
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 from lakefresh.strategies.scd2.fast import DIFF_EXTRA
 
@@ -70,13 +71,12 @@ def _in_order(shape: Shape) -> WindowSpec:
 
 def one_event_per_point(shape: Shape, events: DataFrame) -> DataFrame:
     """3. One event per key and sequence value: the batch's over what is stored, then the last
-    row (by file, then record). Each kept event carries what was stored at its point, if
+    row (by file, then record, then contents). Each kept event carries what was stored at its point, if
     anything (`_lf_was*`), to judge the batch row against what it replaces."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     by_key = _by_key(shape)
-    last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(*last_row_first(F.col(SRC).desc()))
     same_point = Window.partitionBy(*by_key, F.col(SEQ))
     stored_here = F.col(SRC) == 0
 
@@ -93,6 +93,7 @@ def one_event_per_point(shape: Shape, events: DataFrame) -> DataFrame:
         F.when(~F.col(DEL), hashdiff(shape.tracked, events.schema)).alias(HASH_COLUMN),
         F.when(~F.col(DEL), hashdiff(shape.data_hash, events.schema)).alias(ROW_HASH),
     )
+    last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(*last_row_first(hashed, F.col(SRC).desc()))
     ranked = (
         hashed.withColumn("_lf_rank", F.row_number().over(last_first))
         .withColumn("_lf_was", stored_at_point(F.lit(True)))
