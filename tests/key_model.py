@@ -6,16 +6,17 @@ from __future__ import annotations
 from collections import Counter
 
 
-def key_reference(batches, by_batch_time: bool = False, clauses: tuple[str, str] = ("update", "insert")):
+def key_reference(batches, by_batch_time: bool = False, clauses=("update", "insert")):
     """Per batch `bNN.csv` of events (key, value, day, op: "D" a delete), key.py's status table:
     each key's winning row (the latest day, then the last row; with `by_batch_time` the batch's
     own order is the day) judged against the stored row, with `clauses` (`when_matched`,
-    `when_not_matched`). Returns the table (id, value, batch) and, per batch, (name, status
-    counts, duplicates, effective count at the end), both sorted."""
-    when_matched, when_not_matched = clauses
+    `when_not_matched`; a list: each batch's own). Returns the table (id, value, batch) and, per
+    batch, (name, status counts, duplicates, effective count at the end), both sorted."""
+    each = clauses if isinstance(clauses, list) else [clauses] * len(batches)
     state: dict[int, tuple[str, int, str]] = {}  # id -> (value, day, batch)
     per_batch = []
     for b, events in enumerate(batches):
+        when_matched, when_not_matched = each[b]
         name = f"b{b:02d}.csv"
         winners: dict[int, tuple] = {}
         for r, (key, value, day, op) in enumerate(events):

@@ -111,15 +111,21 @@ def plain_csv(events) -> str:
 
 
 def plain_run(ws, batches, clauses, fast: bool = True):
-    for n, events in enumerate(batches):
-        ws.write(f"in/b{n:02d}.csv", plain_csv(events))
-    p = ws.pipeline(plain_yaml(clauses))
+    """The batches, each alone (`max_batches: 1`), under `clauses` (a list: each batch's own,
+    each batch then taken by a run of its own that accepts the changed configuration)."""
+    runs = [(clauses, list(enumerate(batches)))]
+    if isinstance(clauses, list):
+        runs = [(c, [(n, events)]) for n, (c, events) in enumerate(zip(clauses, batches, strict=True))]
     ws.spark.conf.set("spark.lakefresh.key.fastPath", str(fast).lower())
     try:
-        result = p.run()  # each batch alone (`max_batches: 1`)
+        for run_clauses, numbered in runs:
+            for n, events in numbered:
+                ws.write(f"in/b{n:02d}.csv", plain_csv(events))
+            p = ws.pipeline(plain_yaml(run_clauses))
+            result = p.run(accept_config_change=True)
+            assert result.ok and len(result.batches) == len(numbered), result.to_dict()
     finally:
         ws.spark.conf.unset("spark.lakefresh.key.fastPath")
-    assert result.ok and len(result.batches) == len(batches), result.to_dict()
     logged = sorted(
         (r["batch_id"], dict(r["status_counts"]), r["duplicate_count"], r["effective_count"])
         for r in p.history("t")
@@ -157,14 +163,40 @@ JUDGED = [
 ]  # fmt: skip
 
 
+def judged_batches(clauses: tuple[str, str]) -> list[list[tuple[int, str, int, str]]]:
+    """`JUDGED`, with as many more writes as `clauses` need for the MERGE to judge the second
+    batch: with `when_matched: ignore` its changed rows change nothing (M), so six more new keys;
+    with `when_not_matched: ignore` its new keys change nothing (X), so four more changed keys
+    (and the first batch is inserted: see `judged_clauses`)."""
+    first, second = list(JUDGED[0]), list(JUDGED[1])
+    if clauses[0] == "ignore":
+        second += [(k, "n", 2, "") for k in range(12, 18)]
+    if clauses[1] == "ignore":
+        first += [(k, "s", 1, "") for k in range(8, 12)]
+        second += [(k, "S", 2, "") for k in range(8, 12)]
+    return [first, second]
+
+
 @pytest.mark.parametrize("clauses", CLAUSES)
 def test_the_merges_clauses_judge_as_the_status_codes_do(ws, clauses):
-    """A batch with a row of every status, no duplicate keys, and at least as many writes as
-    rows that change nothing, so its MERGE judges it (with `when_matched: ignore` or
-    `when_not_matched: ignore` its M or X rows change nothing too, and it takes the materialized
-    change set): the same counts, effective counts and table as the reference model, and as the
-    materialized change set (`spark.lakefresh.key.fastPath` false)."""
-    expected = key_reference(JUDGED, clauses=clauses)
-    assert plain_run(ws, JUDGED, clauses) == expected
+    """A batch with a row of every status its clauses give, no duplicate keys, and more writes
+    than rows that change nothing, so its MERGE judges it: the same counts, effective counts and
+    table as the reference model, and as the materialized change set
+    (`spark.lakefresh.key.fastPath` false)."""
+    batches, each = judged_batches(clauses), judged_clauses(clauses)
+    expected = in_order(key_reference(batches, clauses=each))
+    assert in_order(plain_run(ws, batches, each)) == expected
     again = Workspace(ws.root / "general", ws.spark, ws.warehouse)
-    assert plain_run(again, JUDGED, clauses, fast=False) == expected
+    assert in_order(plain_run(again, batches, each, fast=False)) == expected
+
+
+def judged_clauses(clauses: tuple[str, str]) -> tuple[str, str] | list[tuple[str, str]]:
+    """A table that never inserts holds only rows another writer stored: here its first batch is
+    inserted (`when_not_matched: insert`) and the table's configuration changed after it."""
+    return [(clauses[0], "insert"), clauses] if clauses[1] == "ignore" else clauses
+
+
+def in_order(run):
+    """A run's table (sorted by key: `rows` sorts as text, so 12 before 3) and its log."""
+    table, logged = run
+    return sorted(table), logged
