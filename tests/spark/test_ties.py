@@ -15,6 +15,8 @@ import pytest
 from tests.conftest import CATALOG, rows
 
 ROWS = ["1,a,5", "1,b,5", "2,c,7", "2,d,7", "3,e,1"]
+# into a stored table: a key's tied rows change it (1), or add it (4), or change nothing (3)
+MORE = ["1,p,9", "1,q,9", "3,e,1", "4,r,9", "4,s,9", "4,t,9"]
 
 STRATEGIES = {
     "key, the last row": "{kind: key, keys: [id], date_column: ts}",
@@ -49,14 +51,14 @@ def values(df) -> list[tuple]:
 
 @pytest.mark.parametrize("strategy", list(STRATEGIES.values()), ids=list(STRATEGIES))
 def test_rows_without_provenance_give_the_same_table_in_either_order(ws, strategy):
-    ws.write("fwd/b1.csv", "id,v,ts\n" + "\n".join(ROWS) + "\n")
-    ws.write("rev/b1.csv", "id,v,ts\n" + "\n".join(reversed(ROWS)) + "\n")
     p = pipeline(ws, strategy)
-    result = p.run()
-    assert result.ok, result.to_dict()
-    forward, backward = values(p.table("fwd")), values(p.table("rev"))
-    assert forward == backward
-    assert rows(p.table("fwd"), ["id"]) == [(1,), (2,), (3,)]  # a row of each key, whichever it is
+    for n, batch in enumerate((ROWS, MORE)):
+        ws.write(f"fwd/b{n}.csv", "id,v,ts\n" + "\n".join(batch) + "\n")
+        ws.write(f"rev/b{n}.csv", "id,v,ts\n" + "\n".join(reversed(batch)) + "\n")
+        result = p.run()
+        assert result.ok, result.to_dict()
+        assert values(p.table("fwd")) == values(p.table("rev"))
+    assert {r[0] for r in rows(p.table("fwd"), ["id"])} == {1, 2, 3, 4}
 
 
 def test_a_change_feeds_rows_of_one_commit_give_the_same_table_in_either_order(ws, spark):
