@@ -269,9 +269,7 @@ class KeyStrategy:
             # a key stored twice joined its batch row twice: another writer broke the table
             raise_stored_duplicates(ctx, cfg.keys, batch)
         removed = 0 if soft else sum(counts.get(code, 0) for code in REMOVES)
-        # the MERGE's source: each key's winning row (ranked again, as the counting pass did)
-        winners = ranked.filter(F.col("_lf_rank") == 1) if duplicates else rows
-        found = intents(winners, target_columns, counts, quote(DELETE_FLAG)) if judging else None
+        found = intents(rows, target_columns, counts, quote(DELETE_FLAG)) if judging else None
         return ChangeSet(
             rows=found[0] if found else staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
             judged=bool(found and found[1]),

@@ -25,14 +25,14 @@ A batch whose rows mostly change nothing (U, S, O, M, X outnumber the writes) ta
 path (its MERGE would otherwise read every such row and, copy-on-write, rewrite the files that
 hold them): its change set is materialized with its counts in one pass, a second pass over the
 join. Only a batch whose every pass sees the same rows is judged: not after row rules or
-lookups, and not with a delete `condition` (SQL that may differ between two queries). A batch
-with duplicate keys is judged too: the MERGE's source ranks its rows again, and ranks them as
-the counting pass did, since a key's rows are in one order whatever the pass (ordering.py: the
-last tie goes by the rows' contents; rows that tie on it too are equal in what is written).
-A batch of new keys alone is appended as on the general path. `spark.lakefresh.key.fastPath=false`
-turns this path off (the tests compare the two; a benchmark may measure both). Measured (bench/README,
-"Stop 48"): about 0.25 s less for a 10 % batch into a 1 M-row copy-on-write target, nothing
-gained into a merge-on-read one.
+lookups, and not with a delete `condition` (SQL that may differ between two queries). Nor is a
+batch with duplicate keys: its MERGE would rank the rows again (as the counting pass did: a
+key's rows are in one order whatever the pass, ordering.py), and a copy-on-write MERGE reads
+its source twice; measured (bench/README, "Stop 49") slower than the materialized change set.
+A batch of new keys alone is appended as on the general path.
+`spark.lakefresh.key.fastPath=false` turns this path off (the tests compare the two; a benchmark
+may measure both). Measured (bench/README, "Stop 48"): about 0.25 s less for a 10 % batch into
+a 1 M-row copy-on-write target, nothing gained into a merge-on-read one.
 """
 
 from __future__ import annotations
@@ -67,19 +67,19 @@ def judged_by_merge(cfg: KeyStrategyConfig, ctx: StageContext) -> bool:
 
 def judgeable(counts: dict[str, int]) -> bool:
     """Whether a counted batch (`counts`, with its duplicates as `dup`) is judged by its MERGE:
-    no more rows that change nothing than rows written."""
+    no duplicate keys (ranking them again in the MERGE costs more than materializing: see the
+    module's docstring), and no more rows that change nothing than rows written."""
     writes = sum(n for code, n in counts.items() if code not in (*NO_WRITE, "dup"))
-    return sum(counts.get(code, 0) for code in NO_WRITE) <= writes
+    return not counts.get("dup") and sum(counts.get(code, 0) for code in NO_WRITE) <= writes
 
 
 def intents(
     rows: DataFrame, columns: list[str], counts: dict[str, int], delete: str
 ) -> tuple[DataFrame, bool]:
-    """The MERGE's source for a judgeable batch (`counts`, its duplicates taken out): its rows
-    (`rows`: one per key, the winners) in `columns` (the target's), with their intent as the
-    status column, and whether the MERGE's clauses must judge them (False: every row is a new
-    key, labelled N, or none is written: the general path's append). `delete`: the SQL of a
-    row's delete flag."""
+    """The MERGE's source for a judgeable batch (`counts`, without duplicates): its rows in
+    `columns` (the target's), with their intent as the status column, and whether the MERGE's
+    clauses must judge them (False: every row is a new key, labelled N, or none is written: the
+    general path's append). `delete`: the SQL of a row's delete flag."""
     from pyspark.sql import functions as F
 
     new_alone = set(counts) <= {"N"}
