@@ -25,7 +25,24 @@ UPDATED_AT_COLUMN = "_lf_updated_at"
 STATUS_COLUMN = "_lf_status"  # in a change set only: what will happen to the row
 SYSTEM_PREFIX = "_lf_"
 
+EVENT_TIME_COLUMN = "_lf_event_time"  # a log event's time, while the event is built (changelog.py)
+
 CHANGE_TYPE_COLUMN = "_lf_change_type"  # INSERT, DELETE, UPDATE_BEFORE, UPDATE_AFTER
 CHANGE_ORDINAL_COLUMN = "_lf_change_ordinal"
 CHANGE_SNAPSHOT_COLUMN = "_lf_commit_snapshot_id"
 CHANGE_TIME_COLUMN = "_lf_commit_timestamp"  # when that snapshot was committed
+
+# Left out of a row's contents (lakehouse/functions.py's `contents`, which breaks the last tie
+# between a key's rows): provenance; what is the same for the whole batch, or is its time when no
+# column gives one (not the same on a rerun); what is the same for a commit's rows of a change
+# feed, whose order comes first. The date and event time order the rows before the contents do.
+NOT_CONTENTS = (
+    *PROVENANCE_COLUMNS,
+    BATCH_ID_COLUMN,
+    UPDATED_AT_COLUMN,
+    EVENT_TIME_COLUMN,
+    SEQ_COLUMN,
+    CHANGE_ORDINAL_COLUMN,
+    CHANGE_SNAPSHOT_COLUMN,
+    CHANGE_TIME_COLUMN,
+)

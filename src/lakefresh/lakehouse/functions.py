@@ -187,18 +187,19 @@ def _unhashable(kind: DataType) -> bool:
 
 
 def contents(rows: DataFrame) -> Column:
-    """A hash of a row's values: its data columns, every one not named `_lf_...` (a map or
-    variant as its JSON text, which Spark's hashes do not take). lakefresh's own columns are left
-    out: they are provenance, derived from the data, or the same for the whole batch (its id, its
-    time: not the same on a rerun). It breaks the last tie when rows are put in order
-    (strategies/ordering.py, the `table_changes` source's own dedupe)."""
+    """A hash of a row's values (a map or variant as its JSON text, which Spark's hashes do not
+    take): every column but provenance and those the same for the whole batch or taken from its
+    time (`columns.NOT_CONTENTS`: not the same on a rerun). lakefresh's other columns stay in: a
+    change feed's change type, which a delete rule may read, and flags derived from the data. It
+    breaks the last tie when rows are put in order (strategies/ordering.py, the `table_changes`
+    source's own dedupe)."""
     from pyspark.sql import functions as F
 
-    from lakefresh.columns import SYSTEM_PREFIX
+    from lakefresh.columns import NOT_CONTENTS
 
     values = []
     for f in rows.schema.fields:
-        if f.name.startswith(SYSTEM_PREFIX):
+        if f.name in NOT_CONTENTS:
             continue
         column = F.col(quote(f.name))
         values.append(F.to_json(F.struct(column)) if _unhashable(f.dataType) else column)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import BATCH_ID_COLUMN, PROVENANCE_COLUMNS, SYSTEM_PREFIX
+from lakefresh.columns import BATCH_ID_COLUMN, EVENT_TIME_COLUMN, PROVENANCE_COLUMNS, SYSTEM_PREFIX
 from lakefresh.errors import SchemaError
 from lakefresh.lakehouse.functions import try_to_timestamp, utc_timestamp
 from lakefresh.lakehouse.sql import quote
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 OPS = ("-R", "-C", "+C", "+A")  # order of events of one key inside a batch
 NUMERIC_OPS = {"+A": 0, "-R": 1, "-C": 2, "+C": 3}  # Open Data Fabric's operation types
 OP = "_lf_op"  # an event's op as text, while it is built
-EVENT_TIME = "_lf_event_time"  # an event's time, while it is built
+EVENT_TIME = EVENT_TIME_COLUMN  # an event's time, while it is built
 
 
 def state_columns(cfg: ChangeLogColumns, log_columns: list[str], event_time: str | None) -> list[str]:

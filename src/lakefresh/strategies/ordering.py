@@ -7,9 +7,10 @@ rows apart: a `transform` whose SQL does not keep `_lf_file` and `_lf_record` le
 a change feed's rows of one commit share their ordinal, and a row's record is only as ordered as
 its source. Without a last tie-breaker Spark's sort leaves such rows in whatever order its tasks
 met them, so the same rows could give another table on a rerun, a replay or a reload. The
-contents are a 64-bit hash (`xxhash64`) of the row's data columns (lakehouse/functions.py's
-`contents`): rows that tie on it too are equal in every value the table keeps (barring a
-collision, about one in 2^64 per pair), and which of them is taken changes nothing.
+contents are a 64-bit hash (`xxhash64`) of the row's values, its data columns and the flags that
+come with them (lakehouse/functions.py's `contents`, without what a rerun may give otherwise:
+the batch's id and time): rows that tie on it too are equal in every value the table keeps
+(barring a collision, about one in 2^64 per pair), and which of them is taken changes nothing.
 """
 
 from __future__ import annotations

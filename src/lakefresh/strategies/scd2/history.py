@@ -71,8 +71,8 @@ def _in_order(shape: Shape) -> WindowSpec:
 
 def one_event_per_point(shape: Shape, events: DataFrame) -> DataFrame:
     """3. One event per key and sequence value: the batch's over what is stored, then the last
-    row (by file, then record, then contents). Each kept event carries what was stored at its point, if
-    anything (`_lf_was*`), to judge the batch row against what it replaces."""
+    row (by file, then record, then contents). Each kept event carries what was stored at its
+    point, if anything (`_lf_was*`), to judge the batch row against what it replaces."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
