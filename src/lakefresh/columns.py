@@ -26,6 +26,7 @@ STATUS_COLUMN = "_lf_status"  # in a change set only: what will happen to the ro
 SYSTEM_PREFIX = "_lf_"
 
 EVENT_TIME_COLUMN = "_lf_event_time"  # a log event's time, while the event is built (changelog.py)
+SCD2_SEQ_COLUMN = "_lf_seq"  # an scd2 event's sequence value (the batch's time without sequence_by)
 
 CHANGE_TYPE_COLUMN = "_lf_change_type"  # INSERT, DELETE, UPDATE_BEFORE, UPDATE_AFTER
 CHANGE_ORDINAL_COLUMN = "_lf_change_ordinal"
@@ -41,6 +42,7 @@ NOT_CONTENTS = (
     BATCH_ID_COLUMN,
     UPDATED_AT_COLUMN,
     EVENT_TIME_COLUMN,
+    SCD2_SEQ_COLUMN,
     SEQ_COLUMN,
     CHANGE_ORDINAL_COLUMN,
     CHANGE_SNAPSHOT_COLUMN,

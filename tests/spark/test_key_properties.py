@@ -166,28 +166,38 @@ JUDGED = [
 def judged_batches(clauses: tuple[str, str]) -> list[list[tuple[int, str, int, str]]]:
     """`JUDGED`, with as many more writes as `clauses` need for the MERGE to judge the second
     batch: with `when_matched: ignore` its changed rows change nothing (M), so six more new keys;
-    with `when_not_matched: ignore` its new keys change nothing (X), so four more changed keys
-    (and the first batch is inserted: see `judged_clauses`)."""
+    with `when_not_matched: ignore` its new keys change nothing (X), so eight more stored keys
+    changed (deleted, if changes are ignored too; the first batch is inserted: `judged_clauses`)."""
     first, second = list(JUDGED[0]), list(JUDGED[1])
-    if clauses[0] == "ignore":
+    if clauses == ("ignore", "insert"):
         second += [(k, "n", 2, "") for k in range(12, 18)]
     if clauses[1] == "ignore":
-        first += [(k, "s", 1, "") for k in range(8, 12)]
-        second += [(k, "S", 2, "") for k in range(8, 12)]
+        first += [(k, "s", 1, "") for k in range(8, 16)]
+        second += [(k, "S", 2, "D" if clauses[0] == "ignore" else "") for k in range(8, 16)]
     return [first, second]
 
 
-@pytest.mark.parametrize("clauses", CLAUSES)
-def test_the_merges_clauses_judge_as_the_status_codes_do(ws, clauses):
+EVERY_CLAUSE = [(m, n) for m in ("update", "delete", "ignore") for n in ("insert", "ignore")]
+
+
+@pytest.mark.parametrize("clauses", EVERY_CLAUSE)
+def test_the_merges_clauses_judge_as_the_status_codes_do(ws, clauses, monkeypatch):
     """A batch with a row of every status its clauses give, no duplicate keys, and more writes
     than rows that change nothing, so its MERGE judges it: the same counts, effective counts and
     table as the reference model, and as the materialized change set
-    (`spark.lakefresh.key.fastPath` false)."""
+    (`spark.lakefresh.key.fastPath` false), under every pair of `when_matched` and
+    `when_not_matched`. A spy on `merge_judging` checks which road each batch took."""
+    from lakefresh.strategies import key, key_merge
+
+    judged = []  # the batches the MERGE judged
+    monkeypatch.setattr(key, "merge_judging", lambda *a: judged.append(a) or key_merge.merge_judging(*a))
     batches, each = judged_batches(clauses), judged_clauses(clauses)
     expected = in_order(key_reference(batches, clauses=each))
     assert in_order(plain_run(ws, batches, each)) == expected
+    assert len(judged) == 1  # the second batch (the first creates the table)
     again = Workspace(ws.root / "general", ws.spark, ws.warehouse)
     assert in_order(plain_run(again, batches, each, fast=False)) == expected
+    assert len(judged) == 1
 
 
 def judged_clauses(clauses: tuple[str, str]) -> tuple[str, str] | list[tuple[str, str]]:

@@ -172,35 +172,33 @@ def utc_timestamp(value: datetime) -> Column:
     return F.lit(value.replace(tzinfo=UTC) if value.tzinfo is None else value)
 
 
-def _unhashable(kind: DataType) -> bool:
-    """Whether Spark's hash functions refuse a type: a map, or a variant (Spark 4), at any depth."""
+def _nested(kind: DataType) -> bool:
+    """Whether a type holds other values (an array, struct, map or variant): Spark's hashes skip
+    NULL elements and fields inside it, and refuse maps and variants."""
     from pyspark.sql import types as T
 
     variant = getattr(T, "VariantType", None)
-    if isinstance(kind, T.MapType) or (variant is not None and isinstance(kind, variant)):
-        return True
-    if isinstance(kind, T.ArrayType):
-        return _unhashable(kind.elementType)
-    if isinstance(kind, T.StructType):
-        return any(_unhashable(f.dataType) for f in kind.fields)
-    return False
+    nested = (T.ArrayType, T.StructType, T.MapType)
+    return isinstance(kind, nested) or (variant is not None and isinstance(kind, variant))
 
 
 def contents(rows: DataFrame) -> Column:
-    """A hash of a row's values (a map or variant as its JSON text, which Spark's hashes do not
-    take): every column but provenance and those the same for the whole batch or taken from its
-    time (`columns.NOT_CONTENTS`: not the same on a rerun). lakefresh's other columns stay in: a
-    change feed's change type, which a delete rule may read, and flags derived from the data. It
-    breaks the last tie when rows are put in order (strategies/ordering.py, the `table_changes`
-    source's own dedupe)."""
+    """A hash of a row's values: every column but provenance and those the same for the whole
+    batch or taken from its time (`columns.NOT_CONTENTS`: not the same on a rerun). lakefresh's
+    other columns stay in: a change feed's change type, which a delete rule may read, and flags
+    derived from the data. Spark's `xxhash64` skips a NULL (`(NULL, 'x')` and `('x', NULL)` hash
+    alike), so which columns are NULL is hashed too, and a nested value as its JSON text, which
+    writes a NULL inside it. It breaks the last tie when rows are put in order
+    (strategies/ordering.py, the `table_changes` source's own dedupe)."""
     from pyspark.sql import functions as F
 
     from lakefresh.columns import NOT_CONTENTS
 
-    values = []
+    values, nulls = [], []
     for f in rows.schema.fields:
         if f.name in NOT_CONTENTS:
             continue
         column = F.col(quote(f.name))
-        values.append(F.to_json(F.struct(column)) if _unhashable(f.dataType) else column)
-    return F.xxhash64(*values) if values else F.lit(0)
+        values.append(F.to_json(F.struct(column)) if _nested(f.dataType) else column)
+        nulls.append(column.isNull())
+    return F.xxhash64(*values, *nulls) if values else F.lit(0)

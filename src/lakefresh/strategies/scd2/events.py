@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakefresh.columns import SCD2_SEQ_COLUMN
+
 if TYPE_CHECKING:
     from pyspark.sql import Column
     from pyspark.sql.types import DataType
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 SEEN = "_lf_events"  # target column: (sequence value, is delete) of every event a version absorbed
 # an event's columns while a batch is staged: its sequence value, whether it is a delete, and
 # where it came from (0 stored, 1 the batch, 2 a full snapshot's retirement)
-SEQ, DEL, SRC = "_lf_seq", "_lf_del", "_lf_src"
+SEQ, DEL, SRC = SCD2_SEQ_COLUMN, "_lf_del", "_lf_src"
 
 
 def stored_as_text(kind: DataType) -> bool:
