@@ -242,13 +242,15 @@ class KeyStrategy:
                 staged, STATUS_COLUMN, STATUS_CODES, "_lf_t_batch", ("C", *REMOVES)
             )
             judging = judgeable(counts)  # else counted again, by the pass that materializes
-        if not judging and (not more or not ctx.target_exists):
+        if judging:
+            pass  # counted above; the MERGE's source is the batch's intents (below)
+        elif not more or not ctx.target_exists:
             # counts per status and, for changed or deleted rows, per batch that wrote the stored
             # row (it no longer owns it), from the pass that materializes the change set
             staged, counts, superseded, _ = materialize_with_counts(
                 staged, STATUS_COLUMN, STATUS_CODES, "_lf_t_batch", ("C", *REMOVES)
             )
-        elif not judging:
+        else:
             staged = materialize(staged)
             if cfg.full_snapshots:
                 staged = materialize(

@@ -39,7 +39,6 @@ def first_row_first(rows: DataFrame, *leading: Column, nulls_first: bool = False
     `dedupe: first` and a log's offsets read it."""
     from pyspark.sql import functions as F
 
-    file, record = F.col(FILE_COLUMN), F.col(RECORD_COLUMN)
-    if nulls_first:
-        return [*leading, file.asc_nulls_first(), record.asc_nulls_first(), contents(rows).asc()]
-    return [*leading, file.asc_nulls_last(), record.asc_nulls_last(), contents(rows).asc()]
+    arrival = [F.col(FILE_COLUMN), F.col(RECORD_COLUMN)]
+    arrival = [c.asc_nulls_first() if nulls_first else c.asc_nulls_last() for c in arrival]
+    return [*leading, *arrival, contents(rows).asc()]
