@@ -66,3 +66,79 @@ def test_a_session_that_reads_string_literals_without_escapes_is_refused(ws):
             )
     finally:
         ws.spark.conf.unset("spark.sql.parser.escapedStringLiterals")
+
+
+def _iceberg_table(ws, spark, name: str, ddl: str) -> str:
+    from tests.conftest import CATALOG
+
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{ws.namespace}")
+    spark.sql(f"CREATE TABLE {CATALOG}.{ws.namespace}.{name} ({ddl}) USING iceberg")
+    return f"{ws.namespace}.{name}"
+
+
+def _appended(spark, backend, table: str, rows: list[dict], schema: StructType) -> list[dict]:
+    backend.append_rows(table, rows, schema)
+    return [r.asDict(recursive=True) for r in backend.read(table).orderBy("i").collect()]
+
+
+def test_rows_appended_through_iceberg_s_java_api_read_back_as_spark_s_append_writes_them(ws, spark):
+    """A control table's record goes to an Iceberg table without a Spark job
+    (lakehouse/iceberg_rows.py): every type of a control table, NULLs, empty collections and
+    characters that need escaping read back as Spark's append of the same rows writes them, in
+    a machine zone with a daylight-saving jump (naive datetimes are local time to PySpark)."""
+    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from tests.conftest import CATALOG, machine_zone
+
+    backend = IcebergBackend(spark, CATALOG)
+    schema = StructType.fromDDL(SCHEMA)
+    rows = [ROW, {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}}, {"i": 2}]
+    with machine_zone("America/New_York"):
+        by_java = _iceberg_table(ws, spark, "java", SCHEMA)
+        tracker, group = spark.sparkContext.statusTracker(), f"append-rows-{ws.namespace}"
+        spark.sparkContext.setJobGroup(group, "append_rows")
+        try:
+            backend.append_rows(by_java, rows, schema)
+        finally:
+            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+        assert list(tracker.getJobIdsForGroup(group)) == []  # no Spark job
+        by_spark = _iceberg_table(ws, spark, "spark", SCHEMA)
+        backend.append(by_spark, literal_rows(spark, rows, schema))
+        got = [r.asDict(recursive=True) for r in backend.read(by_java).orderBy("i").collect()]
+        assert got == [r.asDict(recursive=True) for r in backend.read(by_spark).orderBy("i").collect()]
+    assert got[0] == {**ROW, "raw": bytearray(ROW["raw"])}
+    assert got[2] == {**dict.fromkeys(ROW), "i": 2}
+
+
+def test_a_value_without_a_json_form_is_appended_through_spark(ws, spark):
+    """Iceberg's single-value JSON has no NaN or infinity: such rows take Spark's append."""
+    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from tests.conftest import CATALOG
+
+    backend = IcebergBackend(spark, CATALOG)
+    table = _iceberg_table(ws, spark, "t", "i int, x double")
+    got = _appended(
+        spark,
+        backend,
+        table,
+        [{"i": 1, "x": math.inf}, {"i": 2, "x": 0.5}],
+        StructType.fromDDL("i int, x double"),
+    )
+    assert got == [{"i": 1, "x": math.inf}, {"i": 2, "x": 0.5}]
+
+
+def test_a_null_in_a_required_column_is_refused_and_leaves_the_table_as_it_was(ws, spark):
+    """Before anything is written, with the column's name (Iceberg's Parquet writer would fail
+    mid-file with a NullPointerException that names nothing)."""
+    from lakefresh.errors import StateError
+    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from tests.conftest import CATALOG
+
+    backend = IcebergBackend(spark, CATALOG)
+    table = _iceberg_table(ws, spark, "t", "i int NOT NULL, s string")
+    schema = StructType.fromDDL("i int, s string")
+    _appended(spark, backend, table, [{"i": 1, "s": "kept"}], schema)
+    with pytest.raises(StateError, match="column 'i' is NOT NULL, and a row to append has no value"):
+        backend.append_rows(table, [{"i": 2, "s": "x"}, {"i": None, "s": "y"}], schema)
+    assert _appended(spark, backend, table, [], schema) == [{"i": 1, "s": "kept"}]
+    data = next(ws.warehouse.rglob(f"{ws.namespace}*/t/data"))
+    assert len(list(data.glob("*.parquet"))) == 1  # nothing written by the refused append

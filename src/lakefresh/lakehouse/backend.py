@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -314,6 +314,10 @@ class TableBackend(Protocol):
 
     def append(self, table: str, df: DataFrame) -> None:
         """Append rows."""
+
+    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
+        """Append a few rows given as Python values (dicts by column name; a missing key is
+        NULL) of the table's `schema`: a control table's record."""
 
     def replace(self, table: str, df: DataFrame) -> None:
         """Replace every row with `df`."""

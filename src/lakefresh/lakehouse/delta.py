@@ -53,7 +53,7 @@ from lakefresh.lakehouse.delta_log import (
 from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.jvm import java_class
-from lakefresh.lakehouse.literals import empty_rows
+from lakefresh.lakehouse.literals import empty_rows, literal_rows
 from lakefresh.lakehouse.merge import SqlWrites
 from lakefresh.lakehouse.sql import properties_sql, quote
 
@@ -385,6 +385,9 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
 
     def append(self, table: str, df: DataFrame) -> None:
         df.write.format("delta").mode("append").save(self.location(table))
+
+    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
+        self.append(table, literal_rows(self.spark, rows, schema))
 
     def replace(self, table: str, df: DataFrame) -> None:
         df.write.format("delta").mode("overwrite").save(self.location(table))

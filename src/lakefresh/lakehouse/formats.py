@@ -9,7 +9,7 @@ beside a target (a rebuild's scratch table, `<target>__rebuild`) has the target'
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.backend import (
     Commit,
@@ -180,6 +180,9 @@ class ByTable:
 
     def append(self, table: str, df: DataFrame) -> None:
         self.of(table).append(table, df)
+
+    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
+        self.of(table).append_rows(table, rows, schema)
 
     def replace(self, table: str, df: DataFrame) -> None:
         self.of(table).replace(table, df)

@@ -40,7 +40,9 @@ from lakefresh.lakehouse.iceberg_log import (
     snapshot_info,
     utc,
 )
+from lakefresh.lakehouse.iceberg_rows import NotWritable, append_rows
 from lakefresh.lakehouse.jvm import java_class
+from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.merge import SqlWrites
 from lakefresh.lakehouse.procedures import IcebergUpkeep
 from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
@@ -369,6 +371,14 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
 
     def append(self, table: str, df: DataFrame) -> None:
         df.writeTo(self.qualified(table)).append()
+
+    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
+        """Through Iceberg's Java API, without a Spark job (lakehouse/iceberg_rows.py); what
+        that path cannot write, through Spark."""
+        try:
+            append_rows(self.spark, self._iceberg_table(table), rows)
+        except NotWritable:
+            self.append(table, literal_rows(self.spark, rows, schema))
 
     def replace(self, table: str, df: DataFrame) -> None:
         from pyspark.sql import functions as F

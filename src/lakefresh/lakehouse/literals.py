@@ -73,9 +73,9 @@ def literal_sql(value: Any, kind: DataType) -> str:
         items = ", ".join(literal_sql(v, kind.elementType) for v in value)
         return f"CAST(array({items}) AS {type_sql})"
     if isinstance(kind, TimestampType):
-        return f"timestamp_micros({int(TimestampType().toInternal(_datetime(value)))})"
+        return f"timestamp_micros({int(TimestampType().toInternal(as_datetime(value)))})"
     if isinstance(kind, TimestampNTZType):
-        return f"CAST({sql_literal(_datetime(value).isoformat(sep=' '))} AS timestamp_ntz)"
+        return f"CAST({sql_literal(as_datetime(value).isoformat(sep=' '))} AS timestamp_ntz)"
     if isinstance(kind, DateType):
         return f"DATE {sql_literal(value.isoformat())}"
     if isinstance(kind, BinaryType):
@@ -89,7 +89,7 @@ def literal_sql(value: Any, kind: DataType) -> str:
     return f"CAST({sql_literal(value)} AS {type_sql})"
 
 
-def _datetime(value: Any) -> dt.datetime:
+def as_datetime(value: Any) -> dt.datetime:
     if isinstance(value, dt.datetime):
         return value
     if isinstance(value, dt.date):

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
 from lakefresh.lakehouse.failures import retry_conflicts
-from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.secrets import redact
@@ -249,10 +248,9 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
 
     def record_attempts(self, rows: list[dict[str, Any]]) -> None:
         """Append attempt rows in one commit (a backlog group's staged rows)."""
-        spark = self.backend.spark
         full = [self.full_row(row) for row in rows]
-        df = literal_rows(spark, full, self.batches_schema())
-        retry_conflicts(lambda: self.backend.append(self.batches, df))
+        schema = self.batches_schema()
+        retry_conflicts(lambda: self.backend.append_rows(self.batches, full, schema))
         self.appended(full)
 
     def record_quarantine(self, table: str, batch_id: str, attempt: str, rows: DataFrame) -> None:

@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.failures import retry_conflicts
-from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.state.control import LOADS_TABLE, control_properties
@@ -71,8 +70,8 @@ class LoadLog:
         self.ensure()
         now = datetime.now(UTC).replace(tzinfo=None)
         row = {**load.__dict__, "opened_at": now, "processed_at": now if load.processed else None}
-        rows = literal_rows(self.backend.spark, [row], self.backend.schema(self.table))
-        retry_conflicts(lambda: self.backend.append(self.table, rows))
+        schema = self.backend.schema(self.table)
+        retry_conflicts(lambda: self.backend.append_rows(self.table, [row], schema))
 
     def reopen(self, load_id: str, batch_ids: list[str]) -> None:
         """The loads of these batches are to be read again (their batches were rolled back out

@@ -146,8 +146,7 @@ class PublishMarks:
         schema = self.batches_schema()
         if not marks and not metrics:  # only new rows: an append, which reads nothing
             plain = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-            appended = literal_rows(spark, plain, schema)
-            retry_conflicts(lambda: self.backend.append(self.batches, appended))
+            retry_conflicts(lambda: self.backend.append_rows(self.batches, plain, schema))
             self.appended(plain)
             return
         source = literal_rows(spark, rows, _source_schema(schema))
