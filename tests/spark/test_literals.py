@@ -8,9 +8,9 @@ from datetime import date, datetime
 from decimal import Decimal
 
 import pytest
-from pyspark.sql.types import StructType
 
 from lakefresh.lakehouse.literals import literal_rows
+from lakefresh.lakehouse.session import parse_schema
 
 SCHEMA = (
     "s string, n bigint, i int, x double, d decimal(10,3), b boolean, at timestamp, day date, "
@@ -34,7 +34,7 @@ ROW = {
 
 def test_rows_read_back_as_written(spark):
     empty = {"counts": {}, "tags": [], "x": math.inf}
-    schema = StructType.fromDDL(SCHEMA)
+    schema = parse_schema(SCHEMA)
     got = [r.asDict(recursive=True) for r in literal_rows(spark, [ROW, empty], schema).collect()]
     assert got[0] == {**ROW, "raw": bytearray(ROW["raw"])}
     assert got[1] == {**dict.fromkeys(ROW), **empty}
@@ -46,7 +46,7 @@ def test_a_type_written_as_sql_text_reads_back_as_the_same_type(spark):
     from lakefresh.lakehouse.functions import try_cast_sql
 
     nested = "`odd name` struct<`a b`: int, `c``d`: array<timestamp_ntz>>, w map<string, decimal(38,18)>"
-    types = StructType.fromDDL(f"{SCHEMA}, {nested}")
+    types = parse_schema(f"{SCHEMA}, {nested}")
     casts = [f"{try_cast_sql('NULL', f.dataType)} AS c{n}" for n, f in enumerate(types.fields)]
     got = spark.range(1).selectExpr(*casts).schema
     assert [f.dataType for f in got.fields] == [f.dataType for f in types.fields]
@@ -76,7 +76,7 @@ def _iceberg_table(ws, spark, name: str, ddl: str) -> str:
     return f"{ws.namespace}.{name}"
 
 
-def _appended(spark, backend, table: str, rows: list[dict], schema: StructType) -> list[dict]:
+def _appended(spark, backend, table: str, rows: list[dict], schema) -> list[dict]:
     backend.append_rows(table, rows, schema)
     return [r.asDict(recursive=True) for r in backend.read(table).orderBy("i").collect()]
 
@@ -90,7 +90,7 @@ def test_rows_appended_through_iceberg_s_java_api_read_back_as_spark_s_append_wr
     from tests.conftest import CATALOG, machine_zone
 
     backend = IcebergBackend(spark, CATALOG)
-    schema = StructType.fromDDL(SCHEMA)
+    schema = parse_schema(SCHEMA)
     rows = [ROW, {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}}, {"i": 2}]
     with machine_zone("America/New_York"):
         by_java = _iceberg_table(ws, spark, "java", SCHEMA)
@@ -121,7 +121,7 @@ def test_a_value_without_a_json_form_is_appended_through_spark(ws, spark):
         backend,
         table,
         [{"i": 1, "x": math.inf}, {"i": 2, "x": 0.5}],
-        StructType.fromDDL("i int, x double"),
+        parse_schema("i int, x double"),
     )
     assert got == [{"i": 1, "x": math.inf}, {"i": 2, "x": 0.5}]
 
@@ -135,7 +135,7 @@ def test_a_null_in_a_required_column_is_refused_and_leaves_the_table_as_it_was(w
 
     backend = IcebergBackend(spark, CATALOG)
     table = _iceberg_table(ws, spark, "t", "i int NOT NULL, s string")
-    schema = StructType.fromDDL("i int, s string")
+    schema = parse_schema("i int, s string")
     _appended(spark, backend, table, [{"i": 1, "s": "kept"}], schema)
     with pytest.raises(StateError, match="column 'i' is NOT NULL, and a row to append has no value"):
         backend.append_rows(table, [{"i": 2, "s": "x"}, {"i": None, "s": "y"}], schema)
