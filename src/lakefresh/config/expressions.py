@@ -195,3 +195,13 @@ def _has_equi_join(tree: Any) -> bool:
             if len(left) == 1 and len(right) == 1 and left != right and "" not in left | right:
                 return True
     return False
+
+
+def ends_in_order_by(query: str, dialect: str | None = "spark") -> bool | None:
+    """Whether a query's result is ordered by its own outermost ORDER BY (of a SELECT or of a
+    set operation); None when sqlglot cannot parse it in `dialect` (None: sqlglot's own)."""
+    try:
+        tree = sqlglot.parse_one(query, read=dialect)
+    except sqlglot.errors.SqlglotError:
+        return None
+    return isinstance(tree, exp.Query) and tree.args.get("order") is not None

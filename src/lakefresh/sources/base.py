@@ -133,3 +133,18 @@ def with_provenance(df: DataFrame, origin: Column | None = None, record: Column 
         F.lit(None).cast("string").alias(REASON_COLUMN),
         F.lit(None).cast("string").alias(RAW_COLUMN),
     )
+
+
+def returned_order(query: str | None, dialect: str | None = "spark") -> Column | None:
+    """The record ordinal of a query's rows (see `with_provenance`): the order it returns them in
+    when it ends in ORDER BY (the user's order: the last row of a key wins), or when its text
+    cannot be parsed (so it cannot be told); otherwise none, and the rows' contents decide between
+    a key's rows (strategies/ordering.py): a table's scan, or a query's shuffle, returns rows in
+    an order that another read of the same rows need not repeat."""
+    from pyspark.sql import functions as F
+
+    from lakefresh.config.expressions import ends_in_order_by
+
+    if query is not None and ends_in_order_by(query, dialect) is not False:
+        return F.monotonically_increasing_id() + 1
+    return None

@@ -41,7 +41,7 @@ from lakefresh.errors import SourceError
 from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.sql import quote, sql_literal, standard_sql_literal
-from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
+from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, returned_order, with_provenance
 from lakefresh.state.control import ControlTables
 
 if TYPE_CHECKING:
@@ -132,7 +132,8 @@ class JdbcSource:
             f"WHERE {self.config.watermark_column} <= {ref.replay['upper']}"
         )
         rows = self._query(sql)
-        numbered = with_provenance(rows, F.lit(ref.batch_id), F.monotonically_increasing_id() + 1)
+        # the database's dialect is not known here: sqlglot's own reads the common SQL of all
+        numbered = with_provenance(rows, F.lit(ref.batch_id), returned_order(str(ref.replay["query"]), None))
         return ReadBatch(ref, numbered)
 
     def _lower_bound(self) -> str:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.config.sources import TableSnapshotSourceConfig
 from lakefresh.errors import SourceError
-from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
+from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, returned_order, with_provenance
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
@@ -87,5 +87,5 @@ class TableSnapshotSource:
             rows = self.ctx.spark.sql(str(self.config.query))
         else:
             rows = self.ctx.backend.read(self.config.table, int(ref.position))
-        numbered = with_provenance(rows, F.lit(ref.batch_id), F.monotonically_increasing_id() + 1)
+        numbered = with_provenance(rows, F.lit(ref.batch_id), returned_order(self.config.query))
         return ReadBatch(ref, numbered)
