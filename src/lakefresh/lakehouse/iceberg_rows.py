@@ -13,6 +13,7 @@ back to Python as an `int` and passes it on as an `Integer`, which a `long` colu
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import math
@@ -75,7 +76,8 @@ def append_rows(spark: SparkSession, table: Any, rows: list[dict[str, Any]]) -> 
         table.newAppend().appendFile(data).commit()
     except Exception as exc:
         if not any(x.name == "CommitStateUnknownException" for x in chain(exc)):  # surely not committed
-            table.io().deleteFile(path)
+            with contextlib.suppress(Exception):  # best effort: the append's own failure is what counts
+                table.io().deleteFile(path)
         raise
 
 

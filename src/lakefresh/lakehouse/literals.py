@@ -90,6 +90,7 @@ def literal_sql(value: Any, kind: DataType) -> str:
 
 
 def as_datetime(value: Any) -> dt.datetime:
+    """A datetime, a date (at midnight) or ISO text as a datetime."""
     if isinstance(value, dt.datetime):
         return value
     if isinstance(value, dt.date):
