@@ -90,10 +90,26 @@ def test_rows_appended_through_iceberg_s_java_api_read_back_as_spark_s_append_wr
     from tests.conftest import CATALOG, machine_zone
 
     backend = IcebergBackend(spark, CATALOG)
-    schema = parse_schema(SCHEMA)
-    rows = [ROW, {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}}, {"i": 2}]
+    ddl = f"{SCHEMA}, ranges array<struct<start: string, end: string, start_inclusive: boolean>>"
+    schema = parse_schema(ddl)
+    ranges = [{"start": "a", "end": None, "start_inclusive": True}, {"start": "b", "end": "c"}]
+    rows = [
+        ROW,
+        {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}, "ranges": ranges},
+        {"i": 2},
+        # New York's spring gap and autumn overlap; an int in a double column, a decimal at
+        # another scale, a datetime in a date column: converted as Spark's casts convert them
+        {
+            "i": 3,
+            "at": datetime(2025, 3, 9, 2, 30),
+            "x": 3,
+            "d": Decimal("1.5"),
+            "day": datetime(2024, 1, 2, 3),
+        },
+        {"i": 4, "at": datetime(2025, 11, 2, 1, 30), "ranges": []},
+    ]
     with machine_zone("America/New_York"):
-        by_java = _iceberg_table(ws, spark, "java", SCHEMA)
+        by_java = _iceberg_table(ws, spark, "java", ddl)
         tracker, group = spark.sparkContext.statusTracker(), f"append-rows-{ws.namespace}"
         spark.sparkContext.setJobGroup(group, "append_rows")
         try:
@@ -101,29 +117,31 @@ def test_rows_appended_through_iceberg_s_java_api_read_back_as_spark_s_append_wr
         finally:
             spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
         assert list(tracker.getJobIdsForGroup(group)) == []  # no Spark job
-        by_spark = _iceberg_table(ws, spark, "spark", SCHEMA)
+        by_spark = _iceberg_table(ws, spark, "spark", ddl)
         backend.append(by_spark, literal_rows(spark, rows, schema))
         got = [r.asDict(recursive=True) for r in backend.read(by_java).orderBy("i").collect()]
         assert got == [r.asDict(recursive=True) for r in backend.read(by_spark).orderBy("i").collect()]
-    assert got[0] == {**ROW, "raw": bytearray(ROW["raw"])}
-    assert got[2] == {**dict.fromkeys(ROW), "i": 2}
+    assert got[0] == {**ROW, "raw": bytearray(ROW["raw"]), "ranges": None}
+    assert got[1]["ranges"] == [
+        {**r, "end": r.get("end"), "start_inclusive": r.get("start_inclusive")} for r in ranges
+    ]
+    assert got[2] == {**dict.fromkeys(ROW), "i": 2, "ranges": None}
+    assert (got[3]["x"], got[3]["d"], got[3]["day"]) == (3.0, Decimal("1.500"), date(2024, 1, 2))
 
 
 def test_a_value_without_a_json_form_is_appended_through_spark(ws, spark):
-    """Iceberg's single-value JSON has no NaN or infinity: such rows take Spark's append."""
+    """Iceberg's single-value JSON has no NaN or infinity, and its parser no NULL value in a
+    map: such rows take Spark's append."""
     from lakefresh.lakehouse.iceberg import IcebergBackend
     from tests.conftest import CATALOG
 
     backend = IcebergBackend(spark, CATALOG)
-    table = _iceberg_table(ws, spark, "t", "i int, x double")
-    got = _appended(
-        spark,
-        backend,
-        table,
-        [{"i": 1, "x": math.inf}, {"i": 2, "x": 0.5}],
-        parse_schema("i int, x double"),
-    )
-    assert got == [{"i": 1, "x": math.inf}, {"i": 2, "x": 0.5}]
+    ddl = "i int, x double, counts map<string, bigint>"
+    table = _iceberg_table(ws, spark, "t", ddl)
+    written = [{"i": 1, "x": math.inf}, {"i": 2, "x": 0.5}, {"i": 3, "counts": {"a": None}}]
+    got = _appended(spark, backend, table, written[:2], parse_schema(ddl))
+    got = _appended(spark, backend, table, written[2:], parse_schema(ddl))
+    assert got == [{"x": None, "counts": None, **r} for r in written]
 
 
 def test_a_null_in_a_required_column_is_refused_and_leaves_the_table_as_it_was(ws, spark):

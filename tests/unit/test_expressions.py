@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lakefresh.config.expressions import parse_row_pure
+from lakefresh.config.expressions import ends_in_order_by, parse_row_pure
 
 
 @pytest.mark.parametrize(
@@ -49,3 +49,25 @@ def test_a_row_pure_expression_names_its_columns_and_whether_it_is_an_equi_join(
 def test_a_malformed_expression_says_so():
     with pytest.raises(ValueError, match="delete_when is not a valid SQL expression"):
         parse_row_pure("this.day >", ("this", "input"), "delete_when")
+
+
+@pytest.mark.parametrize(
+    ("query", "dialect", "ordered"),
+    [
+        ("SELECT * FROM t", "spark", False),
+        ("SELECT a FROM t ORDER BY b", "spark", True),
+        ("SELECT a FROM t ORDER BY a DESC LIMIT 5", "spark", True),
+        ("WITH x AS (SELECT 1 AS a) SELECT * FROM x ORDER BY a", "spark", True),
+        ("SELECT a FROM t UNION ALL SELECT a FROM u ORDER BY a", "spark", True),
+        ("(SELECT a FROM t ORDER BY a)", "spark", True),
+        ("SELECT a FROM (SELECT a FROM t ORDER BY a) x", "spark", False),  # an inner order only
+        ("SELECT TOP 5 a FROM [t] ORDER BY a", "tsql", True),
+        ("SELECT `a` FROM t ORDER BY a", "mysql", True),
+        ("SELECT a FROM t WHERE m > '2025-01-01'", "postgres", False),
+        ("SELEC a FROM (", "spark", None),  # not parsed: the order cannot be told
+    ],
+)
+def test_whether_a_query_ends_in_order_by(query, dialect, ordered):
+    """A `table_snapshot` or `jdbc` query's rows are numbered in the order returned only when it
+    ends in ORDER BY (sources/base.py, `returned_order`); else their contents break ties."""
+    assert ends_in_order_by(query, dialect) is ordered

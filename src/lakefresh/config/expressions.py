@@ -204,4 +204,6 @@ def ends_in_order_by(query: str, dialect: str | None = "spark") -> bool | None:
         tree = sqlglot.parse_one(query, read=dialect)
     except sqlglot.errors.SqlglotError:
         return None
+    while isinstance(tree, exp.Subquery) and not tree.alias:  # (SELECT ... ORDER BY ...)
+        tree = tree.this
     return isinstance(tree, exp.Query) and tree.args.get("order") is not None

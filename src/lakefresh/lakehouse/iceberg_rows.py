@@ -41,7 +41,8 @@ class NotWritable(Exception):
 def append_rows(spark: SparkSession, table: Any, rows: list[dict[str, Any]]) -> None:
     """Append `rows` (dicts by column name; a missing key is NULL) to the Iceberg table `table`
     (Iceberg's Java `Table`, loaded fresh) in one commit. NotWritable before anything is
-    written when the table is partitioned or a value has no JSON form (NaN, infinity)."""
+    written when the table is partitioned, a value has no JSON form (NaN, infinity, a map's
+    NULL value) or Iceberg's Java API cannot take the rows (a runtime before Iceberg 1.9)."""
     if not rows:
         return
     if not table.spec().isUnpartitioned():
@@ -49,16 +50,17 @@ def append_rows(spark: SparkSession, table: Any, rows: list[dict[str, Any]]) -> 
     schema = table.schema()
     fields = json.loads(str(java_class(spark, "org.apache.iceberg.SchemaParser").toJson(schema)))["fields"]
     document = json.dumps([_struct(row, fields) for row in rows], allow_nan=False)
-    types = java_class(spark, "org.apache.iceberg.types.Types$ListType")
-    records = java_class(spark, "org.apache.iceberg.SingleValueParser").fromJson(
-        types.ofRequired(_LIST_ELEMENT_ID, schema.asStruct()), document
-    )
-    parquet = java_class(spark, "org.apache.iceberg.FileFormat").PARQUET
     path = table.locationProvider().newDataLocation(f"{uuid.uuid4()}-lakefresh.parquet")
-    appender = java_class(spark, "org.apache.iceberg.InternalData").write(
-        parquet, table.io().newOutputFile(path)
-    )
-    appender = appender.schema(schema).build()
+    try:  # nothing is written yet: whatever fails here is Spark's to write
+        types = java_class(spark, "org.apache.iceberg.types.Types$ListType")
+        records = java_class(spark, "org.apache.iceberg.SingleValueParser").fromJson(
+            types.ofRequired(_LIST_ELEMENT_ID, schema.asStruct()), document
+        )
+        parquet = java_class(spark, "org.apache.iceberg.FileFormat").PARQUET
+        internal = java_class(spark, "org.apache.iceberg.InternalData")  # Iceberg 1.9 on
+        appender = internal.write(parquet, table.io().newOutputFile(path)).schema(schema).build()
+    except Exception as exc:
+        raise NotWritable(f"Iceberg's Java API refused the rows: {exc}") from exc
     try:
         try:
             appender.addAll(records)
@@ -104,6 +106,8 @@ def _value(value: Any, kind: Any) -> Any:
         if kind["type"] == "list":
             return [_value(v, kind["element"]) for v in value]
         if kind["type"] == "map":
+            if any(v is None for v in value.values()):  # Iceberg's parser refuses a NULL value
+                raise NotWritable("a map with a NULL value")
             return {
                 "keys": [_value(k, kind["key"]) for k in value],
                 "values": [_value(v, kind["value"]) for v in value.values()],
@@ -117,15 +121,20 @@ def _value(value: Any, kind: Any) -> Any:
     if kind == "timestamp":
         return as_datetime(value).replace(tzinfo=None).isoformat()
     if kind == "date":
-        return value.isoformat()
-    if kind in ("string", "boolean", "int", "long"):
-        return value
+        return as_datetime(value).date().isoformat()
+    if kind == "string":
+        return str(value)
+    if kind == "boolean":
+        return bool(value)
+    if kind in ("int", "long"):
+        return int(value)
     if kind == "binary":
         return bytes(value).hex()
     if kind in ("float", "double"):
         if not math.isfinite(value):
             raise NotWritable("a value that is not a finite number")
         return float(value)
-    if kind.startswith("decimal"):
-        return str(Decimal(value))
+    if kind.startswith("decimal"):  # decimal(p, s): the value at exactly that scale
+        scale = int(kind.rstrip(")").split(",")[1])
+        return str(Decimal(str(value)).quantize(Decimal(1).scaleb(-scale)))
     raise NotWritable(f"type {kind}")

@@ -60,6 +60,14 @@ DRIVERS = {
     "oracle": "oracle.jdbc.OracleDriver",
     "db2": "com.ibm.db2.jcc.DB2Driver",
 }
+# sqlglot's dialect of each database, to tell whether a query ends in ORDER BY (`returned_order`)
+DIALECTS = {
+    "postgresql": "postgres",
+    "mysql": "mysql",
+    "mariadb": "mysql",
+    "sqlserver": "tsql",
+    "oracle": "oracle",
+}
 
 
 class JdbcSource:
@@ -132,8 +140,10 @@ class JdbcSource:
             f"WHERE {self.config.watermark_column} <= {ref.replay['upper']}"
         )
         rows = self._query(sql)
-        # the database's dialect is not known here: sqlglot's own reads the common SQL of all
-        numbered = with_provenance(rows, F.lit(ref.batch_id), returned_order(str(ref.replay["query"]), None))
+        dialect = DIALECTS.get(_vendor(self.config.url))  # else sqlglot's own, the common SQL
+        numbered = with_provenance(
+            rows, F.lit(ref.batch_id), returned_order(str(ref.replay["query"]), dialect)
+        )
         return ReadBatch(ref, numbered)
 
     def _lower_bound(self) -> str:
@@ -215,9 +225,12 @@ class JdbcSource:
         return df
 
 
+def _vendor(url: str) -> str:
+    return url.split(":")[1] if url.count(":") >= 2 else ""
+
+
 def _driver(url: str) -> str | None:
-    vendor = url.split(":")[1] if url.count(":") >= 2 else ""
-    return DRIVERS.get(vendor)
+    return DRIVERS.get(_vendor(url))
 
 
 def _is_number(kind: object) -> bool:
