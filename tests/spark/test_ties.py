@@ -64,26 +64,9 @@ def test_rows_without_provenance_give_the_same_table_in_either_order(ws, strateg
     assert {r[0] for r in rows(p.table("fwd"), ["id"])} == {1, 2, 3, 4}
 
 
-def test_a_change_feeds_rows_of_one_commit_give_the_same_table_in_either_order(ws, spark):
-    """Two rows of one key inserted in one commit of the source tie on the feed's order."""
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{ws.namespace}")
-    for name, order in (("up_fwd", ROWS), ("up_rev", list(reversed(ROWS)))):
-        spark.sql(f"CREATE TABLE {CATALOG}.{ws.namespace}.{name} (id int, v string, ts int) USING iceberg")
-        inserted = ", ".join("({}, '{}', {})".format(*r.split(",")) for r in order)
-        spark.sql(f"INSERT INTO {CATALOG}.{ws.namespace}.{name} VALUES {inserted}")
-    tables = [
-        (f"{name}{suffix}", f"{{kind: table_changes, table: {ws.namespace}.up_{name}, keys: [id]{more}}}")
-        for name in ("fwd", "rev")
-        for suffix, more in (("", ", dedupe: true"), ("_all", ""))
-    ]
-    p = ws.pipeline(
-        "".join(f"\n- name: {t}\n  source: {s}\n  strategy: {{kind: key, keys: [id]}}\n" for t, s in tables)
-    )
-    result = p.run()
-    assert result.ok, result.to_dict()
-    assert values(p.table("fwd")) == values(p.table("rev"))
-    assert values(p.table("fwd_all")) == values(p.table("rev_all"))
-    assert rows(p.table("fwd"), ["id"]) == [(1,), (2,), (3,)]
+def _values_sql(order: list[str]) -> str:
+    """ROWS-like CSV lines as a SQL VALUES list."""
+    return ", ".join("({}, '{}', {})".format(*r.split(",")) for r in order)
 
 
 def _stored_both_ways(ws, spark) -> tuple[str, str]:
@@ -92,9 +75,36 @@ def _stored_both_ways(ws, spark) -> tuple[str, str]:
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{ws.namespace}")
     for name, order in (("up_fwd", ROWS), ("up_rev", list(reversed(ROWS)))):
         spark.sql(f"CREATE TABLE {CATALOG}.{ws.namespace}.{name} (id int, v string, ts int) USING iceberg")
-        inserted = ", ".join("({}, '{}', {})".format(*r.split(",")) for r in order)
-        spark.sql(f"INSERT INTO {CATALOG}.{ws.namespace}.{name} VALUES {inserted}")
+        spark.sql(f"INSERT INTO {CATALOG}.{ws.namespace}.{name} VALUES {_values_sql(order)}")
     return f"{ws.namespace}.up_fwd", f"{ws.namespace}.up_rev"
+
+
+def _key_tables(ws, sources: dict[str, str]):
+    """A pipeline of one `key` table (keys: id) per source, by name."""
+    return ws.pipeline(
+        "".join(
+            f"\n- name: {t}\n  source: {s}\n  strategy: {{kind: key, keys: [id]}}\n"
+            for t, s in sources.items()
+        )
+    )
+
+
+def test_a_change_feeds_rows_of_one_commit_give_the_same_table_in_either_order(ws, spark):
+    """Two rows of one key inserted in one commit of the source tie on the feed's order."""
+    stored = dict(zip(("fwd", "rev"), _stored_both_ways(ws, spark), strict=True))
+    p = _key_tables(
+        ws,
+        {
+            f"{name}{suffix}": f"{{kind: table_changes, table: {stored[name]}, keys: [id]{more}}}"
+            for name in ("fwd", "rev")
+            for suffix, more in (("", ", dedupe: true"), ("_all", ""))
+        },
+    )
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert values(p.table("fwd")) == values(p.table("rev"))
+    assert values(p.table("fwd_all")) == values(p.table("rev_all"))
+    assert rows(p.table("fwd"), ["id"]) == [(1,), (2,), (3,)]
 
 
 def test_a_table_snapshots_rows_give_the_same_table_in_either_order_and_a_querys_order_by_is_kept(ws, spark):
@@ -112,12 +122,7 @@ def test_a_table_snapshots_rows_give_the_same_table_in_either_order_and_a_querys
         "ascending": f'{{kind: table_snapshot, query: "SELECT * FROM {CATALOG}.{rev} ORDER BY v"}}',
         "descending": f'{{kind: table_snapshot, query: "SELECT * FROM {CATALOG}.{fwd} ORDER BY v DESC"}}',
     }
-    p = ws.pipeline(
-        "".join(
-            f"\n- name: {t}\n  source: {s}\n  strategy: {{kind: key, keys: [id]}}\n"
-            for t, s in sources.items()
-        )
-    )
+    p = _key_tables(ws, sources)
     result = p.run()
     assert result.ok, result.to_dict()
     by_contents = values(p.table("fwd"))
@@ -135,9 +140,7 @@ def test_a_jdbc_querys_rows_give_the_same_table_in_either_order_and_its_order_by
         "DROP TABLE IF EXISTS up_fwd, up_rev; "
         + "".join(f"CREATE TABLE {name} (id int, v text, ts int); " for name in ("up_fwd", "up_rev"))
         + "".join(
-            f"INSERT INTO {name} VALUES "
-            + ", ".join("({}, '{}', {})".format(*r.split(",")) for r in order)
-            + "; "
+            f"INSERT INTO {name} VALUES {_values_sql(order)}; "
             for name, order in (("up_fwd", ROWS), ("up_rev", list(reversed(ROWS))))
         )
     )
