@@ -32,6 +32,7 @@ from lakefresh.lakehouse.backend import (
     with_settings,
 )
 from lakefresh.lakehouse.evolution import Widenings, align
+from lakefresh.lakehouse.iceberg_catalog import IcebergCatalog
 from lakefresh.lakehouse.iceberg_log import (
     SnapshotInfo,
     batch_ids,
@@ -97,6 +98,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         self.spark = spark
         self.catalog = catalog
         self._carries: bool | None = None
+        self._tables = IcebergCatalog(spark, catalog)  # exists, load, schema, properties
 
     # --- names and DDL -----------------------------------------------------------------------
 
@@ -104,7 +106,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         return qualified_name(self.catalog, *table.split("."))
 
     def exists(self, table: str) -> bool:
-        return bool(self.spark.catalog.tableExists(f"{self.catalog}.{table}"))
+        return self._tables.exists(table)
 
     def _ensure_namespace(self, namespace: str) -> None:
         name = qualified_name(self.catalog, namespace)
@@ -166,11 +168,10 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         self.spark.sql(f"ALTER TABLE {self.qualified(table)} DROP COLUMNS ({names})")
 
     def schema(self, table: str) -> StructType:
-        return self.spark.table(self.qualified(table)).schema
+        return self._tables.schema(table)
 
     def properties(self, table: str) -> dict[str, str]:
-        rows = self.spark.sql(f"SHOW TBLPROPERTIES {self.qualified(table)}").collect()
-        return {r["key"]: r["value"] for r in rows}
+        return self._tables.properties(table)
 
     def set_properties(self, table: str, properties: dict[str, str]) -> None:
         assignments = properties_sql(properties)
@@ -185,10 +186,8 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     # --- lineage and write-audit-publish -------------------------------------------------------
 
     def _iceberg_table(self, table: str) -> Any:
-        """The table through Iceberg's Java API, loaded fresh: lineage questions are answered
-        from its metadata in milliseconds, without a Spark job."""
-        spark3 = java_class(self.spark, "org.apache.iceberg.spark.Spark3Util")
-        return spark3.loadIcebergTable(self.spark._jsparkSession, f"{self.catalog}.{table}")
+        """The table through Iceberg's Java API, loaded fresh (lakehouse/iceberg_catalog.py)."""
+        return self._tables.load(table)
 
     def _snapshot_util(self) -> Any:
         return java_class(self.spark, "org.apache.iceberg.util.SnapshotUtil")

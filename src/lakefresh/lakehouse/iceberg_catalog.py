@@ -1,0 +1,106 @@
+"""A table's facts from Iceberg's own catalog, through Java, without Spark's SQL layer.
+
+A batch asks its target whether it exists, for its head, its schema and its properties several
+times. Through Spark these are a name parsed and resolved (`spark.catalog.tableExists`, 5.5 ms),
+an analyzed plan (`spark.table(...).schema`, 6.7 ms) or a command run as a query (`SHOW
+TBLPROPERTIES`, 30 ms). Iceberg's catalog answers the same from the table's metadata in 1.2-2.5
+ms (measured 2026-11-28 on this machine, a table of 60 snapshots, medians of 30): the catalog
+object and each table's identifiers are looked up once, and a table is loaded fresh each time
+(the catalog keeps no table: `cache-enabled=false`, lakehouse/session.py).
+
+A catalog that is not Iceberg's (`HasIcebergCatalog`) is asked through Spark, as before.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from py4j.protocol import Py4JError
+
+from lakefresh.lakehouse.jvm import java_class
+from lakefresh.lakehouse.sql import qualified_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
+
+# Spark's `CatalogV2Util.TABLE_RESERVED_PROPERTIES` (3.5 and 4.x): SHOW TBLPROPERTIES leaves
+# them out (DESCRIBE shows them), and so does `properties`
+RESERVED = frozenset(
+    {"comment", "location", "provider", "owner", "external", "is_managed_location", "collation", "table_type"}
+)
+
+
+class IcebergCatalog:
+    """The Iceberg catalog behind one of the session's Spark catalogs."""
+
+    def __init__(self, spark: SparkSession, catalog: str) -> None:
+        self.spark = spark
+        self.catalog = catalog
+        self._spark_catalog: Any = None
+        self._java: Any = None  # Iceberg's catalog; False when the catalog is not Iceberg's
+        self._identifiers: dict[str, tuple[Any, Any]] = {}  # Iceberg's and Spark's, per table
+        self._mapper: Any = None
+
+    def _iceberg(self) -> Any:
+        """Iceberg's catalog, or None when the Spark catalog is not an Iceberg one."""
+        if self._java is None:
+            manager = self.spark._jsparkSession.sessionState().catalogManager()
+            self._spark_catalog = manager.catalog(self.catalog)
+            try:
+                self._java = self._spark_catalog.icebergCatalog()
+            except Py4JError:  # no such method: not an Iceberg catalog
+                self._java = False
+        return self._java or None
+
+    def _identifier(self, table: str) -> tuple[Any, Any]:
+        found = self._identifiers.get(table)
+        if found is None:
+            parts = table.split(".")
+            gateway = self.spark.sparkContext._gateway
+            assert gateway is not None
+            namespace = gateway.new_array(gateway.jvm.java.lang.String, len(parts) - 1)
+            for index, part in enumerate(parts[:-1]):
+                namespace[index] = part
+            iceberg = java_class(self.spark, "org.apache.iceberg.catalog.TableIdentifier")
+            spark = java_class(self.spark, "org.apache.spark.sql.connector.catalog.Identifier")
+            names = java_class(self.spark, "org.apache.iceberg.catalog.Namespace")
+            found = (iceberg.of(names.of(namespace), parts[-1]), spark.of(namespace, parts[-1]))
+            self._identifiers[table] = found
+        return found
+
+    def exists(self, table: str) -> bool:
+        iceberg = self._iceberg()
+        if iceberg is None:
+            return bool(self.spark.catalog.tableExists(f"{self.catalog}.{table}"))
+        return bool(iceberg.tableExists(self._identifier(table)[0]))
+
+    def load(self, table: str) -> Any:
+        """The table through Iceberg's Java API, loaded fresh: lineage questions are answered
+        from its metadata in milliseconds, without a Spark job."""
+        iceberg = self._iceberg()
+        if iceberg is None:
+            spark3 = java_class(self.spark, "org.apache.iceberg.spark.Spark3Util")
+            return spark3.loadIcebergTable(self.spark._jsparkSession, f"{self.catalog}.{table}")
+        return iceberg.loadTable(self._identifier(table)[0])
+
+    def schema(self, table: str) -> StructType:
+        """The table's schema as Spark reads it (Iceberg's `SparkSchemaUtil`, as its Spark table)."""
+        from pyspark.sql.types import StructType
+
+        util = java_class(self.spark, "org.apache.iceberg.spark.SparkSchemaUtil")
+        return StructType.fromJson(json.loads(util.convert(self.load(table).schema()).json()))
+
+    def properties(self, table: str) -> dict[str, str]:
+        """What SHOW TBLPROPERTIES shows: the properties of Iceberg's Spark table (the table's
+        own, with its format, current snapshot and sort order), without Spark's reserved ones."""
+        if self._iceberg() is None:
+            name = qualified_name(self.catalog, *table.split("."))
+            rows = self.spark.sql(f"SHOW TBLPROPERTIES {name}").collect()
+            return {r["key"]: r["value"] for r in rows}
+        if self._mapper is None:  # Iceberg's own JSON mapper, as iceberg_log.snapshot_info's
+            self._mapper = java_class(self.spark, "org.apache.iceberg.util.JsonUtil").mapper()
+        found = self._spark_catalog.loadTable(self._identifier(table)[1]).properties()
+        shown: dict[str, str] = json.loads(self._mapper.writeValueAsString(found))
+        return {k: v for k, v in shown.items() if k not in RESERVED}
