@@ -21,7 +21,7 @@ from lakefresh.strategies.pruning import KeyPruning, KeyRange, observed_range
 from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
@@ -194,14 +194,15 @@ def materialize_observed(
     """The checked rows materialized, with the rows to load and to quarantine counted, and the
     range of the strategy's pruning key among the rows to load (strategies/pruning.py), all
     observed by the one pass that materializes them."""
-    from pyspark.sql import functions as F
-
-    is_good = F.col(REASON_COLUMN).isNull()
-    aggregates = {"good": F.count(F.when(is_good, F.lit(1))), "bad": F.count(F.when(~is_good, F.lit(1)))}
+    is_good = f"{quote(REASON_COLUMN)} IS NULL"
+    aggregates: dict[str, Column | str] = {
+        "good": f"count(CASE WHEN {is_good} THEN 1 END)",
+        "bad": f"count(CASE WHEN NOT {is_good} THEN 1 END)",
+    }
     key = strategy.pruning_key(rows.schema) if isinstance(strategy, KeyPruning) else None
     if key is not None:  # the strategy names a key `prunable` says can be bounded
-        aggregates["lowest"] = F.min(F.when(is_good, F.col(quote(key))))
-        aggregates["highest"] = F.max(F.when(is_good, F.col(quote(key))))
+        aggregates["lowest"] = f"min(CASE WHEN {is_good} THEN {quote(key)} END)"
+        aggregates["highest"] = f"max(CASE WHEN {is_good} THEN {quote(key)} END)"
     rows, found = materialize_observing(rows, aggregates)
     split = {"good": int(found["good"] or 0), "bad": int(found["bad"] or 0)}
     key_range = observed_range(key, found["lowest"], found["highest"]) if key is not None else None

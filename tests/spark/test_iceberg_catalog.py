@@ -1,15 +1,26 @@
 """A table's facts asked of Iceberg's catalog through Java (lakehouse/iceberg_catalog.py) are
 what Spark's SQL layer answers: whether it exists, its schema (SparkSchemaUtil, as Iceberg's
-Spark table) and SHOW TBLPROPERTIES' properties, with a comment, nested types, a partition,
-a sort order and identifier fields. A catalog that is not Iceberg's is asked through Spark."""
+Spark table), its head and SHOW TBLPROPERTIES' properties (unredacted), with a comment, nested
+types, a partition, a sort order and identifier fields; each asked again after the table
+changed. A catalog that is not Iceberg's is asked through Spark."""
 
 from __future__ import annotations
+
+import pytest
 
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.iceberg_catalog import IcebergCatalog
 
 
-def test_the_catalog_answers_as_spark_does(ws):
+def shown(spark, name: str) -> dict[str, str]:
+    return {r["key"]: r["value"] for r in spark.sql(f"SHOW TBLPROPERTIES {name}").collect()}
+
+
+def main_head(spark, name: str) -> int:
+    return spark.sql(f"SELECT snapshot_id FROM {name}.refs WHERE name = 'main'").first()[0]
+
+
+def test_the_catalog_answers_as_spark_does_and_sees_each_change(ws):
     name = f"{ws.namespace}.facts"
     spark_name = f"lf_test.{name}"
     ws.spark.sql(
@@ -21,27 +32,46 @@ def test_the_catalog_answers_as_spark_does(ws):
     ws.spark.sql(f"ALTER TABLE {spark_name} WRITE ORDERED BY id DESC")
     ws.spark.sql(f"ALTER TABLE {spark_name} SET IDENTIFIER FIELDS id")
     ws.spark.sql(f"COMMENT ON TABLE {spark_name} IS 'a table'")
-    ws.spark.sql(f"INSERT INTO {spark_name} VALUES (1, 'a', 1.5, current_timestamp(), NULL, NULL)")
     backend = IcebergBackend(ws.spark, "lf_test")
+    assert backend.head(name) is None
+    ws.spark.sql(f"INSERT INTO {spark_name} VALUES (1, 'a', 1.5, current_timestamp(), NULL, NULL)")
+    first = backend.head(name)
+    ws.spark.sql(f"INSERT INTO {spark_name} VALUES (2, 'b', 2.5, current_timestamp(), NULL, NULL)")
 
-    shown = {r["key"]: r["value"] for r in ws.spark.sql(f"SHOW TBLPROPERTIES {spark_name}").collect()}
-    assert backend.properties(name) == shown
-    assert shown["sort-order"] == "id DESC NULLS LAST" and shown["identifier-fields"] == "[id]"
-    assert backend.schema(name) == ws.spark.table(spark_name).schema
+    assert backend.properties(name) == shown(ws.spark, spark_name)
+    assert shown(ws.spark, spark_name)["sort-order"] == "id DESC NULLS LAST"
     assert backend.schema(name).json() == ws.spark.table(spark_name).schema.json()  # metadata too
-    assert (
-        backend.head(name)
-        == ws.spark.sql(
-            f"SELECT snapshot_id FROM {spark_name}.snapshots ORDER BY committed_at DESC LIMIT 1"
-        ).first()[0]
-    )
+    assert backend.head(name) == main_head(ws.spark, spark_name) != first
+    ws.spark.sql(f"CALL lf_test.system.rollback_to_snapshot('{name}', {first})")
+    assert backend.head(name) == main_head(ws.spark, spark_name) == first
+
+    ws.spark.sql(f"ALTER TABLE {spark_name} SET TBLPROPERTIES ('write.merge.mode'='merge-on-read')")
+    ws.spark.sql(f"ALTER TABLE {spark_name} ADD COLUMNS (more string)")
+    assert backend.properties(name)["write.merge.mode"] == "merge-on-read"
+    assert backend.properties(name) == shown(ws.spark, spark_name)
+    assert backend.schema(name).json() == ws.spark.table(spark_name).schema.json()
+
     assert backend.exists(name)
     assert not backend.exists(f"{ws.namespace}.missing")
     assert not backend.exists("no_such_namespace.facts")
+    with pytest.raises(Exception, match="missing"):
+        backend.schema(f"{ws.namespace}.missing")
+
+
+def test_a_sort_order_on_a_column_spark_redacts_is_read_as_set(ws):
+    """SHOW TBLPROPERTIES redacts a property whose value looks like a secret (`url`): the order
+    read back redacted was never the one asked for, and was set again at every run."""
+    name = f"{ws.namespace}.links"
+    ws.spark.sql(f"CREATE TABLE lf_test.{name} (id bigint, url string) USING iceberg")
+    backend = IcebergBackend(ws.spark, "lf_test")
+    assert backend.order(name, ["url"]) is True
+    assert "redacted" in shown(ws.spark, f"lf_test.{name}")["sort-order"]
+    assert backend.properties(name)["sort-order"] == "url ASC NULLS FIRST"
+    assert backend.order(name, ["url"]) is False  # as it is: no commit
 
 
 def test_a_catalog_that_is_not_icebergs_is_asked_through_spark(ws):
-    """Spark's own session catalog has no Iceberg catalog behind it."""
+    """Spark's own session catalog (in the tests, not Iceberg's)."""
     catalog = IcebergCatalog(ws.spark, "spark_catalog")
-    assert not catalog.exists("default.lakefresh_no_such_table")
     assert catalog._iceberg() is None
+    assert not catalog.exists("default.lakefresh_no_such_table")

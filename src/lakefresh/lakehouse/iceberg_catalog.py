@@ -9,6 +9,12 @@ object and each table's identifiers are looked up once, and a table is loaded fr
 (the catalog keeps no table: `cache-enabled=false`, lakehouse/session.py).
 
 A catalog that is not Iceberg's (`HasIcebergCatalog`) is asked through Spark, as before.
+
+`properties` differs from SHOW TBLPROPERTIES in one way, on purpose: Spark redacts a property
+whose key or value looks like a secret (`spark.sql.redaction.options.regex`: `url`, `token`...),
+so a sort order on a column named `url` read back redacted, never equal to the order asked for,
+and was set again at every run (`IcebergBackend.order`). Table properties hold no credentials
+here (those are in the catalog's configuration).
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from py4j.protocol import Py4JError
+from py4j.protocol import Py4JJavaError
 
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.sql import qualified_name
@@ -24,12 +30,6 @@ from lakefresh.lakehouse.sql import qualified_name
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
-
-# Spark's `CatalogV2Util.TABLE_RESERVED_PROPERTIES` (3.5 and 4.x): SHOW TBLPROPERTIES leaves
-# them out (DESCRIBE shows them), and so does `properties`
-RESERVED = frozenset(
-    {"comment", "location", "provider", "owner", "external", "is_managed_location", "collation", "table_type"}
-)
 
 
 class IcebergCatalog:
@@ -42,16 +42,26 @@ class IcebergCatalog:
         self._java: Any = None  # Iceberg's catalog; False when the catalog is not Iceberg's
         self._identifiers: dict[str, tuple[Any, Any]] = {}  # Iceberg's and Spark's, per table
         self._mapper: Any = None
+        self._reserved: frozenset[str] | None = None
+        self._plain = False  # the Spark catalog is Iceberg's `SparkCatalog` (not a session catalog)
 
     def _iceberg(self) -> Any:
         """Iceberg's catalog, or None when the Spark catalog is not an Iceberg one."""
         if self._java is None:
+            from py4j.java_gateway import is_instance_of
+
             manager = self.spark._jsparkSession.sessionState().catalogManager()
             self._spark_catalog = manager.catalog(self.catalog)
-            try:
-                self._java = self._spark_catalog.icebergCatalog()
-            except Py4JError:  # no such method: not an Iceberg catalog
-                self._java = False
+            gateway = self.spark.sparkContext._gateway
+            has = "org.apache.iceberg.spark.source.HasIcebergCatalog"
+            self._java = False
+            plain = "org.apache.iceberg.spark.SparkCatalog"
+            self._plain = is_instance_of(gateway, self._spark_catalog, plain)
+            if is_instance_of(gateway, self._spark_catalog, has):
+                try:
+                    self._java = self._spark_catalog.icebergCatalog()
+                except Py4JJavaError:  # a session catalog not set up as Iceberg's
+                    self._java = False
         return self._java or None
 
     def _identifier(self, table: str) -> tuple[Any, Any]:
@@ -71,10 +81,12 @@ class IcebergCatalog:
         return found
 
     def exists(self, table: str) -> bool:
-        iceberg = self._iceberg()
-        if iceberg is None:
+        """Asked of Iceberg's catalog when the Spark catalog is Iceberg's own `SparkCatalog`;
+        otherwise through Spark (a `SparkSessionCatalog` also holds tables that are not
+        Iceberg's). Not the Spark catalog's `tableExists`: on Spark 3.5 Py4J cannot call it."""
+        if self._iceberg() is None or not self._plain:
             return bool(self.spark.catalog.tableExists(f"{self.catalog}.{table}"))
-        return bool(iceberg.tableExists(self._identifier(table)[0]))
+        return bool(self._java.tableExists(self._identifier(table)[0]))
 
     def load(self, table: str) -> Any:
         """The table through Iceberg's Java API, loaded fresh: lineage questions are answered
@@ -93,14 +105,17 @@ class IcebergCatalog:
         return StructType.fromJson(json.loads(util.convert(self.load(table).schema()).json()))
 
     def properties(self, table: str) -> dict[str, str]:
-        """What SHOW TBLPROPERTIES shows: the properties of Iceberg's Spark table (the table's
-        own, with its format, current snapshot and sort order), without Spark's reserved ones."""
+        """What SHOW TBLPROPERTIES shows, unredacted (the module's doc): the properties of
+        Iceberg's Spark table (the table's own, with its format, current snapshot and sort
+        order), without those Spark reserves (`CatalogV2Util.TABLE_RESERVED_PROPERTIES`)."""
         if self._iceberg() is None:
             name = qualified_name(self.catalog, *table.split("."))
             rows = self.spark.sql(f"SHOW TBLPROPERTIES {name}").collect()
             return {r["key"]: r["value"] for r in rows}
         if self._mapper is None:  # Iceberg's own JSON mapper, as iceberg_log.snapshot_info's
             self._mapper = java_class(self.spark, "org.apache.iceberg.util.JsonUtil").mapper()
+            util = java_class(self.spark, "org.apache.spark.sql.connector.catalog.CatalogV2Util")
+            self._reserved = frozenset(str(util.TABLE_RESERVED_PROPERTIES().mkString("\n")).split("\n"))
         found = self._spark_catalog.loadTable(self._identifier(table)[1]).properties()
         shown: dict[str, str] = json.loads(self._mapper.writeValueAsString(found))
-        return {k: v for k, v in shown.items() if k not in RESERVED}
+        return {k: v for k, v in shown.items() if k not in (self._reserved or ())}

@@ -12,6 +12,8 @@ from lakefresh.lakehouse.iceberg_log import snapshot_info
 from lakefresh.lakehouse.sql import qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyspark.sql import SparkSession
 
 
@@ -55,7 +57,15 @@ class IcebergUpkeep:
     ) -> dict[str, int]:
         ordered = not self._iceberg_table(table).sortOrder().isUnsorted()
         return maintain(
-            self.spark, self.catalog, table, compact, expire_before, keep_snapshots, orphans_before, ordered
+            self.spark,
+            self.catalog,
+            table,
+            compact,
+            expire_before,
+            keep_snapshots,
+            orphans_before,
+            lambda: self.deletes(table).files,
+            ordered,
         )
 
     def compact(self, table: str, keep_snapshots: int) -> None:
@@ -73,6 +83,7 @@ def maintain(
     expire_before: datetime | None,
     keep_snapshots: int,
     orphans_before: datetime | None,
+    delete_files: Callable[[], int],
     ordered: bool = False,
 ) -> dict[str, int]:
     """`rewrite_data_files` (small files bin-packed, every data file with deletes rewritten with
@@ -92,14 +103,15 @@ def maintain(
         ).first()
         done["rewritten_data_files"] = int(row[0]) if row else 0
         done["added_data_files"] = int(row[1]) if row else 0
-        # every data file with deletes was rewritten: a delete file left is dangling, which the
-        # sort strategy on Spark 3.5 (Iceberg 1.10.2) leaves although asked to remove them;
-        # `rewrite-all` takes it out however few there are (by default, groups under five files
-        # are left)
-        deletes = spark.sql(
-            f"{call}.rewrite_position_delete_files(table => {name}, options => map('rewrite-all', 'true'))"
-        ).first()
-        done["rewritten_delete_files"] = int(deletes[0]) if deletes else 0
+        # every data file with deletes was rewritten: a delete file left is dangling (Iceberg
+        # 1.10's dangling-delete removal judges by sequence numbers and can leave one; 1.12's
+        # does not), or a concurrent writer's; `rewrite-all` takes those few out (by default a
+        # group under five files is left); none left (the summary says, no job): nothing to do
+        done["rewritten_delete_files"] = 0
+        if delete_files():
+            every = "options => map('rewrite-all', 'true')"
+            deletes = spark.sql(f"{call}.rewrite_position_delete_files(table => {name}, {every})").first()
+            done["rewritten_delete_files"] = int(deletes[0]) if deletes else 0
     if expire_before is not None:
         count = _snapshots(spark, catalog, table)
         spark.sql(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.checkpoints import held
+from lakefresh.lakehouse.sql import quote, sql_literal
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -31,14 +32,23 @@ def materialize_sized(df: DataFrame) -> tuple[DataFrame, int]:
     return rows, count
 
 
-def materialize_observing(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame, dict[str, Any]]:
+def materialize_observing(
+    df: DataFrame, aggregates: dict[str, Column | str]
+) -> tuple[DataFrame, dict[str, Any]]:
     """`materialize`, and aggregates of its rows computed by the same job (an observation of
-    the pass that materializes, not a job of its own)."""
+    the pass that materializes, not a job of its own). An aggregate is a Column or SQL text:
+    the text is one round trip to the JVM, where each call of a Column chain is one."""
     rows, found, _ = _checkpoint(df, aggregates)
     return rows, found
 
 
-def _checkpoint(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame, dict[str, Any], int]:
+def _named(name: str, aggregate: Column | str) -> Column:
+    from pyspark.sql import functions as F
+
+    return F.expr(f"{aggregate} AS {quote(name)}") if isinstance(aggregate, str) else aggregate.alias(name)
+
+
+def _checkpoint(df: DataFrame, aggregates: dict[str, Column | str]) -> tuple[DataFrame, dict[str, Any], int]:
     """The rows checkpointed, the aggregates observed, and the number of rows.
 
     Few rows (a small batch, its change set) come back as one partition: Spark then plans what
@@ -48,11 +58,10 @@ def _checkpoint(df: DataFrame, aggregates: dict[str, Column]) -> tuple[DataFrame
     single partition, and reads the checkpoint's blocks in one task, without a shuffle. More rows
     keep the partitioning of their plan."""
     from pyspark.sql import Observation
-    from pyspark.sql import functions as F
 
     assert _ROWS not in aggregates, _ROWS
     seen = Observation()
-    observed = [*(a.alias(name) for name, a in aggregates.items()), F.count(F.lit(1)).alias(_ROWS)]
+    observed = [_named(name, a) for name, a in {**aggregates, _ROWS: "count(1)"}.items()]
     rows = held(df.observe(seen, *observed).localCheckpoint(eager=True))
     found = dict(seen.get)
     count = int(found.pop(_ROWS, 0) or 0)
@@ -83,7 +92,7 @@ def materialize_with_counts(
     more than one batch."""
     from pyspark.sql import functions as F
 
-    aggregates = _count_aggregates(code, codes, owner, superseding)
+    aggregates: dict[str, Column | str] = {**_count_aggregates(code, codes, owner, superseding)}
     aggregates |= {f"also_{n}": F.count(F.when(c, F.lit(1))) for n, c in (also or {}).items()}
     rows, found = materialize_observing(df, aggregates)
     counts, superseded = _read_counts(rows, found, code, codes, owner, superseding)
@@ -102,22 +111,30 @@ def counts_with_superseded(
     seen = Observation()
     counted = df.select(code, owner)
     aggregates = _count_aggregates(code, codes, owner, superseding)
-    observed = counted.observe(seen, *(a.alias(name) for name, a in aggregates.items()))
+    observed = counted.observe(seen, *(_named(name, a) for name, a in aggregates.items()))
     observed.count()
     return _read_counts(counted, dict(seen.get), code, codes, owner, superseding)
 
 
+def _among(column: str, values: tuple[str, ...]) -> str:
+    return f"{quote(column)} IN ({', '.join(sql_literal(v) for v in values)})" if values else "FALSE"
+
+
+def _supersedes(code: str, owner: str, superseding: tuple[str, ...]) -> str:
+    """SQL: the row rewrites or removes a stored row that a batch (`owner`) wrote."""
+    return f"{_among(code, superseding)} AND {quote(owner)} IS NOT NULL"
+
+
 def _count_aggregates(
     code: str, codes: tuple[str, ...], owner: str, superseding: tuple[str, ...]
-) -> dict[str, Column]:
-    from pyspark.sql import functions as F
-
-    supersedes = F.col(code).isin(*superseding) & F.col(owner).isNotNull()
-    aggregates = {f"code_{c}": F.count(F.when(F.col(code) == F.lit(c), F.lit(1))) for c in codes}
-    aggregates["_other"] = F.count(F.when(~F.col(code).isin(*codes) | F.col(code).isNull(), F.lit(1)))
-    aggregates["_superseding"] = F.count(F.when(supersedes, F.lit(1)))
-    aggregates["_first_owner"] = F.min(F.when(supersedes, F.col(owner)))
-    aggregates["_last_owner"] = F.max(F.when(supersedes, F.col(owner)))
+) -> dict[str, str]:
+    """The aggregates `_read_counts` reads, as SQL text (`_named`)."""
+    c, o, supersedes = quote(code), quote(owner), _supersedes(code, owner, superseding)
+    aggregates = {f"code_{v}": f"count(CASE WHEN {c} = {sql_literal(v)} THEN 1 END)" for v in codes}
+    aggregates["_other"] = f"count(CASE WHEN {c} IS NULL OR NOT {_among(code, codes)} THEN 1 END)"
+    aggregates["_superseding"] = f"count(CASE WHEN {supersedes} THEN 1 END)"
+    aggregates["_first_owner"] = f"min(CASE WHEN {supersedes} THEN {o} END)"
+    aggregates["_last_owner"] = f"max(CASE WHEN {supersedes} THEN {o} END)"
     return aggregates
 
 
@@ -140,7 +157,7 @@ def _read_counts(
         return counts, {}
     if found["_first_owner"] == found["_last_owner"]:  # one batch owned them all
         return counts, {found["_first_owner"]: int(found["_superseding"])}
-    supersedes = F.col(code).isin(*superseding) & F.col(owner).isNotNull()
+    supersedes = F.expr(_supersedes(code, owner, superseding))
     _, superseded = counts_and_superseded(rows.filter(supersedes), code, owner, superseding)
     return counts, superseded
 

@@ -18,8 +18,10 @@ from (HIGH_WATER_PROPERTY, a commit property beside the batch's record); the nex
 from the larger of the table's largest key and the newest mark in the lineage. The keys a commit
 issues are in the table right after it, so the two together cover every key ever issued, as long
 as every commit that deletes rows is a batch's (carrying its mark); a lookup's skeleton rows carry
-the mark too. A runtime that drops commit properties (Iceberg before 1.12) keeps no mark: there
-keys are issued again after such deletes.
+the mark too. A runtime that drops commit properties (Iceberg before 1.12, the Spark 3.5 line's)
+keeps the mark as a table property instead (the same name), raised before the batch's write: a
+batch that then fails leaves a mark no higher than a key already issued, so the mark only ever
+holds back keys that were issued; there a rollback does not lower it.
 
 A row that has a key keeps it: updates carry the stored key, and a table that gains a
 `surrogate_key` fills it as rows are next written.
@@ -46,7 +48,8 @@ LOOK_BACK = 20
 def largest_key(ctx: StageContext, config: SurrogateKeyConfig) -> int:
     """The largest `sequence` key issued so far (0 when none; 0 for `hash` keys, which need no
     start): the larger of the target's largest key and the lineage's high-water mark. Kept in
-    `ctx.high_water`, which the batch's commit carries. Iceberg answers MAX from file statistics
+    `ctx.high_water`, which the batch's commit carries (or the table's property, on a runtime
+    whose commits carry no property: the module's doc). Iceberg answers MAX from file statistics
     where it can (aggregate push-down), without reading data."""
     from pyspark.sql import functions as F
 
@@ -56,7 +59,13 @@ def largest_key(ctx: StageContext, config: SurrogateKeyConfig) -> int:
     stored = 0
     if config.column in target.columns:
         stored = int(target.agg(F.max(F.col(quote(config.column)))).first()[0] or 0)  # type: ignore[index]
-    ctx.high_water = max(stored, high_water(ctx))
+    if ctx.backend.carries_commit_properties():
+        ctx.high_water = max(stored, high_water(ctx))
+        return ctx.high_water
+    kept = int(ctx.backend.properties(ctx.table).get(HIGH_WATER_PROPERTY) or 0)
+    ctx.high_water = max(stored, kept)
+    if ctx.high_water > kept:  # before the write: a delete in this batch may take the largest key
+        ctx.backend.set_properties(ctx.table, {HIGH_WATER_PROPERTY: str(ctx.high_water)})
     return ctx.high_water
 
 
