@@ -127,7 +127,7 @@ class GroupSteps:
     ) -> list[BatchResult] | None:
         """Apply the batches in one commit; None when they must be applied one by one (nothing
         of theirs was published then). The rows it materialized are released when it ends."""
-        if len(refs) < 2 or not self.backend.carries_commit_properties() or not self.backend.exists(name):
+        if len(refs) < 2 or not self.backend.carries_commit_properties(name) or not self.backend.exists(name):
             return None
         attempts = [Attempt(table, name, strategy, ref) for ref in refs]
         published, publishing = None, False

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 from lakefresh.errors import ConfigError
 from lakefresh.faults import SimulatedCrash
-from lakefresh.lakehouse.iceberg import IcebergBackend
-from tests.conftest import Workspace, rows
+from tests.conftest import Workspace, record_in_commit, rows
 from tests.key_model import key_reference
 
 KEY = "{kind: key, keys: [id], date_column: ts, delete: {column: op, value: D}}"
@@ -57,18 +56,6 @@ def logged(p) -> list[tuple]:
     )
 
 
-def groups_here(spark) -> bool:
-    """Whether this runtime groups a backlog: a group's commit must carry its batches' record,
-    which Iceberg does from 1.12 (the Spark 3.5 line runs 1.10.2: one commit per batch there)."""
-    return IcebergBackend(spark, "lf_test").carries_commit_properties()
-
-
-@pytest.fixture
-def grouped(spark) -> None:
-    if not groups_here(spark):
-        pytest.skip("this Iceberg runtime applies a backlog one batch at a time (before 1.12)")
-
-
 event = st.tuples(st.integers(1, 4), st.sampled_from("ab"), st.integers(1, 3), st.sampled_from(["", "", "D"]))
 backlogs = st.lists(st.lists(event, max_size=5), min_size=2, max_size=6)
 
@@ -92,7 +79,7 @@ def test_a_grouped_backlog_equals_the_reference_model(
     assert logged(p) == sorted(per_batch)
     commits = {r["published_snapshot_id"] for r in p.history("t") if r["status"] == "published"}
     rest = len(batches) - 1
-    assert len(commits) == 1 + ((rest + size - 1) // size if groups_here(spark) else rest)
+    assert len(commits) == 1 + ((rest + size - 1) // size if record_in_commit(spark) else rest)
 
 
 BACKLOG = [
@@ -106,7 +93,7 @@ BACKLOG = [
 STRATEGIES = {"key": KEY, "append": "{kind: append}"}
 
 
-@pytest.mark.usefixtures("grouped")
+@pytest.mark.usefixtures("needs_record_in_commit")
 @pytest.mark.parametrize("kind", list(STRATEGIES))
 def test_a_backlog_in_one_commit_equals_one_by_one(ws, kind):
     """The same files, grouped and one by one: the same table (system columns included), the
@@ -148,7 +135,7 @@ def logged_table(p, table: str) -> list[tuple]:
     )
 
 
-@pytest.mark.usefixtures("grouped")
+@pytest.mark.usefixtures("needs_record_in_commit")
 def test_a_fault_in_a_group_leaves_the_target_at_a_published_batch_and_the_next_run_finishes(ws, monkeypatch):
     """A raise or a crash at the fault points of a group's middle batch (the contract suite,
     tests/spark/test_contract_strategies.py, passes every point with lone batches): before the
@@ -178,7 +165,7 @@ def test_a_fault_in_a_group_leaves_the_target_at_a_published_batch_and_the_next_
         assert logged_table(p, name) == expected_log, (point, action)
 
 
-@pytest.mark.usefixtures("grouped")
+@pytest.mark.usefixtures("needs_record_in_commit")
 def test_rolling_back_into_a_group_is_refused_and_to_its_last_batch_is_not(ws):
     """A group's batches share one commit: a rollback can only stop before or after the group."""
     names = write_backlog(ws, BACKLOG)
@@ -192,7 +179,7 @@ def test_rolling_back_into_a_group_is_refused_and_to_its_last_batch_is_not(ws):
     assert rows(p.table("t"), ["id", "v"]) == [(1, "a"), (2, "b")]
 
 
-@pytest.mark.usefixtures("grouped")
+@pytest.mark.usefixtures("needs_record_in_commit")
 def test_groups_shrink_when_their_batches_hold_more_rows_than_max_rows(ws):
     """`backlog.max_rows`: a group that read more rows than that makes the next groups smaller."""
     names = write_backlog(ws, [[(n, "a", 1, "")] + [(n + 10, "b", 1, "")] * 2 for n in range(1, 8)])
@@ -212,8 +199,8 @@ def test_a_publish_whose_outcome_is_unknown_is_settled_by_the_next_run(ws, monke
     """The commit of the publish happens, then the catalog fails before lakefresh reads it back:
     nothing is undone or applied again (a new column stays, no row twice); the next run finds the
     batches in the lineage and completes their record, as after a crash at that point."""
-    if backlog > 1 and not groups_here(ws.spark):
-        pytest.skip("this Iceberg runtime applies a backlog one batch at a time (before 1.12)")
+    if backlog > 1 and not record_in_commit(ws.spark):
+        pytest.skip("this Iceberg runtime's commits carry no record (before 1.12): one by one")
     ws.write("in/b00.csv", csv([(1, "a", 1, "U")]), mtime=1_736_000_000)
     p = ws.pipeline(table_yaml(KEY, backlog))
     assert p.run().ok

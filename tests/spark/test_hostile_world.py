@@ -334,6 +334,7 @@ def test_a_batch_another_process_skips_while_a_run_records_is_not_taken_by_the_n
     assert statuses(p) == [("b1.csv", "published"), ("b2.csv", "published"), ("b3.csv", "skipped")]
 
 
+@pytest.mark.usefixtures("needs_record_in_commit")
 def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_appends_came(ws):
     """The other side of the test above: while the log's only commits are this process's own
     appends, its reads of every table stay current (state/reads.py `appended`), so a pipeline run

@@ -34,6 +34,7 @@ def test_key_effective_counts_follow_the_rows_later_batches_take_over(ws):
     assert effective(p, "customers") == {"b1.csv": 1, "b2.csv": 1, "b3.csv": 1}
 
 
+@pytest.mark.usefixtures("needs_record_in_commit")
 def test_a_batch_that_takes_rows_from_earlier_runs_says_so_in_its_own_row_and_the_log_is_appended(ws):
     """Effective counts as deltas (state version 5): a batch's row holds what it wrote and, in
     `superseded`, what it took from batches of earlier runs; their rows are never rewritten, so

@@ -21,6 +21,7 @@ def persisted(spark) -> set[int]:
     return {int(k) for k in spark.sparkContext._jsc.getPersistentRDDs()}
 
 
+@pytest.mark.usefixtures("needs_record_in_commit")
 def test_a_run_of_one_batch_then_a_backlog_group_holds_no_rows_after_it(ws):
     ws.write("in/b1.csv", "id,city\n1,Oslo\n2,Rome\n")
     p = ws.pipeline(TABLE)

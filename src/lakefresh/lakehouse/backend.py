@@ -306,8 +306,9 @@ class TableBackend(Protocol):
         commit's order in the range), CHANGE_SNAPSHOT_COLUMN (the snapshot it made) and
         CHANGE_TIME_COLUMN (when it was committed). Rows a commit rewrote unchanged are left out."""
 
-    def carries_commit_properties(self) -> bool:
-        """Whether a staged commit keeps the properties `stage` gives it (its summary)."""
+    def carries_commit_properties(self, table: str | None = None) -> bool:
+        """Whether a staged commit keeps the properties `stage` gives it (its summary): of
+        `table`'s format, or of every format the backend writes."""
 
     def broadcast_rows(self) -> int:
         """Row sets up to this size are broadcast into joins with a target."""

@@ -380,7 +380,7 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
         """Delta's change data feed (see :func:`lakefresh.lakehouse.delta_log.change_feed`)."""
         return change_feed(self.spark, self.location(table), self._lineage(table), start, end, keys)
 
-    def carries_commit_properties(self) -> bool:
+    def carries_commit_properties(self, table: str | None = None) -> bool:
         return True
 
     def append(self, table: str, df: DataFrame) -> None:

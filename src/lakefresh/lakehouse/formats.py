@@ -172,7 +172,9 @@ class ByTable:
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
         return self.of(table).changes(table, start, end, keys)
 
-    def carries_commit_properties(self) -> bool:
+    def carries_commit_properties(self, table: str | None = None) -> bool:
+        if table is not None:  # a Delta table's commits carry them whatever Iceberg's runtime
+            return self.of(table).carries_commit_properties(table)
         return self.default.carries_commit_properties() and self.other.carries_commit_properties()
 
     def broadcast_rows(self) -> int:

@@ -384,7 +384,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
 
         df.writeTo(self.qualified(table)).overwrite(F.lit(True))
 
-    def carries_commit_properties(self) -> bool:
+    def carries_commit_properties(self, table: str | None = None) -> bool:
         """Whether a staged commit keeps the properties `stage` gives it: Iceberg 1.12 on."""
         if self._carries is None:
             version = str(java_class(self.spark, "org.apache.iceberg.IcebergBuild").version())

@@ -59,7 +59,7 @@ def largest_key(ctx: StageContext, config: SurrogateKeyConfig) -> int:
     stored = 0
     if config.column in target.columns:
         stored = int(target.agg(F.max(F.col(quote(config.column)))).first()[0] or 0)  # type: ignore[index]
-    if ctx.backend.carries_commit_properties():
+    if ctx.backend.carries_commit_properties(ctx.table):
         ctx.high_water = max(stored, high_water(ctx))
         return ctx.high_water
     kept = int(ctx.backend.properties(ctx.table).get(HIGH_WATER_PROPERTY) or 0)
