@@ -79,6 +79,20 @@ def test_a_sequence_key_whose_row_was_deleted_is_never_issued_again(ws, table_fo
     assert rows(p.table("customers"), ["id", "customer_sk"]) == [(1, 1), (5, 5), (6, 6)]
 
 
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_a_mark_kept_as_a_table_property_holds_back_the_keys_it_covers(ws, table_format):
+    """A runtime whose commits carry no property (Iceberg before 1.12) keeps the high-water mark
+    as a table property; a warehouse that moves on to a runtime whose commits carry them still
+    numbers after it (here the property stands for keys 4-10, issued and deleted there)."""
+    ws.write("in/b1.csv", "id,city,gone\n1,Rome,false\n2,Kyiv,false\n3,Oslo,false\n", mtime=1_736_000_000)
+    p = ws.pipeline(DELETING_DIM.format(table_format=table_format))
+    assert p.run().ok
+    p.backend.set_properties(f"{ws.namespace}.customers", {"lakefresh.surrogate_key.high_water": "10"})
+    ws.write("in/b2.csv", "id,city,gone\n4,Lima,false\n", mtime=1_736_003_600)
+    assert p.run().ok
+    assert rows(p.table("customers"), ["id", "customer_sk"]) == [(1, 1), (2, 2), (3, 3), (4, 11)]
+
+
 def test_hash_keys_are_xxhash64_of_the_natural_key_and_survive_a_rebuild(ws, spark):
     ws.write("in/b1.csv", "id,city\n1,Rome\n2,Kyiv\n")
     ws.write("in/b2.csv", "id,city\n2,Riga\n")

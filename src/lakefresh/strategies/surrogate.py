@@ -21,7 +21,8 @@ as every commit that deletes rows is a batch's (carrying its mark); a lookup's s
 the mark too. A runtime that drops commit properties (Iceberg before 1.12, the Spark 3.5 line's)
 keeps the mark as a table property instead (the same name), raised before the batch's write: a
 batch that then fails leaves a mark no higher than a key already issued, so the mark only ever
-holds back keys that were issued; there a rollback does not lower it.
+holds back keys that were issued; there a rollback does not lower it. A runtime whose commits
+carry the mark reads that property too.
 
 A row that has a key keeps it: updates carry the stored key, and a table that gains a
 `surrogate_key` fills it as rows are next written.
@@ -59,10 +60,12 @@ def largest_key(ctx: StageContext, config: SurrogateKeyConfig) -> int:
     stored = 0
     if config.column in target.columns:
         stored = int(target.agg(F.max(F.col(quote(config.column)))).first()[0] or 0)  # type: ignore[index]
-    if ctx.backend.carries_commit_properties(ctx.table):
-        ctx.high_water = max(stored, high_water(ctx))
-        return ctx.high_water
+    # a table property of the same name: the mark on a runtime whose commits carry none, also
+    # read on one that carries them (a warehouse that moved from the first to the second)
     kept = int(ctx.backend.properties(ctx.table).get(HIGH_WATER_PROPERTY) or 0)
+    if ctx.backend.carries_commit_properties(ctx.table):
+        ctx.high_water = max(stored, kept, high_water(ctx))
+        return ctx.high_water
     ctx.high_water = max(stored, kept)
     if ctx.high_water > kept:  # before the write: a delete in this batch may take the largest key
         ctx.backend.set_properties(ctx.table, {HIGH_WATER_PROPERTY: str(ctx.high_water)})
