@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from py4j.java_gateway import is_instance_of
 from py4j.protocol import Py4JJavaError
 
 from lakefresh.lakehouse.jvm import java_class
@@ -48,8 +49,6 @@ class IcebergCatalog:
     def _iceberg(self) -> Any:
         """Iceberg's catalog, or None when the Spark catalog is not an Iceberg one."""
         if self._java is None:
-            from py4j.java_gateway import is_instance_of
-
             manager = self.spark._jsparkSession.sessionState().catalogManager()
             self._spark_catalog = manager.catalog(self.catalog)
             gateway = self.spark.sparkContext._gateway

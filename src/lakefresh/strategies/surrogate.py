@@ -63,11 +63,10 @@ def largest_key(ctx: StageContext, config: SurrogateKeyConfig) -> int:
     # a table property of the same name: the mark on a runtime whose commits carry none, also
     # read on one that carries them (a warehouse that moved from the first to the second)
     kept = int(ctx.backend.properties(ctx.table).get(HIGH_WATER_PROPERTY) or 0)
-    if ctx.backend.carries_commit_properties(ctx.table):
-        ctx.high_water = max(stored, kept, high_water(ctx))
-        return ctx.high_water
     ctx.high_water = max(stored, kept)
-    if ctx.high_water > kept:  # before the write: a delete in this batch may take the largest key
+    if ctx.backend.carries_commit_properties(ctx.table):
+        ctx.high_water = max(ctx.high_water, high_water(ctx))
+    elif ctx.high_water > kept:  # before the write: a delete in this batch may take the largest key
         ctx.backend.set_properties(ctx.table, {HIGH_WATER_PROPERTY: str(ctx.high_water)})
     return ctx.high_water
 
