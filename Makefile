@@ -13,9 +13,11 @@ demo: setup ## run the example pipeline on freshly generated data
 test: ## set up both Spark lines side by side, lint, every test on 4.1 and, beside it, the contract suites on 3.5, then the Delta tests
 	@bash scripts/test.sh
 
-test-spark3.5: ## the contract suites (every strategy, every source) and the ANSI tests on Spark 3.5
+SPARK35_TESTS = $(if $(FULL),tests/spark,tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py tests/spark/test_ansi.py)
+
+test-spark3.5: ## the contract suites (every strategy, every source) and the ANSI tests on Spark 3.5; FULL=1: every Spark test (about 30 min)
 	@LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh
-	.venv-spark3.5/bin/pytest tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py tests/spark/test_ansi.py
+	.venv-spark3.5/bin/pytest $(SPARK35_TESTS)
 
 test-setup: ## setup, plus the PostgreSQL server and the JDBC driver (Maven Central) the tests use
 	@LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh

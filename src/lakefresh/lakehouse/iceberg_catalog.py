@@ -5,8 +5,12 @@ times. Through Spark these are a name parsed and resolved (`spark.catalog.tableE
 an analyzed plan (`spark.table(...).schema`, 6.7 ms) or a command run as a query (`SHOW
 TBLPROPERTIES`, 30 ms). Iceberg's catalog answers the same from the table's metadata in 1.2-2.5
 ms (measured 2026-11-28 on this machine, a table of 60 snapshots, medians of 30): the catalog
-object and each table's identifiers are looked up once, and a table is loaded fresh each time
-(the catalog keeps no table: `cache-enabled=false`, lakehouse/session.py).
+object and each table's identifiers are looked up once, and a table is loaded fresh each time.
+A session lakefresh builds caches no table (`cache-enabled=false`, lakehouse/session.py), but
+Iceberg's own default caches each for 30 s: a platform's session, or `catalog.properties` that
+turn the cache on, would answer lineage questions from a table loaded before another writer's
+commit. So when the catalog caches (`CachingCatalog`), the table is dropped from its cache
+before each look-up (Spark's statements then load it fresh too).
 
 A catalog that is not Iceberg's (`HasIcebergCatalog`) is asked through Spark, as before.
 
@@ -45,6 +49,7 @@ class IcebergCatalog:
         self._mapper: Any = None
         self._reserved: frozenset[str] | None = None
         self._plain = False  # the Spark catalog is Iceberg's `SparkCatalog` (not a session catalog)
+        self._caching = False  # Iceberg's catalog keeps the tables it loads (`cache-enabled`)
 
     def _iceberg(self) -> Any:
         """Iceberg's catalog, or None when the Spark catalog is not an Iceberg one."""
@@ -61,7 +66,16 @@ class IcebergCatalog:
                     self._java = self._spark_catalog.icebergCatalog()
                 except Py4JJavaError:  # a session catalog not set up as Iceberg's
                     self._java = False
+                caching = "org.apache.iceberg.CachingCatalog"
+                self._caching = bool(self._java) and is_instance_of(gateway, self._java, caching)
         return self._java or None
+
+    def _fresh(self, table: str) -> tuple[Any, Any]:
+        """The table's identifiers, the table dropped from the catalog's cache if it keeps one."""
+        found = self._identifier(table)
+        if self._caching:
+            self._java.invalidateTable(found[0])
+        return found
 
     def _identifier(self, table: str) -> tuple[Any, Any]:
         found = self._identifiers.get(table)
@@ -85,7 +99,7 @@ class IcebergCatalog:
         Iceberg's). Not the Spark catalog's `tableExists`: on Spark 3.5 Py4J cannot call it."""
         if self._iceberg() is None or not self._plain:
             return bool(self.spark.catalog.tableExists(f"{self.catalog}.{table}"))
-        return bool(self._java.tableExists(self._identifier(table)[0]))
+        return bool(self._java.tableExists(self._fresh(table)[0]))
 
     def load(self, table: str) -> Any:
         """The table through Iceberg's Java API, loaded fresh: lineage questions are answered
@@ -94,7 +108,7 @@ class IcebergCatalog:
         if iceberg is None:
             spark3 = java_class(self.spark, "org.apache.iceberg.spark.Spark3Util")
             return spark3.loadIcebergTable(self.spark._jsparkSession, f"{self.catalog}.{table}")
-        return iceberg.loadTable(self._identifier(table)[0])
+        return iceberg.loadTable(self._fresh(table)[0])
 
     def schema(self, table: str) -> StructType:
         """The table's schema as Spark reads it (Iceberg's `SparkSchemaUtil`, as its Spark table)."""
@@ -115,6 +129,6 @@ class IcebergCatalog:
             self._mapper = java_class(self.spark, "org.apache.iceberg.util.JsonUtil").mapper()
             util = java_class(self.spark, "org.apache.spark.sql.connector.catalog.CatalogV2Util")
             self._reserved = frozenset(str(util.TABLE_RESERVED_PROPERTIES().mkString("\n")).split("\n"))
-        found = self._spark_catalog.loadTable(self._identifier(table)[1]).properties()
+        found = self._spark_catalog.loadTable(self._fresh(table)[1]).properties()
         shown: dict[str, str] = json.loads(self._mapper.writeValueAsString(found))
         return {k: v for k, v in shown.items() if k not in (self._reserved or ())}
