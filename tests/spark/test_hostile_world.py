@@ -250,17 +250,21 @@ def test_a_newer_row_another_writer_commits_while_a_batch_is_staged_is_not_overw
 ):
     """The batch's change set says key 1 changes from b1's row; before its write, another writer
     (another lakefresh process, say: it keeps the record's date in `_lf_updated_at`) stores a
-    newer row for key 1. The write must not put the batch's older row over it: the
-    batch is staged again against the table as it now is, and its row is older (O). Iceberg's
-    staged commit has a parent that is not the head the change set read, so it is never
-    published; Delta commits at once, so the head is checked before the write (the window left
-    is the write's own start)."""
+    newer row for key 1, by a MERGE as lakefresh writes (an UPDATE statement on a Delta table
+    fails in a session with Iceberg 1.10's extensions, the 3.5 line's: apache/iceberg#15040).
+    The write must not put the batch's older row over it: the batch is staged again against the
+    table as it now is, and its row is older (O). Iceberg's staged commit has a parent that is
+    not the head the change set read, so it is never published; Delta commits at once, so the
+    head is checked before the write (the window left is the write's own start)."""
     batch(ws, "b1.csv", "1,a,2025-01-01 00:00:00")
     batch(ws, "b2.csv", "1,b,2025-01-02 00:00:00")
     p = ws.pipeline(TABLE + f"  format: {table_format}\n")
     name = p.backend.qualified(f"{ws.namespace}.t")
     at = "TIMESTAMP '2025-01-05 00:00:00'"
-    newer = f"UPDATE {name} SET v = 'z', ts = {at}, _lf_updated_at = {at} WHERE id = 1"
+    newer = (
+        f"MERGE INTO {name} t USING (SELECT 1 AS id) s ON t.id = s.id "
+        f"WHEN MATCHED THEN UPDATE SET v = 'z', ts = {at}, _lf_updated_at = {at}"
+    )
     result = run_paused(p, monkeypatch, "after_stage@b2.csv", tmp_path / "go", lambda: p.spark.sql(newer))
 
     assert result.ok, result.to_dict()
