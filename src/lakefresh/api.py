@@ -27,7 +27,6 @@ from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
-from lakefresh.lakehouse.jars import delta_control_tables
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
 from lakefresh.results import RunResult, TableStatus
 from lakefresh.runner import Runner
@@ -102,11 +101,6 @@ class Pipeline:
         config = self.config
         if not config.uses_delta():
             return IcebergBackend(self.spark, config.catalog.name)
-        if config.catalog.control_format == "delta" and not delta_control_tables():
-            raise ConfigError(
-                "catalog.control_format: delta needs Spark 4 (Delta Lake 4); on Spark 3.5 keep the "
-                "control tables on Iceberg (Delta targets work there)"
-            )
         root = resolve_warehouse(config.catalog, self.base_dir)
         if root is None:
             raise ConfigError("Delta tables live under the catalog's warehouse: set catalog.warehouse")

@@ -14,7 +14,6 @@ import sys
 
 import pytest
 
-from lakefresh.lakehouse.jars import delta_control_tables
 from tests.conftest import rows, settings_kept
 from tests.spark import test_contract_strategies as contract
 
@@ -118,7 +117,7 @@ def test_the_strategy_contract_holds_on_delta(ws, monkeypatch, kind):
     keep them in the Iceberg catalog, as every other test does, and take a raise after their
     write (a RESTORE) and a crash before it (`contract.faults_before_publishing`)."""
     every_point = kind.name == "key"  # the others: a raise after the write, a crash before it
-    on_delta = kind.name == "key" and delta_control_tables()  # the Spark 4 line (lakehouse/jars.py)
+    on_delta = kind.name == "key"
     if on_delta:
         ws.catalog_extra = DELTA_ONLY
     contract.check_contract(ws, monkeypatch, kind, table_format="delta", every_point=every_point)
@@ -159,7 +158,6 @@ def test_the_verbs_on_delta_rollback_is_a_restore_and_unload_reload_rebuild_in_o
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(not delta_control_tables(), reason="control tables on Delta need the Spark 4 line")
 def test_a_delta_only_pipeline_needs_no_iceberg_and_a_kill_after_its_commit_is_finished_later(ws):
     """A process of its own, with none of Iceberg's jars, killed (SIGKILL) right after b2's Delta
     commit and before its record: the next run finds b2 in the table's history and records it."""

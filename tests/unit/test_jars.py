@@ -84,11 +84,3 @@ def test_another_iceberg_release_is_one_setting(cache):
     settings = jar_settings(SparkConfig(iceberg_version="1.10.1"))
     assert settings["spark.jars.packages"] == jars.iceberg_runtime("1.10.1")
     assert settings["spark.jars.packages"].endswith(":1.10.1")
-
-
-def test_control_tables_on_delta_need_the_spark_4_line():
-    """On 3.5 (Delta Lake 3.3) the strategy contract with Delta control tables failed: refused."""
-    from lakefresh.lakehouse.jars import delta_control_tables, spark_line
-
-    assert delta_control_tables(spark_line("4.1.1"))
-    assert not delta_control_tables(spark_line("3.5.7"))

@@ -326,6 +326,10 @@ class TableBackend(Protocol):
     def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
         """MERGE a change set into the table."""
 
+    def update(self, table: str, assignments: dict[str, str], where: str) -> None:
+        """The rows that meet `where` (SQL) get these values (column -> SQL expression): a
+        control table's mark."""
+
     def delete_and_append(
         self,
         table: str,

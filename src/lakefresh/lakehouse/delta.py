@@ -51,10 +51,10 @@ from lakefresh.lakehouse.delta_log import (
     records_in,
 )
 from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
+from lakefresh.lakehouse.delta_writes import DeltaWrites
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.jvm import java_class
-from lakefresh.lakehouse.literals import empty_rows, literal_rows
-from lakefresh.lakehouse.merge import SqlWrites
+from lakefresh.lakehouse.literals import empty_rows
 from lakefresh.lakehouse.sql import properties_sql, quote
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ MERGE_ON_READ = {"delta.enableDeletionVectors": "true"}
 WIDENINGS = Widenings("Delta Lake", frozenset())  # type widening is a table feature: not assumed
 
 
-class DeltaBackend(DeltaUpkeep, SqlWrites):
+class DeltaBackend(DeltaUpkeep, DeltaWrites):
     """The Delta Lake implementation of :class:`lakefresh.lakehouse.backend.TableBackend`."""
 
     def __init__(self, spark: SparkSession, root: str) -> None:
@@ -382,15 +382,6 @@ class DeltaBackend(DeltaUpkeep, SqlWrites):
 
     def carries_commit_properties(self, table: str | None = None) -> bool:
         return True
-
-    def append(self, table: str, df: DataFrame) -> None:
-        df.write.format("delta").mode("append").save(self.location(table))
-
-    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
-        self.append(table, literal_rows(self.spark, rows, schema))
-
-    def replace(self, table: str, df: DataFrame) -> None:
-        df.write.format("delta").mode("overwrite").save(self.location(table))
 
 
 # mypy proves the seam here: DeltaBackend has every member of TableBackend, with compatible types.

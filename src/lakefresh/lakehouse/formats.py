@@ -192,6 +192,9 @@ class ByTable:
     def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
         self.of(table).merge(table, source, clauses)
 
+    def update(self, table: str, assignments: dict[str, str], where: str) -> None:
+        self.of(table).update(table, assignments, where)
+
     def delete_and_append(
         self,
         table: str,

@@ -55,14 +55,6 @@ DEFAULT_LINE = "4.1"
 POSTGRESQL_VERSION = "42.7.4"
 
 
-def delta_control_tables(line: SparkLine | None = None) -> bool:
-    """Whether the control tables may be Delta tables on this line: from Spark 4 (Delta Lake 4)
-    on. On 3.5 with Delta Lake 3.3, the strategy contract with the control tables on Delta found
-    a batch undone after its commit when a failure followed the commit (2026-11-26, not yet
-    understood), so lakefresh refuses that combination there."""
-    return int((line or spark_line()).spark.split(".")[0]) >= 4
-
-
 def spark_line(version: str | None = None) -> SparkLine:
     """The line of the installed pyspark (or of `version`), read from its metadata: no JVM."""
     if version is None:

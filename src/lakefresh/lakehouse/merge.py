@@ -45,6 +45,11 @@ class SqlWrites:
             source = source.hint("broadcast")
         merge_change_set(self.spark, table, self.qualified(table), source, clauses)
 
+    def update(self, table: str, assignments: dict[str, str], where: str) -> None:
+        """An UPDATE statement."""
+        values = ", ".join(f"{quote(column)} = {value}" for column, value in assignments.items())
+        self.spark.sql(f"UPDATE {self.qualified(table)} SET {values} WHERE {where}")
+
     def delete_and_append(
         self,
         table: str,

@@ -276,7 +276,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         self._update(
             table,
             f"attempt = {sql_literal(attempt)}",
-            f"status = {sql_literal(status)}, error = {sql_literal(redact(error or '')[:4000])}",
+            {"status": sql_literal(status), "error": sql_literal(redact(error or "")[:4000])},
         )
         self._drop_quarantine(table, [attempt])
 
@@ -292,7 +292,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         if not attempts:
             return
         ids = ", ".join(sql_literal(a.attempt) for a in attempts)
-        self._update(table, f"attempt IN ({ids}) AND status = 'staged'", "status = 'abandoned'")
+        self._update(table, f"attempt IN ({ids}) AND status = 'staged'", {"status": "'abandoned'"})
         self._drop_quarantine(table, [a.attempt for a in attempts])
 
     def record_recovered(self, table: str, batch_id: str, snapshot_id: int, when: datetime) -> None:
@@ -310,11 +310,11 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
             }
         )
 
-    def _update(self, table: str, where: str, assignments: str) -> None:
-        self._sql(
-            f"UPDATE {self.backend.qualified(self.batches)} SET {assignments} "
-            f"WHERE table_name = {sql_literal(table)} AND {where}"
-        )
+    def _update(self, table: str, where: str, assignments: dict[str, str]) -> None:
+        """The table's rows of `batches` that meet `where` get these SQL values (an UPDATE,
+        tried again while another pipeline's commit conflicts)."""
+        where = f"table_name = {sql_literal(table)} AND {where}"
+        retry_conflicts(lambda: self.backend.update(self.batches, assignments, where))
 
     def _sql(self, statement: str) -> None:
         """A write to a control table, tried again while another pipeline's commit conflicts."""

@@ -78,17 +78,12 @@ class LoadLog:
         of the target and are applied again)."""
         self.ensure()
         named = ", ".join(map(sql_literal, batch_ids))
-        statement = (
-            f"UPDATE {self.backend.qualified(self.table)} SET processed = false, processed_at = NULL "
-            f"WHERE load_id = {sql_literal(load_id)} AND batch_id IN ({named})"
-        )
-        retry_conflicts(lambda: self.backend.spark.sql(statement))
+        where = f"load_id = {sql_literal(load_id)} AND batch_id IN ({named})"
+        unprocessed = {"processed": "false", "processed_at": "NULL"}
+        retry_conflicts(lambda: self.backend.update(self.table, unprocessed, where))
 
     def mark_processed(self, load_id: str, batch_id: str) -> None:
         self.ensure()
-        statement = (
-            f"UPDATE {self.backend.qualified(self.table)} SET processed = true, "
-            "processed_at = current_timestamp() "
-            f"WHERE load_id = {sql_literal(load_id)} AND batch_id = {sql_literal(batch_id)}"
-        )
-        retry_conflicts(lambda: self.backend.spark.sql(statement))
+        where = f"load_id = {sql_literal(load_id)} AND batch_id = {sql_literal(batch_id)}"
+        processed = {"processed": "true", "processed_at": "current_timestamp()"}
+        retry_conflicts(lambda: self.backend.update(self.table, processed, where))

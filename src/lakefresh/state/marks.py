@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
@@ -19,7 +20,7 @@ class OperatorMarks:
     batches: str
     quarantine: str
 
-    def _update(self, table: str, where: str, assignments: str) -> None:
+    def _update(self, table: str, where: str, assignments: dict[str, str]) -> None:
         raise NotImplementedError
 
     def _sql(self, statement: str) -> None:
@@ -69,7 +70,7 @@ class OperatorMarks:
         where += " AND resolved_by IS NULL"
         name = self.backend.qualified(self.quarantine)
         row = self.backend.spark.sql(f"SELECT count(*) FROM {name} WHERE {where}").first()
-        self._sql(f"UPDATE {name} SET resolved_by = {sql_literal(by)} WHERE {where}")
+        retry_conflicts(lambda: self.backend.update(self.quarantine, {"resolved_by": sql_literal(by)}, where))
         return int(row[0]) if row else 0
 
     def mark_reloaded(self, table: str, batch_ids: list[str], keep_attempt: str) -> None:
@@ -81,7 +82,7 @@ class OperatorMarks:
                 table,
                 f"batch_id IN ({ids}) AND status IN ('published', 'unloaded') "
                 f"AND attempt <> {sql_literal(keep_attempt)}",
-                "status = 'reloaded'",
+                {"status": "'reloaded'"},
             )
             self._sql(  # the reload's attempt records the bad rows of the batch's current content
                 f"DELETE FROM {self.backend.qualified(self.quarantine)} WHERE table_name = "
@@ -118,13 +119,13 @@ class OperatorMarks:
         """Published batches that are no longer in the target's lineage (it was rolled back)."""
         if batch_ids:
             ids = ", ".join(sql_literal(b) for b in batch_ids)
-            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", "status = 'rolled_back'")
+            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", {"status": "'rolled_back'"})
 
     def mark_unloaded(self, table: str, batch_ids: list[str]) -> None:
         """Published batches the operator undid (`rollback`): never taken again."""
         if batch_ids:
             ids = ", ".join(sql_literal(b) for b in batch_ids)
-            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", "status = 'unloaded'")
+            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", {"status": "'unloaded'"})
 
     def settle_rolled_back(self, table: str, batch_ids: list[str], decision: str) -> None:
         """The operator's decision on rolled-back batches. `forget`: they become `forgotten` and
@@ -134,7 +135,7 @@ class OperatorMarks:
             return
         ids = ", ".join(sql_literal(b) for b in batch_ids)
         if decision == "forget":
-            self._update(table, f"batch_id IN ({ids}) AND status = 'rolled_back'", "status = 'forgotten'")
+            self._update(table, f"batch_id IN ({ids}) AND status = 'rolled_back'", {"status": "'forgotten'"})
         else:
             self._sql(
                 f"DELETE FROM {self.backend.qualified(self.quarantine)} "
