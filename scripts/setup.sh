@@ -77,8 +77,8 @@ jars_step() {
     if [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
       pg="$($venv/bin/python -c 'from lakefresh.lakehouse.jars import postgresql_driver as d; print(d())')"
       $venv/bin/lakefresh jars --package "$pg" >/dev/null
-      # the Delta Lake tests run on the default line
-      if [ "$line" = "$default_line" ]; then $venv/bin/lakefresh jars --delta --package "$pg" >/dev/null; fi
+      # the tests' sessions load Delta Lake (on 3.5, for the Delta contract with its control tables)
+      $venv/bin/lakefresh jars --delta --package "$pg" >/dev/null
     fi
   fi
 }

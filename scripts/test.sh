@@ -4,7 +4,7 @@
 #   this shell:      the default line's setup (with the tests' services), lint, then every test
 #                    on Spark 4.1 but the side chain's files
 #   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
-#                    tests on Spark 3.5, then (once the default line is set up) the Delta Lake
+#                    tests and the `key` contract on Delta on Spark 3.5, then (once the default line is set up) the Delta Lake
 #                    tests, the peers' examples and slow files of the main suite on 4.1
 #
 # Each pytest run has its one shared SparkSession. A run spends much of its time in
@@ -16,7 +16,11 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 SPARK35_TESTS=(tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py tests/spark/test_ansi.py
-  tests/spark/test_nested_json.py)
+  tests/spark/test_nested_json.py
+  # the `key` contract on Delta, its control tables on Delta too, in a session with Iceberg 1.10's
+  # extensions (whose row-lineage rule fails an UPDATE statement on a Delta table: the control
+  # tables' marks go through Delta's API; bench/README.md, "Stop 52")
+  "tests/spark/test_delta.py::test_the_strategy_contract_holds_on_delta[key]")
 DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
 # the peers' published examples (issue 16) run in the side chain too, after the Delta tests
 PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_custom.py
@@ -39,7 +43,7 @@ default_line_ready() {
 # (the setups skip the class archive: the default line's is made beside the lint, the 3.5 run's
 # only JVM is its session, where making one would cost more than it saves)
 (LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh &&
-  LAKEFRESH_TEST_DELTA=0 LAKEFRESH_TEST_CLASS_ARCHIVE=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
+  LAKEFRESH_TEST_CLASS_ARCHIVE=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
   default_line_ready &&
   echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &

@@ -10,6 +10,7 @@ import pytest
 
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.iceberg_catalog import IcebergCatalog
+from tests.conftest import settings_kept
 
 
 def shown(spark, name: str) -> dict[str, str]:
@@ -83,22 +84,29 @@ def test_a_catalog_that_caches_tables_still_sees_another_writers_commit(ws):
     cache on, would answer lineage questions from a table loaded before another writer's commit.
     The look-ups drop the table from the cache first, so each is loaded fresh."""
     cached = "lf_cached"
-    ws.spark.conf.set(f"spark.sql.catalog.{cached}", "org.apache.iceberg.spark.SparkCatalog")
-    ws.spark.conf.set(f"spark.sql.catalog.{cached}.type", "hadoop")
-    ws.spark.conf.set(f"spark.sql.catalog.{cached}.warehouse", str(ws.warehouse))
-    ws.spark.conf.set(f"spark.sql.catalog.{cached}.cache-enabled", "true")
-    name = f"{ws.namespace}.shared"
-    ws.spark.sql(f"CREATE TABLE lf_test.{name} (id bigint) USING iceberg")
-    ws.spark.sql(f"INSERT INTO lf_test.{name} VALUES (1)")
-    backend = IcebergBackend(ws.spark, cached)
-    assert backend.head(name) == main_head(ws.spark, f"lf_test.{name}")
-    assert backend.properties(name).get("steward") is None
+    settings = {
+        f"spark.sql.catalog.{cached}": "org.apache.iceberg.spark.SparkCatalog",
+        f"spark.sql.catalog.{cached}.type": "hadoop",
+        f"spark.sql.catalog.{cached}.warehouse": str(ws.warehouse),
+        f"spark.sql.catalog.{cached}.cache-enabled": "true",
+    }
+    with settings_kept(ws.spark, list(settings)):
+        for key, value in settings.items():
+            ws.spark.conf.set(key, value)
+        name = f"{ws.namespace}.shared"
+        ws.spark.sql(f"CREATE TABLE lf_test.{name} (id bigint) USING iceberg")
+        ws.spark.sql(f"INSERT INTO lf_test.{name} VALUES (1)")
+        backend = IcebergBackend(ws.spark, cached)
+        assert backend.head(name) == main_head(ws.spark, f"lf_test.{name}")
+        assert backend.properties(name).get("steward") is None
 
-    # another writer, through a catalog of its own over the same warehouse
-    ws.spark.sql(f"INSERT INTO lf_test.{name} VALUES (2)")
-    ws.spark.sql(f"ALTER TABLE lf_test.{name} SET TBLPROPERTIES ('steward'='them')")
+        # another writer, through a catalog of its own over the same warehouse
+        ws.spark.sql(f"INSERT INTO lf_test.{name} VALUES (2)")
+        ws.spark.sql(f"ALTER TABLE lf_test.{name} SET TBLPROPERTIES ('steward'='them')")
 
-    assert backend._tables._iceberg() is not None  # asked of Iceberg's catalog, not Spark's SQL
-    assert backend.head(name) == main_head(ws.spark, f"lf_test.{name}")
-    assert backend.properties(name)["steward"] == "them"
-    assert sorted(r[0] for r in ws.spark.table(f"{cached}.{name}").collect()) == [1, 2]
+        assert backend._tables._iceberg() is not None  # asked of Iceberg's catalog, not Spark's SQL
+        assert backend.head(name) == main_head(ws.spark, f"lf_test.{name}")
+        assert backend.properties(name)["steward"] == "them"
+        assert sorted(r[0] for r in ws.spark.table(f"{cached}.{name}").collect()) == [1, 2]
+        ws.spark.sql(f"DROP TABLE lf_test.{name}")
+        assert not backend.exists(name)

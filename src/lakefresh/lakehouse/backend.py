@@ -327,8 +327,8 @@ class TableBackend(Protocol):
         """MERGE a change set into the table."""
 
     def update(self, table: str, assignments: dict[str, str], where: str) -> None:
-        """The rows that meet `where` (SQL) get these values (column -> SQL expression): a
-        control table's mark."""
+        """The rows that meet `where` (SQL) get these values (a plain column name -> an SQL
+        expression): a control table's mark."""
 
     def delete_and_append(
         self,

@@ -98,6 +98,8 @@ class IcebergCatalog:
         otherwise through Spark (a `SparkSessionCatalog` also holds tables that are not
         Iceberg's). Not the Spark catalog's `tableExists`: on Spark 3.5 Py4J cannot call it."""
         if self._iceberg() is None or not self._plain:
+            if self._caching:
+                self._fresh(table)
             return bool(self.spark.catalog.tableExists(f"{self.catalog}.{table}"))
         return bool(self._java.tableExists(self._fresh(table)[0]))
 
