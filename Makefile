@@ -13,9 +13,10 @@ demo: setup ## run the example pipeline on freshly generated data
 test: ## set up both Spark lines side by side, lint, every test on 4.1 and, beside it, the contract suites on 3.5, then the Delta tests
 	@bash scripts/test.sh
 
-SPARK35_TESTS = $(if $(FULL),tests/spark,tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py tests/spark/test_ansi.py)
+SPARK35_TESTS = $(if $(filter 1,$(FULL)),tests/spark,tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py \
+  tests/spark/test_ansi.py tests/spark/test_nested_json.py "tests/spark/test_delta.py::test_the_strategy_contract_holds_on_delta[key]")
 
-test-spark3.5: ## the contract suites (every strategy, every source) and the ANSI tests on Spark 3.5; FULL=1: every Spark test (about 30 min)
+test-spark3.5: ## what make test runs on Spark 3.5 (the contract suites, ANSI, nested JSON, the key contract on Delta); FULL=1: every Spark test (about 30 min)
 	@LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 bash scripts/setup.sh
 	.venv-spark3.5/bin/pytest $(SPARK35_TESTS)
 
