@@ -4,8 +4,9 @@
 #   this shell:      the default line's setup (with the tests' services), lint, then every test
 #                    on Spark 4.1 but the side chain's files
 #   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
-#                    tests and the `key` contract on Delta on Spark 3.5, then (once the default line is set up) the Delta Lake
-#                    tests, the peers' examples and slow files of the main suite on 4.1
+#                    tests and the `key` contract on Delta on Spark 3.5, then (once the default
+#                    line is set up) the Delta Lake tests, the peers' examples and slow files of
+#                    the main suite on 4.1
 #
 # Each pytest run has its one shared SparkSession. A run spends much of its time in
 # single-threaded driver work (planning, commits, Py4J), so two of them on two cores take about

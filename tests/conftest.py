@@ -196,14 +196,18 @@ def record_in_commit(spark: Any) -> bool:
     line runs 1.10.2): the lean commit path's one log commit a run, and backlog groups."""
     from lakefresh.lakehouse.iceberg import IcebergBackend
 
-    return IcebergBackend(spark, "lf_test").carries_commit_properties()
+    return IcebergBackend(spark, CATALOG).carries_commit_properties()
+
+
+def skip_without_record_in_commit(spark: Any) -> None:
+    """Skip a test of what only a runtime whose commits carry a batch's record does."""
+    if not record_in_commit(spark):
+        pytest.skip("this Iceberg runtime's commits carry no record (before 1.12): one by one, logged twice")
 
 
 @pytest.fixture
 def needs_record_in_commit(spark: Any) -> None:
-    """Skip a test of what only a runtime whose commits carry a batch's record does."""
-    if not record_in_commit(spark):
-        pytest.skip("this Iceberg runtime's commits carry no record (before 1.12): one by one, logged twice")
+    skip_without_record_in_commit(spark)
 
 
 @contextlib.contextmanager

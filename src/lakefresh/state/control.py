@@ -311,10 +311,13 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         )
 
     def _update(self, table: str, where: str, assignments: dict[str, str]) -> None:
-        """The table's rows of `batches` that meet `where` get these SQL values (an UPDATE,
-        tried again while another pipeline's commit conflicts)."""
-        where = f"table_name = {sql_literal(table)} AND {where}"
-        retry_conflicts(lambda: self.backend.update(self.batches, assignments, where))
+        """The table's rows of `batches` that meet `where` get these SQL values."""
+        self._mark(self.batches, assignments, f"table_name = {sql_literal(table)} AND {where}")
+
+    def _mark(self, control_table: str, assignments: dict[str, str], where: str) -> None:
+        """A control table's rows that meet `where` get these SQL values (the backend's update),
+        tried again while another pipeline's commit conflicts."""
+        retry_conflicts(lambda: self.backend.update(control_table, assignments, where))
 
     def _sql(self, statement: str) -> None:
         """A write to a control table, tried again while another pipeline's commit conflicts."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
@@ -21,6 +20,9 @@ class OperatorMarks:
     quarantine: str
 
     def _update(self, table: str, where: str, assignments: dict[str, str]) -> None:
+        raise NotImplementedError
+
+    def _mark(self, control_table: str, assignments: dict[str, str], where: str) -> None:
         raise NotImplementedError
 
     def _sql(self, statement: str) -> None:
@@ -70,7 +72,7 @@ class OperatorMarks:
         where += " AND resolved_by IS NULL"
         name = self.backend.qualified(self.quarantine)
         row = self.backend.spark.sql(f"SELECT count(*) FROM {name} WHERE {where}").first()
-        retry_conflicts(lambda: self.backend.update(self.quarantine, {"resolved_by": sql_literal(by)}, where))
+        self._mark(self.quarantine, {"resolved_by": sql_literal(by)}, where)
         return int(row[0]) if row else 0
 
     def mark_reloaded(self, table: str, batch_ids: list[str], keep_attempt: str) -> None:
