@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.config import write_mode
 from lakefresh.config.sources import FilesSourceConfig
-from lakefresh.errors import AuditError, StateError, TransientError
+from lakefresh.errors import AuditError, StateError, TakenError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
 from lakefresh.lakehouse.checkpoints import releasing
@@ -40,7 +40,7 @@ from lakefresh.reading import read_group
 from lakefresh.results import BatchResult
 from lakefresh.state.control import AttemptRow
 from lakefresh.state.published import Published
-from lakefresh.steps import Attempt, BatchSteps, error_text, utc_now
+from lakefresh.steps import Attempt, BatchSteps, error_text, unmoved, utc_now
 from lakefresh.strategies import GroupStaging, StageContext
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import GroupChange, Member
@@ -141,7 +141,7 @@ class GroupSteps:
             _passed("after_publish", attempts)
             self._publish(name, attempts, change, published, clock, log)
         except Exception as exc:
-            if not publishing or isinstance(exc, TransientError):  # nothing of it is in the target
+            if not publishing or isinstance(exc, TransientError | TakenError):  # none of it is in
                 self._abandon(attempts)
                 return None
             # in the target, or maybe (a publish with an unknown outcome): nothing is undone, as
@@ -158,9 +158,9 @@ class GroupSteps:
         """Read, stage, write and audit the group; (None, None) when it cannot be one."""
         clock = time.perf_counter()
         schema = self.backend.schema(name)
-        self.steps.check_not_taken(name, [a.ref.batch_id for a in attempts], self.backend.head(name))
+        head = self.backend.head(name)  # what the change set reads; undo_since goes back to it
+        self.steps.check_not_taken(name, [a.ref.batch_id for a in attempts], head)
         at_once = self.backend.commits_at_once(name)
-        head = self.backend.head(name) if at_once else None  # for undo_since
         for a in attempts:
             a.exists, a.target_schema, a.head = True, schema, head
         rows = read_group(source, table, strategy, [a.ref for a in attempts], schema)
@@ -191,6 +191,8 @@ class GroupSteps:
         )
         if GROUP_PROPERTY not in staged.properties:  # the lineage could not name its batches
             raise StateError(f"the group commit of {name} lost its {GROUP_PROPERTY} property")
+        if not at_once:  # another run published since the change set read the target
+            unmoved(attempts[-1], head, staged.parent_id)
         _passed("after_write", attempts)
         expected = parent_rows + (change.change.expected_delta or 0)
         if self.config.audit_for(table).row_count and staged.live_records != expected:

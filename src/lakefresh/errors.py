@@ -13,6 +13,7 @@ only what is :class:`TransientError`; everything else stops the table and is rep
     │   ├── AuditError                a staged batch failed its audit; the target was not touched
     │   ├── BatchRefused              a batch with bad rows, under `bad_rows: refuse`; nothing written
     │   ├── StateError                the control tables are of another version, or disagree
+    │   │   └── TakenError            another run published batches this one was applying
     │   ├── LineageError              the target's lineage lost published batches (a rollback)
     │   ├── TargetError               the target's rows break the strategy's rules (duplicate keys)
     │   └── InjectedFault             a fault injected on purpose (tests, drills)
@@ -69,6 +70,11 @@ class BatchRefused(TerminalError):
 
 class StateError(TerminalError):
     """The control tables are missing, of another version, or inconsistent."""
+
+
+class TakenError(StateError):
+    """Another run of the table (overlapping runs) published batches this run was applying: this
+    run stops before its own publish, so nothing is applied twice."""
 
 
 class LineageError(TerminalError):

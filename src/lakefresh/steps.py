@@ -31,7 +31,7 @@ from lakefresh.errors import (
     AuditError,
     CommitConflictError,
     LakefreshError,
-    StateError,
+    TakenError,
     TargetError,
     TransientError,
 )
@@ -81,7 +81,7 @@ class BatchSteps:
         if name in self.reconciled and head != self.reconciled[name]:  # commits since
             published = self.backend.published_batches(name, since=self.reconciled[name])
             if taken := [b for b in batch_ids if b in published]:
-                raise StateError(
+                raise TakenError(
                     f"batch(es) {', '.join(taken)} of {name} were published by another run while "
                     "this one ran (runs of one table must not overlap): nothing was applied twice"
                 )
@@ -245,7 +245,7 @@ class BatchSteps:
             # reconciliation with the lineage completes it. Nothing is rolled back.
             result.error += f" (it was published as snapshot {result.snapshot_id}; the next run records it)"
             return
-        if a.publishing:
+        if a.publishing and not isinstance(exc, TakenError):  # refused before it: not published
             # The publish failed with an unknown outcome (a commit, or the read of the lineage
             # after it): nothing is undone, as after a crash at that point, and the next run's
             # reconciliation completes the batch's record or abandons it, by the lineage.

@@ -78,3 +78,93 @@ def test_new_batches_are_taken_each_interval_and_sigterm_stops_cleanly(tmp_path:
             proc.kill()
     reader.join(timeout=10)
     assert "SIGTERM: stopping after the commit in progress" in "".join(errors)
+
+
+TWO_RUNS = """
+catalog: {name: cont, warehouse: ./warehouse}
+spark: {master: "local[1]", conf: {spark.sql.shuffle.partitions: "1"}}
+defaults: {namespace: shop}
+tables:
+  - name: t
+    source: {kind: files, path: in, format: csv, schema: {id: int, city: string}}
+    strategy: {kind: append}
+"""
+
+
+def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_path: Path, spark):
+    """Two real processes run one pipeline continuously, started together, so that their cycles
+    overlap again and again (a scheduler's overlap, many times): batches arrive one at a time and
+    in bursts. An append target holds each batch's rows once, its lineage names each batch once,
+    and the log holds each batch once as `published`, whatever the other run did meanwhile."""
+    (tmp_path / "pipeline.yml").write_text(TWO_RUNS, encoding="utf-8")
+    (tmp_path / "in").mkdir()
+    command = [
+        sys.executable,
+        "-m",
+        "lakefresh.cli",
+        "run",
+        "pipeline.yml",
+        "--continuous",
+        "--interval",
+        "200ms",
+    ]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    procs = [
+        subprocess.Popen(
+            command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
+        )
+        for _ in range(2)
+    ]
+    printed: list[list[tuple[float, str]]] = [[], []]
+    readers = [
+        threading.Thread(
+            target=lambda o=out, p=proc: o.extend((time.monotonic(), line) for line in p.stdout), daemon=True
+        )  # type: ignore[union-attr]
+        for out, proc in zip(printed, procs, strict=True)
+    ]
+    for reader in readers:
+        reader.start()
+
+    def cycled_since(moment: float) -> bool:  # each process ran a whole cycle after `moment`
+        return all(any(t > moment and "batch(es) applied" in line for t, line in out) for out in printed)
+
+    batches = 12
+    try:
+        deadline = time.monotonic() + 240
+        while not cycled_since(0) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        for n in range(1, batches + 1):
+            (tmp_path / "in" / f"b{n:02}.csv").write_text(f"id,city\n{n},c{n}\n", encoding="utf-8")
+            if n % 3:  # one at a time, then in bursts of two
+                time.sleep(0.6)
+        last = time.monotonic()
+        while not cycled_since(last + 0.5) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert cycled_since(last + 0.5), "".join(line for out in printed for _, line in out)[-6000:]
+    finally:
+        for proc in procs:
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    from lakefresh.lakehouse.iceberg_log import batch_ids
+
+    warehouse = tmp_path / "warehouse"
+    path = str(warehouse / "shop" / "t")
+    target = spark.read.format("iceberg").load(path)
+    assert sorted(r.id for r in target.collect()) == list(range(1, batches + 1))
+    ancestors = {
+        r.snapshot_id
+        for r in spark.read.format("iceberg").load(f"{path}#history").collect()
+        if r.is_current_ancestor
+    }
+    snapshots = sorted(
+        spark.read.format("iceberg").load(f"{path}#snapshots").collect(), key=lambda r: r.committed_at
+    )
+    lineage = [b for r in snapshots if r.snapshot_id in ancestors for b in batch_ids(r.summary)]
+    assert sorted(lineage) == [f"b{n:02}.csv" for n in range(1, batches + 1)]
+    log = spark.read.format("iceberg").load(str(warehouse / "lakefresh" / "batches"))
+    published = sorted(r.batch_id for r in log.where("status = 'published'").collect())
+    assert published == [f"b{n:02}.csv" for n in range(1, batches + 1)]

@@ -1,6 +1,7 @@
 """The command line: thin commands over the Python API.
 
-Errors print as one line (`Error: ...`) with exit code 1; `--debug` shows the whole trace.
+Errors print as one line (`Error: ...`) with exit code 1; `--debug` shows the whole trace (its
+causes and the JVM's stack text too), with every secret masked as in the one line.
 `--output json` prints machine-readable results on stdout.
 """
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import traceback
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -21,6 +23,8 @@ from lakefresh.secrets import redact
 
 app = typer.Typer(
     add_completion=False,
+    # a trace's local variables hold the pipeline's settings, passwords included
+    pretty_exceptions_show_locals=False,
     no_args_is_help=True,
     help="lakefresh keeps lakehouse tables fresh: batches in, the right refresh strategy, exactly once.",
 )
@@ -98,9 +102,10 @@ def _emit(output: Output, data: Any, text: str) -> None:
 
 
 def _fail(exc: BaseException, output: Output = Output.text) -> None:
-    """Report an error in one line naming its cause (as JSON with `--output json`); exit 1."""
+    """Report an error in one line naming its cause (as JSON with `--output json`); exit 1.
+    With `--debug`, the whole trace first."""
     if State.debug:
-        raise exc
+        print_trace(exc)
     if isinstance(exc, LakefreshError):
         message = str(exc).strip() or type(exc).__name__
     else:
@@ -345,6 +350,13 @@ def jars(
 from lakefresh.cli import reports, verbs  # noqa: E402, F401
 
 
+def print_trace(exc: BaseException) -> None:
+    """The whole trace on stderr, its chained causes and the JVM's stack text included, with
+    every secret masked (secrets.py)."""
+    sys.stderr.write(redact("".join(traceback.format_exception(exc))))
+    sys.stderr.flush()
+
+
 def main() -> None:
     try:
         app()
@@ -354,3 +366,6 @@ def main() -> None:
         raise
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as exc:  # what no command reported: its trace, masked, never Python's own
+        print_trace(exc)
+        sys.exit(1)

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
+from lakefresh.errors import TakenError
+
 if TYPE_CHECKING:
     from datetime import datetime
 
@@ -50,6 +52,25 @@ class StagedCommit:
     files_written: int = 0  # data files the write added
     bytes_written: int = 0  # their size
     properties: dict[str, str] = field(default_factory=dict)  # its `lakefresh.*` commit properties
+    # every batch it carries, oldest first (the earlier batches of a backlog group, then batch_id)
+    batches: tuple[str, ...] = ()
+
+    def carried(self) -> tuple[str, ...]:
+        return self.batches or (self.batch_id,)
+
+    def published_already(self, published: dict[str, int]) -> int | None:
+        """Given the batches the lineage gained since the commit's parent (batch id -> commit):
+        this commit's id if it is already current (a publish whose outcome was unknown), else
+        None; TakenError if another commit holds any batch this one carries (a run that
+        overlapped this one published it: publishing this commit would apply it twice)."""
+        if published.get(self.batch_id) == self.snapshot_id:
+            return self.snapshot_id
+        if taken := [b for b in self.carried() if b in published]:
+            raise TakenError(
+                f"batch(es) {', '.join(taken)} of {self.table} were published by another run while "
+                "this one ran (runs of one table must not overlap): nothing was applied twice"
+            )
+        return None
 
 
 @dataclass(frozen=True)
@@ -263,8 +284,11 @@ class TableBackend(Protocol):
         own (its batch's, or a schema change), else CommitConflictError."""
 
     def publish(self, staged: StagedCommit) -> int:
-        """Make a staged commit current, atomically; return the published snapshot id. A batch
-        the lineage already holds is not published again (its snapshot id is returned);
+        """Make a staged commit current, atomically, only if the table's head is still the
+        commit's parent (a compare-and-swap: no commit can land between the check and the
+        publish); return the published snapshot id. Every batch the commit carries is looked up
+        in the lineage first (StagedCommit.published_already): a commit already current is
+        returned, one whose batches another commit holds is refused (TakenError);
         CommitConflictError if the table moved since the commit was staged."""
 
     # --- upkeep ------------------------------------------------------------------------------

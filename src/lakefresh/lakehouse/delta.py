@@ -9,9 +9,12 @@ writes carries, in the same commit,
 - the batch in the commit's `userMetadata` (a JSON object: `lakefresh.batch`, and the batch's
   `lakefresh.*` properties: its record, a backlog group's earlier batches), so the table's history
   says which batches it holds, as an Iceberg lineage does, and the log can be rebuilt from it;
-- an idempotent-write transaction (`txnAppId` `lakefresh:<batch>`, `txnVersion` one more than the
-  table last recorded for it): a second writer of the same batch at the same moment is refused by
-  Delta's conflict check, or skipped if the first has committed.
+- an idempotent-write transaction of the table's one application, `lakefresh` (`txnAppId`;
+  `txnVersion` one more than the table last recorded for it): two of lakefresh's writes to one
+  table that overlap (two runs at once) cannot both commit. Delta's conflict check refuses the
+  second, or Delta skips it if the first committed before it began; either way its batch is
+  staged again (CommitConflictError), where the runner finds what the other run published. Without
+  it, two blind appends (a batch and a backlog group holding it) would both commit.
 
 **The audit** runs on the committed version. A batch that fails it, or fails after its write, is
 undone at once by `RESTORE` to the version before its attempt (`undo_since`), schema included.
@@ -53,6 +56,7 @@ from lakefresh.lakehouse.delta_log import (
 from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
 from lakefresh.lakehouse.delta_writes import DeltaWrites
 from lakefresh.lakehouse.evolution import Widenings, align
+from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import empty_rows
 from lakefresh.lakehouse.sql import properties_sql, quote
@@ -64,6 +68,7 @@ if TYPE_CHECKING:
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+TXN_APP = "lakefresh"  # one idempotent-write application per table: its writes are serialized
 # A new target keeps its change feed (the `changes` of a downstream reader, `table_changes`).
 CREATE_PROPERTIES = {"delta.enableChangeDataFeed": "true"}
 # lakefresh's write mode as Delta's: merge-on-read is deletion vectors.
@@ -289,23 +294,34 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         """The write commits at once, with the batch in its metadata and transaction."""
         parent = self.head(table)
         metadata = {BATCH_KEY: batch_id, **(properties or {})}
-        app_id = f"lakefresh:{batch_id}"
+        version = self._txn_version(table, TXN_APP) + 1
         settings = {
             USER_METADATA: json.dumps(metadata, sort_keys=True),
-            TXN_APP_ID: app_id,
-            TXN_VERSION: str(self._txn_version(table, app_id) + 1),
+            TXN_APP_ID: TXN_APP,
+            TXN_VERSION: str(version),
         }
 
         def committed() -> Version | None:
             write()
             found = self._commit_of(table, batch_id, parent)
+            if found is None and self._txn_version(table, TXN_APP) >= version:
+                raise CommitConflictError(  # Delta skipped the write: another run's came first
+                    f"another run committed to {table} as batch {batch_id!r} was written; it is staged again"
+                )
             if found is None:  # the write changed nothing and committed nothing
                 empty = empty_rows(self.spark, self.schema(table))
                 empty.write.format("delta").mode("append").save(self.location(table))
                 found = self._commit_of(table, batch_id, parent)
             return found
 
-        found = with_settings(self.spark, settings, committed)
+        try:
+            found = with_settings(self.spark, settings, committed)
+        except Exception as exc:
+            if is_commit_conflict(exc):  # Delta's check refused it: nothing was committed
+                raise CommitConflictError(
+                    f"another run committed to {table} as batch {batch_id!r} was written; it is staged again"
+                ) from exc
+            raise
         if found is None:
             raise StateError(f"the write of batch {batch_id!r} to {table} left no commit")
         metrics = found.metrics
@@ -320,6 +336,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             files_written=int(files),
             bytes_written=int(size),
             properties={k: str(v) for k, v in metadata.items() if k.startswith("lakefresh.")},
+            batches=found.batches,
         )
 
     def _commit_of(self, table: str, batch_id: str, parent: int | None) -> Version | None:
@@ -360,13 +377,14 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         self.roll_back_to(table, target)
 
     def publish(self, staged: StagedCommit) -> int:
-        """The commit is visible since `stage`: publishing checks it is still in the lineage."""
+        """The commit is visible since `stage`: publishing checks it is still in the lineage, and
+        that no other commit since its parent holds a batch it carries."""
         published = self.published_batches(staged.table, since=staged.parent_id)
-        if staged.batch_id not in published:
-            raise CommitConflictError(
-                f"the commit of batch {staged.batch_id!r} is no longer in the lineage of {staged.table}"
-            )
-        return published[staged.batch_id]
+        if (done := staged.published_already(published)) is not None:
+            return done
+        raise CommitConflictError(
+            f"the commit of batch {staged.batch_id!r} is no longer in the lineage of {staged.table}"
+        )
 
     # --- reads and writes --------------------------------------------------------------------
 

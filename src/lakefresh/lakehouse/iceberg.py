@@ -3,13 +3,17 @@
 Write-audit-publish (verified on Spark 3.5 + Iceberg 1.10): with `write.wap.enabled=true` on the
 table and `spark.wap.id=<batch id>` in the session, any write commits a *staged* snapshot whose
 summary carries `wap.id`; readers keep seeing the current snapshot. `cherrypick_snapshot` publishes
-it atomically (`cherrypick_snapshot`, or the same operation through the Java API). So the target's
-own lineage records which batches it holds, and the control tables
+it atomically. So the target's own lineage records which batches it holds, and the control tables
 are a log that can be rebuilt from it.
 
-Cherry-pick of a staged overwrite is a fast-forward that does not check whether the same `wap.id`
-was published already, and fails if the head moved: :meth:`IcebergBackend.publish` checks the
-lineage itself and raises :class:`CommitConflictError` when the head moved since staging.
+The publish is a compare-and-swap of the table's main branch, not Iceberg's cherry-pick:
+:meth:`IcebergBackend.publish` checks the lineage for every batch the staged commit carries, then
+commits "main: parent -> staged snapshot" on the table metadata it checked, with no retry. A commit
+of another writer that lands in between makes the catalog refuse it (CommitConflictError: the
+batch is staged again). Cherry-pick would not do: its commit retries on the newer metadata, where
+a staged *append* is re-applied on top of the other writer's commit (a batch that writer had
+published already would be in the table twice), and it does not check whether the same batch was
+published already.
 
 Not every write honours `spark.wap.id`: a `DELETE FROM` that Iceberg can answer by dropping whole
 files (a metadata-only delete) commits directly. Strategies therefore write only through MERGE,
@@ -32,6 +36,7 @@ from lakefresh.lakehouse.backend import (
     with_settings,
 )
 from lakefresh.lakehouse.evolution import Widenings, align
+from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.iceberg_catalog import IcebergCatalog
 from lakefresh.lakehouse.iceberg_log import (
     SnapshotInfo,
@@ -341,24 +346,35 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         """Nothing to undo: a staged snapshot that is never published is never seen."""
 
     def publish(self, staged: StagedCommit) -> int:
-        # The batch was not applied when it was staged on `parent_id`: if it is published now,
-        # that happened after `parent_id`, so the lineage is read back to there only.
-        published = self.published_batches(staged.table, since=staged.parent_id)
-        if staged.batch_id in published:
-            return published[staged.batch_id]
-        if self.head(staged.table) != staged.parent_id:
+        # The batches were not applied when the commit was staged on `parent_id`: if any is
+        # published now, that happened after `parent_id`, so the lineage is read back to there.
+        if (done := staged.published_already(self._since(staged))) is not None:
+            return done
+        operations = self._iceberg_table(staged.table).operations()
+        base = operations.refresh()
+        current = base.currentSnapshot()
+        if (None if current is None else int(current.snapshotId())) != staged.parent_id:
             raise CommitConflictError(
                 f"{staged.table} moved since batch {staged.batch_id!r} was staged; it is staged again"
             )
+        metadata = java_class(self.spark, "org.apache.iceberg.TableMetadata")
+        updated = metadata.buildFrom(base).setBranchSnapshot(staged.snapshot_id, "main").build()
         try:
-            self._iceberg_table(staged.table).manageSnapshots().cherrypick(staged.snapshot_id).commit()
-        except Exception:
+            operations.commit(base, updated)  # refused if the metadata is no longer `base`
+        except Exception as exc:
             # The outcome of a failed commit can be unknown: trust the lineage, not the exception.
-            published = self.published_batches(staged.table, since=staged.parent_id)
-            if staged.batch_id in published:
-                return published[staged.batch_id]
+            if (done := staged.published_already(self._since(staged))) is not None:
+                return done
+            if is_commit_conflict(exc):
+                raise CommitConflictError(
+                    f"another writer committed to {staged.table} as batch {staged.batch_id!r} was "
+                    "published; it is staged again"
+                ) from exc
             raise
-        return self.published_batches(staged.table, since=staged.parent_id)[staged.batch_id]
+        return staged.snapshot_id
+
+    def _since(self, staged: StagedCommit) -> dict[str, int]:
+        return self.published_batches(staged.table, since=staged.parent_id)
 
     # --- reads and writes ------------------------------------------------------------------
 

@@ -137,4 +137,5 @@ def snapshot_commit(table: str, snapshot: SnapshotInfo) -> StagedCommit:
         files_written=int(summary.get("added-data-files", "0")),
         bytes_written=int(summary.get("added-files-size", "0")),
         properties={k: v for k, v in summary.items() if k.startswith("lakefresh.")},
+        batches=batch_ids(summary),
     )

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.state.reads import LogRow
 
 RANGES_TYPE = "array<struct<start: string, end: string, start_inclusive: boolean, end_inclusive: boolean>>"
 
@@ -118,6 +119,10 @@ class PublishMarks:
         """Rows this process appended to the log (state/reads.py)."""
         raise NotImplementedError
 
+    def log_rows(self, table: str) -> list[LogRow]:
+        """The table's rows of the log (state/reads.py)."""
+        raise NotImplementedError
+
     def record_published(
         self,
         table: str,
@@ -129,9 +134,10 @@ class PublishMarks:
         `effective` holds them; the effective metrics of other published batches; and `new`
         rows (published attempts whose record travelled in their target commit) inserted. When
         there are only new rows (the common run: no staged row, nothing superseded), one append."""
+        new = self._unlogged(table, new or [])
         if not marks and not effective and not new:
             return
-        metrics = self._stored(table, effective or [], new or [])
+        metrics = self._stored(table, effective or [], new)
         rows = [
             {**self.full_row(r), **_metrics(metrics.pop(r["batch_id"], None)), "_mark": "new"}
             for r in new or []
@@ -174,6 +180,16 @@ class PublishMarks:
             retry_conflicts(lambda: spark.sql(merge))
         finally:
             spark.catalog.dropTempView(view)
+
+    def _unlogged(self, table: str, new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """`new` less the batches the log holds as published already. When two runs of a table
+        overlap, one's reconciliation can record a batch the other published, from its commit,
+        before the other writes that batch's row, or the reverse. The read is the kept one unless
+        the log moved since (state/reads.py), which it does only when another run wrote to it."""
+        if not new:
+            return new
+        logged = {r.attempt.batch_id for r in self.log_rows(table) if r.attempt.status == "published"}
+        return [r for r in new if r["batch_id"] not in logged]
 
     def _stored(
         self, table: str, effective: list[Effective], new: list[dict[str, Any]]

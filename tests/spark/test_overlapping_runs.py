@@ -1,0 +1,114 @@
+"""Two runs of one table that overlap (a scheduler starts the next run while the previous one is
+still going): a batch is never applied twice, whatever the interleaving.
+
+The race of a scheduler's overlap, made exact with `pause` faults (lakefresh/faults.py): run A
+lists b1 alone and stops after reading it; b2 and b3 arrive; run B lists b1..b3 and stops after
+reading b1 (in a group of the backlog, or alone); A publishes b1; then B goes on. B must notice
+that the target moved under what it read and that b1 is in it already: it stages again or stops
+naming the batch, and never publishes b1 a second time. A later run takes what B left.
+
+Given those batches, the target equals the one a single clean run builds from them, its lineage
+names every batch once, and the `batches` log holds every batch once as `published`; for every
+strategy on the one-batch path and every strategy that folds a backlog into one commit on the
+group path, on Iceberg and on Delta.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from lakefresh import backlog
+from lakefresh.strategies import make_strategy
+from tests.spark import test_contract_strategies as contract
+
+BATCHES = {
+    "b0.csv": "id,v,ts,n\n1,a,2025-01-01 00:00:00,1\n2,b,2025-01-01 00:00:00,2\n",
+    "b1.csv": "id,v,ts,n\n1,A,2025-01-02 00:00:00,2\n3,c,2025-01-02 00:00:00,3\n",
+    "b2.csv": "id,v,ts,n\n2,B,2025-01-03 00:00:00,3\n4,d,2025-01-03 00:00:00,4\n",
+    "b3.csv": "id,v,ts,n\n5,e,2025-01-04 00:00:00,5\n",
+}
+ONE_BY_ONE = "backlog: {max_batches: 1}\n"
+PATHS = {"group": "", "single": ONE_BY_ONE}
+FORMATS = ["iceberg", "delta"]
+GROUPED = ("append", "key")  # the strategies with a group path (backlog.py; checked below)
+CASES = [
+    (k, f, path)
+    for k in contract.KINDS
+    for f in FORMATS
+    for path in PATHS
+    if path == "single" or k.name in GROUPED
+]
+REFERENCE: dict[str, list[tuple]] = {}  # a strategy's target after one clean run of the batches
+
+
+def write(ws, folder: str, names: list[str]) -> None:
+    for name in names:
+        n = list(BATCHES).index(name)
+        ws.write(f"{folder}/{name}", BATCHES[name], mtime=1_736_000_000 + 3600 * n)  # fixed batch times
+
+
+def reference(ws, kind: contract.Kind) -> list[tuple]:
+    if kind.name not in REFERENCE:
+        write(ws, "ref", list(BATCHES))
+        p = contract.second_pipeline(ws, contract.table_yaml(kind, str(ws.root / "ref")))
+        assert p.run().ok
+        REFERENCE[kind.name] = contract.contents(p, kind)
+    return REFERENCE[kind.name]
+
+
+def paused(go: Path) -> None:
+    deadline = time.monotonic() + 240
+    while not Path(f"{go}.paused").exists():
+        assert time.monotonic() < deadline, f"no run reached the pause {go.name}"
+        time.sleep(0.05)
+
+
+def in_thread(p, results: dict[str, object], name: str) -> threading.Thread:
+    thread = threading.Thread(target=lambda: results.setdefault(name, p.run()))
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize(
+    ("kind", "table_format", "path"), CASES, ids=[f"{k.name}-{f}-{p}" for k, f, p in CASES]
+)
+def test_overlapping_runs_apply_every_batch_once(ws, monkeypatch, kind, table_format, path):
+    expected = reference(ws, kind)
+    yaml = contract.table_yaml(kind, str(ws.root / "in"), table_format)
+    first, second = ws.pipeline(yaml, defaults=PATHS[path]), ws.pipeline(yaml, defaults=PATHS[path])
+    write(ws, "in", ["b0.csv"])
+    assert first.run().ok
+    table = first.config.tables[0]
+    grouped = backlog.why_not(first.config, table, make_strategy(table.strategy)) is None
+    assert grouped == (path == "group"), backlog.why_not(first.config, table, make_strategy(table.strategy))
+    go_a, go_b = ws.root / "go-a", ws.root / "go-b"
+    results: dict[str, object] = {}
+
+    write(ws, "in", ["b1.csv"])
+    monkeypatch.setenv("LAKEFRESH_FAULTS", f"after_read@b1.csv:pause={go_a}")
+    a = in_thread(first, results, "a")  # lists b1 alone, stops after reading it
+    paused(go_a)
+    write(ws, "in", ["b2.csv", "b3.csv"])
+    monkeypatch.setenv("LAKEFRESH_FAULTS", f"after_read@b1.csv:pause={go_b}")
+    b = in_thread(second, results, "b")  # lists b1..b3, stops after reading b1
+    paused(go_b)
+    go_a.touch()
+    a.join(300)  # A publishes b1
+    go_b.touch()
+    b.join(300)  # then B goes on
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+
+    assert results["a"].ok, results["a"].tables[0].error
+    if not results["b"].ok:  # it stopped, naming the batch another run published
+        assert "published by another run" in results["b"].tables[0].error, results["b"].tables[0].error
+    assert first.run().ok  # takes what B left
+    assert contract.contents(first, kind) == expected
+    name = f"{ws.namespace}.t"
+    lineage = [b for c in reversed(first.backend.commits_after(name, None)) for b in c.batches]
+    assert lineage == list(BATCHES)
+    published = sorted(r["batch_id"] for r in first.history("t") if r["status"] == "published")
+    assert published == list(BATCHES)
