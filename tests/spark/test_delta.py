@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import rows, settings_kept
 from tests.spark import test_contract_strategies as contract
+from tests.spark import test_overlapping_runs as overlapping
 
 KEYED = """
 - name: customers
@@ -125,6 +126,15 @@ def test_the_strategy_contract_holds_on_delta(ws, monkeypatch, kind):
         p = ws.pipeline(contract.table_yaml(kind, str(ws.root / "in"), "delta"), name="reference.yml")
         assert p.backend.qualified(f"{ws.control_namespace}.batches").startswith("delta.")
         assert (ws.warehouse / ws.control_namespace / "batches" / "_delta_log").is_dir()
+
+
+@pytest.mark.parametrize(
+    ("kind", "path"), overlapping.CASES, ids=[f"{k.name}-{p}" for k, p in overlapping.CASES]
+)
+def test_overlapping_runs_apply_every_batch_once_on_delta(ws, monkeypatch, kind, path):
+    """tests/spark/test_overlapping_runs.py's race on Delta tables: their writes commit at once,
+    so the run that read the table before the other's commit finds the head moved."""
+    overlapping.check_overlap(ws, monkeypatch, kind, "delta", path)
 
 
 def test_the_verbs_on_delta_rollback_is_a_restore_and_unload_reload_rebuild_in_one_commit(ws):

@@ -252,34 +252,6 @@ def test_a_record_too_long_to_carry_is_written_as_a_staged_row_first(ws, monkeyp
     ]
 
 
-@pytest.mark.parametrize("defaults", [ONE_BY_ONE, ""], ids=["one_by_one", "backlog"])
-def test_a_batch_an_overlapping_run_published_is_not_applied_again(ws, monkeypatch, defaults):
-    """Two runs of one table at once (a cron run over a long catch-up): the second publishes
-    both batches while the first is between its reconciliation and its first batch. The first
-    stops, naming them, and applies nothing twice (an append table would hold their rows twice)."""
-    from lakefresh import runner
-
-    ws.write("in/b1.csv", "id,v\n1,a\n")
-    ws.write("in/b2.csv", "id,v\n2,b\n")
-    appended = "- name: t\n  source: {kind: files, path: in, format: csv}\n  strategy: {kind: append}\n"
-    first, other = ws.pipeline(appended, defaults=defaults), ws.pipeline(appended, defaults=defaults)
-    listed = runner._pending
-    overlapped = []
-
-    def the_other_run_meanwhile(source, applied):
-        found = listed(source, applied)
-        if not overlapped:
-            overlapped.append(True)
-            assert other.run().ok
-        return found
-
-    monkeypatch.setattr(runner, "_pending", the_other_run_meanwhile)
-    result = first.run()
-    assert "were published by another run while this one ran" in (result.tables[0].error or "")
-    assert rows(first.table("t"), ["id", "v", "_lf_batch_id"]) == [(1, "a", "b1.csv"), (2, "b", "b2.csv")]
-    assert first.run().batches == []
-
-
 def test_maintenance_expires_nothing_while_a_batch_is_known_to_the_lineage_alone(ws, spark):
     """A batch whose record was lost (or whose run is still going) is known to its commit alone:
     expired unlogged, the next run would take its file again (an append table would hold its
