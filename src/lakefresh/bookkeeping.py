@@ -49,15 +49,21 @@ def is_verb(batch_id: str) -> bool:
     return batch_id.startswith(VERB_PREFIX)
 
 
-def refusal(batch_id: str, table: str, bad: DataFrame, count: int) -> str:
-    """Why a batch is refused (`bad_rows: refuse`): how many bad rows, the first three with
-    where they are and why, and the two ways on."""
+def refusal(batch_id: str, table: str, bad: DataFrame, count: int, why: str | None = None) -> str:
+    """Why a batch is refused (`bad_rows: refuse`, or `why`: over `max_bad_rows`): how many bad
+    rows, the first three with where they are and why, and the ways on."""
     first = bad.select(FILE_COLUMN, LINE_COLUMN, REASON_COLUMN).orderBy(FILE_COLUMN, LINE_COLUMN).take(3)
     shown = "; ".join(f"{str(r[0]).rsplit('/', 1)[-1]} line {r[1]}: {r[2]}" for r in first)
+    rows = f"{count} bad row(s) ({shown}{'; ...' if count > 3 else ''})"
+    skip = f"skip it for good: lakefresh run PIPELINE --table {table} --skip-batch {batch_id}"
+    if why is not None:
+        return (
+            f"{rows}: {why}; table {table!r} refuses the batch and nothing was written. Fix the "
+            f"batch or the table's declared types and run again (the batch waits), or {skip}"
+        )
     return (
-        f"{count} bad row(s) ({shown}{'; ...' if count > 3 else ''}) and table {table!r} refuses "
-        f"batches with bad rows (bad_rows: refuse): nothing was written. Fix the batch and run "
-        f"again, or skip it for good: lakefresh run PIPELINE --table {table} --skip-batch {batch_id}"
+        f"{rows} and table {table!r} refuses batches with bad rows (bad_rows: refuse): nothing "
+        f"was written. Fix the batch and run again, or {skip}"
     )
 
 

@@ -85,13 +85,17 @@ def read_batch(
     target_schema: Any,
 ) -> ReadRows:
     """Read the batch once (and transform it); BatchRefused when it has bad rows and its table
-    refuses such batches (`bad_rows: refuse`)."""
+    refuses such batches (`bad_rows: refuse`), or more than its `max_bad_rows`."""
     rows = source.read(ref, target_schema if table.transform is None else None).rows
     if table.transform is not None:
         rows = transformed(config, backend, table, rows)
     out = checked(table, strategy, rows)
     if out.quarantined and table.bad_rows == "refuse":
         raise BatchRefused(refusal(ref.batch_id, table.name, out.bad, out.quarantined))
+    if out.quarantined:
+        loaded = out.good.count() if out.loaded is None else out.loaded
+        if why := table.too_many_bad_rows(out.quarantined, loaded + out.quarantined):
+            raise BatchRefused(refusal(ref.batch_id, table.name, out.bad, out.quarantined, why))
     out.batch_time = time_from_rows(table, out.good, ref.batch_id)
     if table.lookups:
         batch_time = out.batch_time or ref.batch_time

@@ -81,11 +81,17 @@ class TableResult:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def quarantined(self) -> int:
+        """Rows its published batches sent to quarantine."""
+        return sum(b.quarantined for b in self.batches if b.status == "published")
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "table": self.table,
             "ok": self.ok,
             "error": self.error,
+            "quarantined": self.quarantined,
             "resume_command": self.resume_command,
             "recovered": self.recovered,
             "batches": [b.to_dict() for b in self.batches],
@@ -124,6 +130,7 @@ class TableStatus:
     counts: dict[str, int]
     pending: int | None = None
     source_error: str | None = None  # why the source could not be listed (with pending)
+    quarantined: int = 0  # its rows waiting in quarantine (not replayed)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -111,3 +111,59 @@ def test_the_quarantine_command_lists_bad_rows_for_people_and_as_json(ws):
     assert one.returncode == 0 and "many" in one.stdout and "'x'" not in one.stdout, one.stdout
     nothing = cli_in_process("quarantine", "pipeline.yml", "-t", "t", "-b", "b9.csv", cwd=ws.root)
     assert "no quarantined rows" in nothing.stdout
+
+
+AMOUNTS = """
+- name: t
+  format: {table_format}
+  source: {{kind: files, path: in, format: csv, schema: {{id: int, amount: {amount_type}}}}}
+  strategy: {{kind: key, keys: [id]}}
+{limit}"""
+
+
+@pytest.mark.parametrize("table_format", ["iceberg", "delta"])
+def test_a_batch_whose_every_row_is_bad_is_refused_and_waits_for_the_fixed_type(ws, table_format):
+    """A wrong declared type (`amount: int` for `10.50`) sends every row to quarantine: by
+    default such a batch is refused, not counted as done, so fixing the declared type is all it
+    takes: the next run loads it."""
+    ws.write("in/b1.csv", "id,amount\n1,10.50\n2,3.25\n")
+    p = ws.pipeline(AMOUNTS.format(table_format=table_format, amount_type="int", limit=""))
+    result = p.run()
+    assert [(b.batch_id, b.status) for b in result.batches] == [("b1.csv", "refused")]
+    assert "every row of the batch is bad" in result.batches[0].error
+    assert "Fix the batch or the table's declared types and run again" in result.batches[0].error
+    text = cli_in_process("run", "pipeline.yml", cwd=ws.root)
+    assert text.returncode == 1, text.stdout + text.stderr
+
+    p = ws.pipeline(AMOUNTS.format(table_format=table_format, amount_type="'decimal(10,2)'", limit=""))
+    assert p.run().ok
+    assert [(r[0], str(r[1])) for r in rows(p.table("t"), ["id", "amount"])] == [(1, "10.50"), (2, "3.25")]
+
+
+@pytest.mark.parametrize(
+    ("limit", "loaded"),
+    [
+        ("max_bad_rows: 1", True),
+        ("max_bad_rows: 0", False),
+        ("max_bad_rows: 0.25", False),
+        ("max_bad_rows: 0.5", True),
+    ],
+)
+def test_max_bad_rows_is_a_count_or_a_fraction_of_the_batch(ws, limit, loaded):
+    """Given a batch of three rows, one bad: a limit of one row or of half the rows loads the
+    two good ones and quarantines the bad one (the run's summary and `status` say so); a limit
+    of no row or a quarter refuses it."""
+    ws.write("in/b1.csv", "id,amount\n1,10\n2,x\n3,30\n")
+    p = ws.pipeline(AMOUNTS.format(table_format="iceberg", amount_type="int", limit=f"  {limit}\n"))
+    text = cli_in_process("run", "pipeline.yml", cwd=ws.root)
+    as_json = json.loads(cli_in_process("status", "pipeline.yml", "-o", "json", cwd=ws.root).stdout)
+    if loaded:
+        assert text.returncode == 0, text.stdout + text.stderr
+        assert "t: 1 batch(es) applied, 1 row(s) quarantined, ok" in text.stdout
+        assert rows(p.table("t"), ["id", "amount"]) == [(1, 10), (3, 30)]
+        assert as_json[0]["quarantined"] == 1
+    else:
+        assert text.returncode == 1
+        assert "1 of its 3 rows are bad, more than max_bad_rows" in text.stdout
+        assert not p.backend.exists(f"{ws.namespace}.t")
+        assert as_json[0]["quarantined"] == 0

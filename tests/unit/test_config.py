@@ -303,3 +303,48 @@ def test_nested_types_are_checked_member_by_member(tmp_path):
     assert type_problem("array<int") == "unknown type 'array<int'"
     message = error_of(tmp_path, GOOD.replace("ts: timestamp", "ts: 'struct<a: int, b>'"))
     assert "column 'ts' has type 'struct<a: int, b>': 'b' is not `name: type`; valid types:" in message
+
+
+@pytest.mark.parametrize(
+    ("limit", "bad", "rows", "refused"),
+    [
+        (None, 3, 3, True),  # every row bad: refused by default
+        (None, 2, 3, False),
+        (None, 0, 0, False),
+        (0, 1, 100, True),
+        (5, 5, 6, False),
+        (5, 6, 6, True),
+        (0.5, 2, 4, False),
+        (0.5, 3, 4, True),
+        (1.0, 4, 4, False),  # loads what it can, whatever the number
+    ],
+)
+def test_max_bad_rows_is_a_count_or_a_fraction(limit, bad, rows, refused):
+    from lakefresh.config.models import TableConfig
+
+    table = TableConfig.model_validate(
+        {
+            "name": "t",
+            "source": {"kind": "files", "path": "in", "format": "csv"},
+            "strategy": {"kind": "append"},
+            "max_bad_rows": limit,
+        }
+    )
+    assert (table.too_many_bad_rows(bad, rows) is not None) == refused
+
+
+@pytest.mark.parametrize("limit", [-1, 1.5, True, "lots"])
+def test_max_bad_rows_refuses_what_is_neither_a_count_nor_a_fraction(limit):
+    from pydantic import ValidationError
+
+    from lakefresh.config.models import TableConfig
+
+    with pytest.raises(ValidationError, match="max_bad_rows"):
+        TableConfig.model_validate(
+            {
+                "name": "t",
+                "source": {"kind": "files", "path": "in", "format": "csv"},
+                "strategy": {"kind": "append"},
+                "max_bad_rows": limit,
+            }
+        )

@@ -227,7 +227,8 @@ def _report(result: Any, output: Output) -> None:
     for t in result.tables:
         published = [b for b in t.batches if b.status == "published"]
         state = "ok" if t.ok else f"FAILED: {t.error}"
-        lines.append(f"{t.table}: {len(published)} batch(es) applied, {state}")
+        bad = f"{t.quarantined} row(s) quarantined, " if t.quarantined else ""
+        lines.append(f"{t.table}: {len(published)} batch(es) applied, {bad}{state}")
         if t.resume_command and not t.ok:
             lines.append(f"  resume with: {t.resume_command}")
     _emit(output, result.to_dict(), "\n".join(lines))

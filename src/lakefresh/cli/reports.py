@@ -30,7 +30,7 @@ def status(
         return
     from rich.table import Table
 
-    grid = Table("table", "batches", "last batch", "position", "rows", "counts", "pending")
+    grid = Table("table", "batches", "last batch", "position", "rows", "counts", "quarantined", "pending")
     for r in rows:
         counts = " ".join(f"{k}={v}" for k, v in sorted(r.counts.items()))
         waiting = "-" if r.pending is None else str(r.pending)
@@ -41,6 +41,7 @@ def status(
             r.position or "-",
             "-" if r.rows is None else str(r.rows),
             counts,
+            str(r.quarantined),
             f"source error: {r.source_error}" if r.source_error else waiting,
         )
     _console().print(grid)

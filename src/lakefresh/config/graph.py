@@ -61,6 +61,7 @@ def history_table(table: dict[str, Any], strategy: dict[str, Any]) -> dict[str, 
         "properties",
         "lookups",
         "bad_rows",
+        "max_bad_rows",
         "rules",
         "format",
     )

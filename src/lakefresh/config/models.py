@@ -171,6 +171,38 @@ class TableConfig(Model):
         "skipped with `run --skip-batch`).",
     )
 
+    max_bad_rows: int | float | None = Field(
+        None,
+        description="The most bad rows a batch may quarantine and still load: a count (5) or a "
+        "fraction of its rows (0.01); a batch with more is refused (nothing written, it waits, "
+        "the table stops at it). Default: a batch whose every row is bad is refused; 1.0 lets "
+        "any batch load what it can.",
+    )
+
+    @field_validator("max_bad_rows", mode="before")
+    @classmethod
+    def _bad_row_limit(cls, value: object) -> object:
+        wrong = isinstance(value, bool) or not isinstance(value, int | float | None)
+        if not wrong and value is not None:
+            wrong = value < 0 or (isinstance(value, float) and value > 1)  # type: ignore[operator]
+        if wrong:
+            raise ValueError(f"a count (0, 1, 2...) or a fraction from 0 to 1 (0.01), got {value!r}")
+        return value
+
+    def too_many_bad_rows(self, bad: int, rows: int) -> str | None:
+        """Why a batch of `rows` rows, `bad` of them bad, is refused under `max_bad_rows`; None
+        when it loads what it can."""
+        limit = self.max_bad_rows
+        if bad == 0:
+            return None
+        if limit is None:
+            every = "every row of the batch is bad (max_bad_rows sets how many may be)"
+            return every if bad >= rows else None
+        allowed = limit * rows if isinstance(limit, float) else limit
+        if bad <= allowed:
+            return None
+        return f"{bad} of its {rows} rows are bad, more than max_bad_rows: {limit} allows"
+
     @field_validator("rules")
     @classmethod
     def _distinct_rules(cls, value: list[RuleConfig]) -> list[RuleConfig]:

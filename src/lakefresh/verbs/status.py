@@ -26,6 +26,13 @@ def table_status(
     on its table, not raised)."""
     control.ensure()
     out = []
+    waiting_rows = {
+        r[0]: int(r[1])
+        for r in backend.spark.sql(
+            f"SELECT table_name, count(*) FROM {backend.qualified(control.quarantine)} "
+            "WHERE resolved_by IS NULL GROUP BY table_name"
+        ).collect()
+    }
     for table in config.tables:
         name = config.qualified(table)
         exists = backend.exists(name)
@@ -60,6 +67,7 @@ def table_status(
                 counts=counts,
                 pending=waiting,
                 source_error=source_error,
+                quarantined=waiting_rows.get(name, 0),
             )
         )
     return out
