@@ -141,6 +141,8 @@ class Pipeline:
                 tables = self._with_history(tables)
         runner = self._runner(self.config)
         result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change)
+        if stop is not None and stop.is_set():  # asked to stop: upkeep waits for the next run
+            return result
         took = [  # upkeep after the run, for tables that took batches
             self._table(t.table)
             for t in result.tables

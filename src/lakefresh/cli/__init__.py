@@ -180,16 +180,21 @@ def run(
             _run_continuously(p, table or None, seconds, output)
             return
         decision = rolled_back.value if rolled_back else None
-        result = p.run(
-            table or None,
-            rolled_back=decision,
-            skip_batches=skip_batch or None,
-            accept_config_change=accept_config_change,
-        )
+        with Stopping(p) as stopping:
+            result = p.run(
+                table or None,
+                stopping.stop,
+                rolled_back=decision,
+                skip_batches=skip_batch or None,
+                accept_config_change=accept_config_change,
+            )
     except Exception as exc:
         _fail(exc, output)
         return
-    _finish(result, output)
+    _report(result, output)
+    stopping.exit(p, table, result)
+    if not result.ok:
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -234,21 +239,69 @@ def _report(result: Any, output: Output) -> None:
     _emit(output, result.to_dict(), "\n".join(lines))
 
 
+class Stopping:
+    """SIGINT (Ctrl-C) and SIGTERM while a run goes on: the batch in progress is committed (or,
+    failing, undone as any failure is), no further batch or table starts, and the command exits
+    with 128 + the signal's number (130, 143) after one line saying what was done and what was
+    left. A second signal stops at once. Installed once the Spark session is up: PySpark's own
+    SIGINT handler cancels the running Spark jobs, which would fail the batch in progress."""
+
+    def __init__(self, p: Any) -> None:
+        import threading
+
+        self.p = p
+        self.stop = threading.Event()
+        self.signal: int | None = None
+        self._before: dict[int, Any] = {}
+
+    def __enter__(self) -> Stopping:
+        import signal
+        import threading
+
+        self.p.spark  # noqa: B018 (the session, and PySpark's handler, come first)
+        if threading.current_thread() is not threading.main_thread():
+            return self  # handlers belong to the main thread (the CLI called from a thread)
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            self._before[signum] = signal.signal(signum, self._request)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        import signal
+
+        for signum, handler in self._before.items():
+            signal.signal(signum, handler)
+
+    def _request(self, signum: int, _frame: Any) -> None:
+        import signal
+
+        if self.stop.is_set():  # asked twice: at once
+            raise KeyboardInterrupt
+        self.signal = signum
+        self.stop.set()
+        print(f"{signal.Signals(signum).name}: stopping after the commit in progress", file=sys.stderr)
+
+    def exit(self, p: Any, only: list[str], result: Any) -> None:
+        """After a run a signal stopped: what it did and left, and the signal's exit code."""
+        if self.signal is None:
+            return
+        import signal
+
+        done = {t.table for t in result.tables}
+        left = [t.name for t in p.config.tables if (not only or t.name in only) and t.name not in done]
+        applied = sum(1 for b in result.batches if b.status == "published")
+        print(
+            f"stopped by {signal.Signals(self.signal).name}: {applied} batch(es) applied; "
+            f"not started: {', '.join(left) or 'none'} (the next run goes on from there)",
+            file=sys.stderr,
+        )
+        raise typer.Exit(128 + self.signal)
+
+
 def _run_continuously(p: Any, tables: list[str] | None, seconds: float, output: Output) -> None:
     """Cycles until SIGINT or SIGTERM; the batch in progress is committed first. A failed table
     is reported and retried in the next cycle."""
-    import signal
-    import threading
-
-    stop = threading.Event()
-
-    def request_stop(signum: int, _frame: Any) -> None:
-        print(f"{signal.Signals(signum).name}: stopping after the commit in progress", file=sys.stderr)
-        stop.set()
-
-    signal.signal(signal.SIGINT, request_stop)
-    signal.signal(signal.SIGTERM, request_stop)
-    cycles = p.run_continuously(seconds, tables, stop, on_cycle=lambda r: _report(r, output))
+    with Stopping(p) as stopping:
+        cycles = p.run_continuously(seconds, tables, stopping.stop, on_cycle=lambda r: _report(r, output))
     print(f"stopped after {cycles} cycle(s)", file=sys.stderr)
 
 

@@ -1,0 +1,113 @@
+"""Ctrl-C (SIGINT) and SIGTERM during `lakefresh run`, sent to a real process at several
+moments: the batch in progress is committed (never reported as failed), no further batch or
+table starts, one line says what was done and what was left, and the exit code is 128 + the
+signal's number (130, 143). The next run goes on from there."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+PIPELINE = """
+catalog: {name: sig, warehouse: ./warehouse}
+spark: {master: "local[1]", conf: {spark.sql.shuffle.partitions: "1"}}
+defaults: {namespace: shop, backlog: {max_batches: 1}}
+tables:
+  - name: a
+    source: {kind: files, path: a, format: csv, schema: {id: int}}
+    strategy: {kind: append}
+  - name: b
+    source: {kind: files, path: b, format: csv, schema: {id: int}}
+    strategy: {kind: append}
+"""
+
+
+def start(root: Path, fault: str | None = None) -> subprocess.Popen[str]:
+    (root / "pipeline.yml").write_text(PIPELINE, encoding="utf-8")
+    for table in ("a", "b"):
+        (root / table).mkdir(exist_ok=True)
+        for n in (1, 2):
+            (root / table / f"{table}{n}.csv").write_text(f"id\n{n}\n", encoding="utf-8")
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if fault:
+        env["LAKEFRESH_FAULTS"] = fault
+    return subprocess.Popen(
+        [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # a terminal's Ctrl-C reaches the process group: here only lakefresh
+    )
+
+
+def wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 240
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"never reached {path.name}"
+        time.sleep(0.05)
+
+
+def ids(spark, root: Path, table: str) -> list[int]:
+    location = root / "warehouse" / "shop" / table
+    if not location.exists():
+        return []
+    return sorted(r.id for r in spark.read.format("iceberg").load(str(location)).collect())
+
+
+@pytest.mark.parametrize(
+    ("point", "signum", "a_after"),
+    [
+        ("after_stage@a1.csv", signal.SIGINT, [1]),  # during a batch: it is committed, a2 waits
+        ("after_record@a2.csv", signal.SIGINT, [1, 2]),  # between tables: b never starts
+        ("after_stage@a1.csv", signal.SIGTERM, [1]),
+    ],
+    ids=["sigint-during-a-batch", "sigint-between-tables", "sigterm-during-a-batch"],
+)
+def test_a_signal_stops_the_run_after_the_commit_in_progress(tmp_path, spark, point, signum, a_after):
+    go = tmp_path / "go"
+    proc = start(tmp_path, f"{point}:pause={go}")
+    wait_for(Path(f"{go}.paused"), proc)
+    proc.send_signal(signum)
+    time.sleep(0.5)
+    go.touch()
+    out, err = proc.communicate(timeout=240)
+    assert proc.returncode == 128 + signum, out + err
+    assert "FAILED" not in out and "Traceback" not in err, out + err
+    name = signal.Signals(signum).name
+    assert f"stopped by {name}: {len(a_after)} batch(es) applied; not started: b" in err, err
+    assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == (a_after, [])
+
+    again = subprocess.run(
+        [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == ([1, 2], [1, 2])
+
+
+def test_ctrl_c_while_spark_starts_exits_130_and_writes_nothing(tmp_path, spark):
+    proc = start(tmp_path)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # the session's JVM is being started
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        if children:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err, err
+    assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == ([], [])
