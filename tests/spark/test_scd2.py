@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from datetime import datetime
+from datetime import UTC, datetime
 
+import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import TimestampType
 
 from lakefresh.strategies.scd2.events import decode, encode
-from tests.conftest import CATALOG, rows
+from tests.conftest import CATALOG, FORMATS, rows
 
 DIM = """
 - name: dim
@@ -320,3 +321,43 @@ def test_a_full_snapshots_quarantined_record_keeps_its_version_open(ws):
     result = p.run()
     assert result.ok, result.to_dict()
     assert rows(p.table("dim"), ["id", "city", "is_current"]) == [(1, "Oslo", True), (2, "Rome", True)]
+
+
+def snapshot_dim(table_format: str, options: str) -> str:
+    """`dim` fed by full snapshots of (id, city), validity from the batch time (the file's mtime)."""
+    return f"""
+- name: dim
+  format: {table_format}
+  source: {{kind: files, path: in, format: csv, schema: {{id: int, city: string}}}}
+  strategy: {{kind: scd2, keys: [id], full_snapshots: true, soft_delete_column: is_deleted, {options}}}
+"""
+
+
+def write_snapshots(ws, snapshots: dict[int, str]) -> None:
+    """One full snapshot per day of January 2025 (`id,city` lines), its batch time that day at 00:00 UTC."""
+    for day, body in snapshots.items():
+        ws.write(f"in/s{day:02d}.csv", "id,city\n" + body, mtime=d(day).replace(tzinfo=UTC).timestamp())
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_a_deletion_version_stays_flagged_when_its_key_returns(ws, table_format):
+    # keys 2 and 3 leave on the 2nd and return on the 3rd (2 changed, 3 as it was): each deletion
+    # version is closed by the return and keeps its flag; later snapshots do not clear it
+    write_snapshots(ws, {1: "1,Oslo\n2,Rome\n3,Kyiv\n", 2: "1,Oslo\n", 3: "1,Oslo\n2,Milan\n3,Kyiv\n"})
+    p = ws.pipeline(snapshot_dim(table_format, "deletes: new_record"))
+    result = p.run()
+    assert result.ok, result.to_dict()
+    expected = [
+        (1, "Oslo", d(1), None, True, False),
+        (2, "Milan", d(3), None, True, False),
+        (2, "Rome", d(1), d(2), False, False),
+        (2, "Rome", d(2), d(3), False, True),
+        (3, "Kyiv", d(1), d(2), False, False),
+        (3, "Kyiv", d(2), d(3), False, True),
+        (3, "Kyiv", d(3), None, True, False),
+    ]
+    assert versions(p) == expected
+    write_snapshots(ws, {4: "1,Oslo\n2,Milan\n3,Kyiv\n"})
+    assert p.run().ok
+    assert versions(p) == expected
+    check_invariants(p)
