@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from pyspark.sql import functions as F
@@ -323,20 +323,21 @@ def test_a_full_snapshots_quarantined_record_keeps_its_version_open(ws):
     assert rows(p.table("dim"), ["id", "city", "is_current"]) == [(1, "Oslo", True), (2, "Rome", True)]
 
 
-def snapshot_dim(table_format: str, options: str) -> str:
-    """`dim` fed by full snapshots of (id, city), validity from the batch time (the file's mtime)."""
+def snapshot_dim(table_format: str, options: str, schema: str = "id: int, city: string") -> str:
+    """`dim` fed by full snapshots (validity from the batch time, the file's mtime, unless
+    `options` give a sequence_by)."""
     return f"""
 - name: dim
   format: {table_format}
-  source: {{kind: files, path: in, format: csv, schema: {{id: int, city: string}}}}
+  source: {{kind: files, path: in, format: csv, schema: {{{schema}}}}}
   strategy: {{kind: scd2, keys: [id], full_snapshots: true, soft_delete_column: is_deleted, {options}}}
 """
 
 
-def write_snapshots(ws, snapshots: dict[int, str]) -> None:
-    """One full snapshot per day of January 2025 (`id,city` lines), its batch time that day at 00:00 UTC."""
+def write_snapshots(ws, snapshots: dict[int, str], header: str = "id,city") -> None:
+    """One full snapshot per day of January 2025, its batch time that day at 00:00 UTC."""
     for day, body in snapshots.items():
-        ws.write(f"in/s{day:02d}.csv", "id,city\n" + body, mtime=d(day).replace(tzinfo=UTC).timestamp())
+        ws.write(f"in/s{day:02d}.csv", f"{header}\n{body}", mtime=d(day).replace(tzinfo=UTC).timestamp())
 
 
 @pytest.mark.parametrize("table_format", FORMATS)
@@ -360,4 +361,23 @@ def test_a_deletion_version_stays_flagged_when_its_key_returns(ws, table_format)
     write_snapshots(ws, {4: "1,Oslo\n2,Milan\n3,Kyiv\n"})
     assert p.run().ok
     assert versions(p) == expected
+    check_invariants(p)
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_an_absence_closes_a_version_that_starts_after_the_snapshot_with_late_rows_ignored(ws, table_format):
+    # key 1's version starts on the 5th, after the snapshot of the 2nd that lacks it: the version
+    # closes just after its latest event (a microsecond), deleted, and the key is no longer current
+    schema = "id: int, city: string, day: timestamp"
+    p = ws.pipeline(snapshot_dim(table_format, "sequence_by: day, late_rows: ignore", schema))
+    first = "1,Oslo,2025-01-05\n2,Rome,2025-01-01\n3,Kyiv,2025-01-01\n"
+    write_snapshots(ws, {1: first, 2: "2,Rome,2025-01-01\n"}, header="id,city,day")
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.batches[1].counts == {"O": 1, "D": 2}  # key 2's row is not newer: ignored
+    assert versions(p) == [
+        (1, "Oslo", d(5), d(5) + timedelta(microseconds=1), False, True),
+        (2, "Rome", d(1), None, True, False),
+        (3, "Kyiv", d(1), d(2), False, True),
+    ]
     check_invariants(p)
