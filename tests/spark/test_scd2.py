@@ -381,3 +381,43 @@ def test_an_absence_closes_a_version_that_starts_after_the_snapshot_with_late_ro
         (3, "Kyiv", d(1), d(2), False, True),
     ]
     check_invariants(p)
+
+
+def arrived(ws, folder: str, snapshots: list[tuple[datetime, str]]) -> None:
+    """Full snapshots of (id, city) arriving in this order, each with its batch time (UTC)."""
+    for n, (when, body) in enumerate(snapshots):
+        ws.write(f"{folder}/{n:02d}.csv", "id,city\n" + body, mtime=when.replace(tzinfo=UTC).timestamp())
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_full_snapshots_give_one_history_whatever_order_they_arrive_in(ws, table_format):
+    # key 1 is in the snapshots of the 20th and the 22nd, not in the one of the 21st at 12:15:
+    # the absence closes its version even when the snapshot of the 20th arrives last
+    snapshots = [
+        (datetime(2025, 8, 20), "1,Oslo\n"),
+        (datetime(2025, 8, 21, 12, 15), "2,Rome\n"),
+        (datetime(2025, 8, 22), "1,Oslo\n2,Rome\n"),
+    ]
+    orders = {"in_time": snapshots, "oldest_last": [*snapshots[1:], snapshots[0]]}
+    for folder, order in orders.items():
+        arrived(ws, folder, order)
+    p = ws.pipeline(
+        "".join(
+            f"""
+- name: {folder}
+  format: {table_format}
+  source: {{kind: files, path: {folder}, format: csv, schema: {{id: int, city: string}}}}
+  strategy: {{kind: scd2, keys: [id], full_snapshots: true, soft_delete_column: is_deleted}}
+"""
+            for folder in orders
+        )
+    )
+    result = p.run()
+    assert result.ok, result.to_dict()
+    columns = ["id", "city", "valid_from", "valid_to", "is_current", "is_deleted"]
+    for folder in orders:
+        assert rows(p.table(folder), columns) == [
+            (1, "Oslo", datetime(2025, 8, 20), datetime(2025, 8, 21, 12, 15), False, True),
+            (1, "Oslo", datetime(2025, 8, 22), None, True, False),
+            (2, "Rome", datetime(2025, 8, 21, 12, 15), None, True, False),
+        ], folder
