@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 
+import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import TimestampType
 
 from lakefresh.strategies.scd2.events import decode, encode
-from tests.conftest import CATALOG, rows
+from tests.conftest import CATALOG, FORMATS, rows
 
 DIM = """
 - name: dim
@@ -320,3 +321,103 @@ def test_a_full_snapshots_quarantined_record_keeps_its_version_open(ws):
     result = p.run()
     assert result.ok, result.to_dict()
     assert rows(p.table("dim"), ["id", "city", "is_current"]) == [(1, "Oslo", True), (2, "Rome", True)]
+
+
+def snapshot_dim(table_format: str, options: str, schema: str = "id: int, city: string") -> str:
+    """`dim` fed by full snapshots (validity from the batch time, the file's mtime, unless
+    `options` give a sequence_by)."""
+    return f"""
+- name: dim
+  format: {table_format}
+  source: {{kind: files, path: in, format: csv, schema: {{{schema}}}}}
+  strategy: {{kind: scd2, keys: [id], full_snapshots: true, soft_delete_column: is_deleted, {options}}}
+"""
+
+
+def write_snapshots(ws, snapshots: dict[int, str], header: str = "id,city") -> None:
+    """One full snapshot per day of January 2025, its batch time that day at 00:00 UTC."""
+    for day, body in snapshots.items():
+        ws.write(f"in/s{day:02d}.csv", f"{header}\n{body}", mtime=d(day).replace(tzinfo=UTC).timestamp())
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_a_deletion_version_stays_flagged_when_its_key_returns(ws, table_format):
+    # keys 2 and 3 leave on the 2nd and return on the 3rd (2 changed, 3 as it was): each deletion
+    # version is closed by the return and keeps its flag; later snapshots do not clear it
+    write_snapshots(ws, {1: "1,Oslo\n2,Rome\n3,Kyiv\n", 2: "1,Oslo\n", 3: "1,Oslo\n2,Milan\n3,Kyiv\n"})
+    p = ws.pipeline(snapshot_dim(table_format, "deletes: new_record"))
+    result = p.run()
+    assert result.ok, result.to_dict()
+    expected = [
+        (1, "Oslo", d(1), None, True, False),
+        (2, "Milan", d(3), None, True, False),
+        (2, "Rome", d(1), d(2), False, False),
+        (2, "Rome", d(2), d(3), False, True),
+        (3, "Kyiv", d(1), d(2), False, False),
+        (3, "Kyiv", d(2), d(3), False, True),
+        (3, "Kyiv", d(3), None, True, False),
+    ]
+    assert versions(p) == expected
+    write_snapshots(ws, {4: "1,Oslo\n2,Milan\n3,Kyiv\n"})
+    assert p.run().ok
+    assert versions(p) == expected
+    check_invariants(p)
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_an_absence_closes_a_version_that_starts_after_the_snapshot_with_late_rows_ignored(ws, table_format):
+    # key 1's version starts on the 5th, after the snapshot of the 2nd that lacks it: the version
+    # closes just after its latest event (a microsecond), deleted, and the key is no longer current
+    schema = "id: int, city: string, day: timestamp"
+    p = ws.pipeline(snapshot_dim(table_format, "sequence_by: day, late_rows: ignore", schema))
+    first = "1,Oslo,2025-01-05\n2,Rome,2025-01-01\n3,Kyiv,2025-01-01\n"
+    write_snapshots(ws, {1: first, 2: "2,Rome,2025-01-01\n"}, header="id,city,day")
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.batches[1].counts == {"O": 1, "D": 2}  # key 2's row is not newer: ignored
+    assert versions(p) == [
+        (1, "Oslo", d(5), d(5) + timedelta(microseconds=1), False, True),
+        (2, "Rome", d(1), None, True, False),
+        (3, "Kyiv", d(1), d(2), False, True),
+    ]
+    check_invariants(p)
+
+
+def arrived(ws, folder: str, snapshots: list[tuple[datetime, str]]) -> None:
+    """Full snapshots of (id, city) arriving in this order, each with its batch time (UTC)."""
+    for n, (when, body) in enumerate(snapshots):
+        ws.write(f"{folder}/{n:02d}.csv", "id,city\n" + body, mtime=when.replace(tzinfo=UTC).timestamp())
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
+def test_full_snapshots_give_one_history_whatever_order_they_arrive_in(ws, table_format):
+    # key 1 is in the snapshots of the 20th and the 22nd, not in the one of the 21st at 12:15:
+    # the absence closes its version even when the snapshot of the 20th arrives last
+    snapshots = [
+        (datetime(2025, 8, 20), "1,Oslo\n"),
+        (datetime(2025, 8, 21, 12, 15), "2,Rome\n"),
+        (datetime(2025, 8, 22), "1,Oslo\n2,Rome\n"),
+    ]
+    orders = {"in_time": snapshots, "oldest_last": [*snapshots[1:], snapshots[0]]}
+    for folder, order in orders.items():
+        arrived(ws, folder, order)
+    p = ws.pipeline(
+        "".join(
+            f"""
+- name: {folder}
+  format: {table_format}
+  source: {{kind: files, path: {folder}, format: csv, schema: {{id: int, city: string}}}}
+  strategy: {{kind: scd2, keys: [id], full_snapshots: true, soft_delete_column: is_deleted}}
+"""
+            for folder in orders
+        )
+    )
+    result = p.run()
+    assert result.ok, result.to_dict()
+    columns = ["id", "city", "valid_from", "valid_to", "is_current", "is_deleted"]
+    for folder in orders:
+        assert rows(p.table(folder), columns) == [
+            (1, "Oslo", datetime(2025, 8, 20), datetime(2025, 8, 21, 12, 15), False, True),
+            (1, "Oslo", datetime(2025, 8, 22), None, True, False),
+            (2, "Rome", datetime(2025, 8, 21, 12, 15), None, True, False),
+        ], folder

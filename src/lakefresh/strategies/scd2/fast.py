@@ -15,13 +15,15 @@ this module writes directly from the batch row and the key's current version:
 | a live current version           | a delete                  | D    | close it, soft-deleted;    |
 |                                  |                           |      | record the event           |
 
-"Live" excludes skeleton rows (they absorbed no event; the recomputation replaces them). Every
-other key (several events in the batch, an event at or before a stored one, a deleted or
-tombstoned key, a delete of an unknown key, a full snapshot's retirement) takes the general path;
-both kinds of change go into the same single MERGE. The rows written here are exactly those the
-recomputation would write: the same values, hashes (recomputed from the values, as there), `_lf_events`,
-codes and merge operations, so the choice of path never shows in the target. The
-setting `spark.lakefresh.scd2.fastPath=false` turns it off.
+"Live" excludes skeleton rows (they absorbed no event; the recomputation replaces them) and the
+deletion versions of `deletes: new_record` (the key is deleted: its return closes the deletion
+version, flagged, and opens a version of its own). Every other key (several events in the batch,
+an event at or before a stored one, a deleted or tombstoned key, a delete of an unknown key, a
+full snapshot's retirement) takes the general path; both kinds of change go into the same single
+MERGE. The rows written here are exactly those the recomputation would write: the same values,
+hashes (recomputed from the values, as there), `_lf_events`, codes and merge operations, so the
+choice of path never shows in the target. The setting `spark.lakefresh.scd2.fastPath=false`
+turns it off.
 """
 
 from __future__ import annotations
@@ -129,7 +131,12 @@ def fast_changes(
         if sk and sk.inferred_column in stored.columns
         else F.lit(False)
     )
-    live = F.col(quote(cur)) & ~skeleton
+    deletion = (  # a current deletion version (deletes: new_record): the key is deleted
+        F.coalesce(F.col(quote(cfg.soft_delete_column)), F.lit(False))
+        if cfg.soft_delete_column and cfg.soft_delete_column in stored.columns
+        else F.lit(False)
+    )
+    live = F.col(quote(cur)) & ~skeleton & ~deletion
     summary = stored.groupBy(*by_key).agg(
         F.max(F.array_max(F.col(f"{SEEN}.seq"))).alias("_lf_stored_max"),
         F.count(F.when(live, F.lit(1))).alias("_lf_live"),

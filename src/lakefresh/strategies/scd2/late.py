@@ -26,7 +26,11 @@ def without_late_rows(
     A row of a key whose history ends in a delete is no late row: the key returns, and its
     version never starts before the previous one ended (SQLMesh: valid_from = max(updated_at,
     the deleted version's valid_to)); it starts just after (1 microsecond, a day for a date
-    sequence, 1 for an integer one), so the deletion stays in the history."""
+    sequence, 1 for an integer one), so the deletion stays in the history. Likewise a full
+    snapshot's absence at or before its key's latest stored event (a version that starts after
+    the batch time) is no late row: it closes the version just after that event, so an absence
+    never vanishes and intervals never overlap (dbt closes at the run's time even before
+    valid_from)."""
     from pyspark.sql import functions as F
 
     from lakefresh.errors import BatchRefused
@@ -39,13 +43,17 @@ def without_late_rows(
         F.max(F.array_max(F.col(f"{SEEN}.seq"))).alias("_lf_latest"),
         F.max(live.cast("int")).alias("_lf_open"),
     )
-    at_or_before = (F.col(SRC) == 1) & F.coalesce(F.col(SEQ) <= F.col("_lf_latest"), F.lit(False))
+    not_after = F.coalesce(F.col(SEQ) <= F.col("_lf_latest"), F.lit(False))
+    at_or_before = (F.col(SRC) == 1) & not_after
     after_end = _just_after(F.col("_lf_latest"), new.schema[SEQ].dataType)
-    returning = at_or_before & ~F.col(DEL) & (F.col("_lf_open") == 0) & F.lit(after_end is not None)
+    movable = F.lit(after_end is not None)
+    returning = at_or_before & ~F.col(DEL) & (F.col("_lf_open") == 0) & movable
+    # a full snapshot's absence is never late: it closes the version just after its latest event
+    retiring = (F.col(SRC) == 2) & not_after & movable
     flagged = (
         new.join(latest, on=keys, how="left")
         .withColumn("_lf_late", at_or_before & ~returning)
-        .withColumn(SEQ, F.when(returning, after_end).otherwise(F.col(SEQ)))
+        .withColumn(SEQ, F.when(returning | retiring, after_end).otherwise(F.col(SEQ)))
         .drop("_lf_open")
     )
     flagged, found = materialize_counting(flagged, {"late": F.col("_lf_late")})

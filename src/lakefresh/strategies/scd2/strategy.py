@@ -114,6 +114,9 @@ class Scd2Strategy:
                 new = new.unionByName(retired, allowMissingColumns=True)
                 touched = touched.unionByName(absent).distinct()
             stored = self._stored_versions(ctx, target, touched, total, as_text)
+            if self._snapshot_times_ordered():
+                later = self._absent_from_next_snapshot(ctx, batch, target, stored, as_text)
+                new = new.unionByName(later, allowMissingColumns=True)
             stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
             if cfg.late_rows != "apply":
                 new, late = without_late_rows(cfg, ctx, new, stored)
@@ -207,13 +210,20 @@ class Scd2Strategy:
     ) -> tuple[DataFrame, DataFrame]:
         """1. With full snapshots, the keys with a live current version that the batch lacks, and
         a delete event for each: at the batch time in the sequence's own type (a date sequence:
-        the batch time's date); a numeric sequence retires at the batch's highest value."""
+        the batch time's date); a numeric sequence retires at the batch's highest value. When
+        versions are valid from batch times (`_snapshot_times_ordered`), the keys with a version
+        valid at the batch time: a snapshot older than the table's latest retires what was live
+        then."""
         from pyspark.sql import functions as F
 
         cfg = self.config
         keys = list(cfg.keys)
         skeleton = cfg.surrogate_key.inferred_column if cfg.surrogate_key else None
         live = F.col(quote(cfg.is_current_column))
+        if self._snapshot_times_ordered():  # the versions valid at the batch time, current or not
+            at = utc_timestamp(ctx.batch_time).cast("timestamp")
+            valid_to = F.col(quote(cfg.valid_to_column))
+            live = (F.col(quote(cfg.valid_from_column)) <= at) & (valid_to.isNull() | (valid_to > at))
         absent = absent_from_snapshot(
             target, batch, keys, live, skeleton, cfg.snapshot_scope, (), ctx.quarantined
         )
@@ -233,6 +243,48 @@ class Scd2Strategy:
             F.lit(None).cast("long").alias(RECORD_COLUMN),
         )
         return absent, retired
+
+    def _snapshot_times_ordered(self) -> bool:
+        """Whether a full snapshot's absences follow from the batch times: with validity from the
+        batch time (no `sequence_by`) and `late_rows: apply`, every snapshot leaves an event at
+        its time on every key it holds (a row) or retires (a delete), so a snapshot that arrives
+        after a newer one finds out which keys the next newer one lacked."""
+        cfg = self.config
+        return cfg.full_snapshots and not cfg.sequence_by and cfg.late_rows == "apply"
+
+    def _absent_from_next_snapshot(
+        self, ctx: StageContext, batch: DataFrame, target: DataFrame, stored: DataFrame, as_text: bool
+    ) -> DataFrame:
+        """A snapshot older than one already applied: a delete at the time of the next newer
+        snapshot (the earliest stored event after the batch time) for each of the batch's keys
+        with no event there, which that snapshot lacked. Applied in time order, it would have
+        closed the key's version, or found the key absent (the recomputation absorbs the delete)."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        keys = list(cfg.keys)
+        at = utc_timestamp(ctx.batch_time).cast("timestamp")
+        seq_type = target.schema[cfg.valid_from_column].dataType
+        events = decode(F.col(SEEN), seq_type) if as_text else F.col(SEEN)
+        # a version's events are sorted: its last tells, without reading the rest, if any is later
+        last = decode(F.substring_index(F.col(SEEN), ",", -1), seq_type) if as_text else events
+        later = target.filter(F.array_max(last.getField("seq")) > at)
+        after = F.array_min(F.filter(events.getField("seq"), lambda seq: seq > at))
+        micros = later.agg(F.min(F.unix_micros(after))).first()[0]  # type: ignore[index]
+        lacking = batch.select(*[quote(k) for k in keys]).distinct()
+        if micros is None:  # no newer snapshot was applied
+            micros, lacking = 0, lacking.limit(0)
+        next_time = F.timestamp_micros(F.lit(micros)).cast(seq_type)
+        there = stored.filter(F.exists(F.col(SEEN), lambda e: e.getField("seq") == next_time))
+        lacking = lacking.join(there.select(*[quote(k) for k in keys]), on=keys, how="left_anti")
+        return lacking.select(
+            *[F.col(quote(k)) for k in keys],
+            next_time.alias(SEQ),
+            F.lit(True).alias(DEL),
+            F.lit(2).alias(SRC),  # a batch event the batch did not send: never a duplicate
+            F.lit(None).cast("string").alias(FILE_COLUMN),
+            F.lit(None).cast("long").alias(RECORD_COLUMN),
+        )
 
     def _stored_versions(
         self, ctx: StageContext, target: DataFrame, touched: DataFrame, total: int, as_text: bool
