@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FORMATS, Workspace, rows
+from tests.conftest import Workspace, rows
 
 DIM = """
 - name: dim
