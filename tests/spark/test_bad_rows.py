@@ -11,7 +11,7 @@ import json
 import pytest
 
 from lakefresh.errors import ConfigError
-from tests.conftest import cli_in_process, rows
+from tests.conftest import FORMATS, cli_in_process, rows
 
 TABLE = """
 - name: t
@@ -121,7 +121,7 @@ AMOUNTS = """
 {limit}"""
 
 
-@pytest.mark.parametrize("table_format", ["iceberg", "delta"])
+@pytest.mark.parametrize("table_format", FORMATS)
 def test_a_batch_whose_every_row_is_bad_is_refused_and_waits_for_the_fixed_type(ws, table_format):
     """A wrong declared type (`amount: int` for `10.50`) sends every row to quarantine: by
     default such a batch is refused, not counted as done, so fixing the declared type is all it
