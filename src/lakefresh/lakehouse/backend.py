@@ -340,9 +340,18 @@ class TableBackend(Protocol):
     def append(self, table: str, df: DataFrame) -> None:
         """Append rows."""
 
-    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
+    def append_rows(
+        self,
+        table: str,
+        rows: list[dict[str, Any]],
+        schema: StructType,
+        unless: tuple[int | None, str, str] | None = None,
+    ) -> None:
         """Append a few rows given as Python values (dicts by column name; a missing key is
-        NULL) of the table's `schema`: a control table's record."""
+        NULL) of the table's `schema`: a control table's record. With `unless` (a snapshot, a
+        column, a value): refused with a commit conflict if a row whose column holds that value
+        was added since that snapshot (Iceberg; elsewhere a plain append), so that a writer that
+        checked the table at that snapshot appends nothing another wrote meanwhile."""
 
     def replace(self, table: str, df: DataFrame) -> None:
         """Replace every row with `df`."""

@@ -29,8 +29,14 @@ class DeltaWrites(SqlWrites):
     def append(self, table: str, df: DataFrame) -> None:
         df.write.format("delta").mode("append").save(self.location(table))
 
-    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
-        self.append(table, literal_rows(self.spark, rows, schema))
+    def append_rows(
+        self,
+        table: str,
+        rows: list[dict[str, Any]],
+        schema: StructType,
+        unless: tuple[int | None, str, str] | None = None,
+    ) -> None:
+        self.append(table, literal_rows(self.spark, rows, schema))  # `unless` is Iceberg's alone
 
     def replace(self, table: str, df: DataFrame) -> None:
         df.write.format("delta").mode("overwrite").save(self.location(table))

@@ -183,8 +183,14 @@ class ByTable:
     def append(self, table: str, df: DataFrame) -> None:
         self.of(table).append(table, df)
 
-    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
-        self.of(table).append_rows(table, rows, schema)
+    def append_rows(
+        self,
+        table: str,
+        rows: list[dict[str, Any]],
+        schema: StructType,
+        unless: tuple[int | None, str, str] | None = None,
+    ) -> None:
+        self.of(table).append_rows(table, rows, schema, unless)
 
     def replace(self, table: str, df: DataFrame) -> None:
         self.of(table).replace(table, df)

@@ -387,11 +387,17 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def append(self, table: str, df: DataFrame) -> None:
         df.writeTo(self.qualified(table)).append()
 
-    def append_rows(self, table: str, rows: list[dict[str, Any]], schema: StructType) -> None:
+    def append_rows(
+        self,
+        table: str,
+        rows: list[dict[str, Any]],
+        schema: StructType,
+        unless: tuple[int | None, str, str] | None = None,
+    ) -> None:
         """Through Iceberg's Java API, without a Spark job (lakehouse/iceberg_rows.py); what
-        that path cannot write, through Spark."""
+        that path cannot write, through Spark (without the `unless` check)."""
         try:
-            append_rows(self.spark, self._iceberg_table(table), rows)
+            append_rows(self.spark, self._iceberg_table(table), rows, unless)
         except NotWritable:
             self.append(table, literal_rows(self.spark, rows, schema))
 

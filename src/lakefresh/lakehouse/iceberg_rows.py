@@ -38,11 +38,18 @@ class NotWritable(Exception):
     no single-value JSON form): Spark's append writes them."""
 
 
-def append_rows(spark: SparkSession, table: Any, rows: list[dict[str, Any]]) -> None:
+def append_rows(
+    spark: SparkSession,
+    table: Any,
+    rows: list[dict[str, Any]],
+    unless: tuple[int | None, str, str] | None = None,
+) -> None:
     """Append `rows` (dicts by column name; a missing key is NULL) to the Iceberg table `table`
     (Iceberg's Java `Table`, loaded fresh) in one commit. NotWritable before anything is
     written when the table is partitioned, a value has no JSON form (NaN, infinity, a map's
-    NULL value) or Iceberg's Java API cannot take the rows (a runtime before Iceberg 1.9)."""
+    NULL value) or Iceberg's Java API cannot take the rows (a runtime before Iceberg 1.9).
+    With `unless` (snapshot, column, value), Iceberg refuses the commit (ValidationException)
+    if a data file that may hold that value in that column was added since that snapshot."""
     if not rows:
         return
     if not table.spec().isUnpartitioned():
@@ -75,12 +82,24 @@ def append_rows(spark: SparkSession, table: Any, rows: list[dict[str, Any]]) -> 
             .withMetrics(appender.metrics())
             .build()
         )
-        table.newAppend().appendFile(data).commit()
+        _commit(spark, table, data, unless)
     except Exception as exc:
         if not any(x.name == "CommitStateUnknownException" for x in chain(exc)):  # surely not committed
             with contextlib.suppress(Exception):  # best effort: the append's own failure is what counts
                 table.io().deleteFile(path)
         raise
+
+
+def _commit(spark: SparkSession, table: Any, data: Any, unless: tuple[int | None, str, str] | None) -> None:
+    if unless is None:
+        table.newAppend().appendFile(data).commit()
+        return
+    snapshot, column, value = unless
+    expressions = java_class(spark, "org.apache.iceberg.expressions.Expressions")
+    write = table.newOverwrite().addFile(data).conflictDetectionFilter(expressions.equal(column, value))
+    if snapshot is not None:
+        write = write.validateFromSnapshot(snapshot)
+    write.validateNoConflictingData().commit()
 
 
 def _struct(row: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str, Any]:

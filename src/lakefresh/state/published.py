@@ -123,6 +123,10 @@ class PublishMarks:
         """The table's rows of the log (state/reads.py)."""
         raise NotImplementedError
 
+    def log_head(self, table: str) -> int | None:
+        """The log's snapshot that the table's last `log_rows` read (state/reads.py)."""
+        raise NotImplementedError
+
     def record_published(
         self,
         table: str,
@@ -134,9 +138,9 @@ class PublishMarks:
         `effective` holds them; the effective metrics of other published batches; and `new`
         rows (published attempts whose record travelled in their target commit) inserted. When
         there are only new rows (the common run: no staged row, nothing superseded), one append."""
-        new = self._unlogged(table, new or [])
         if not marks and not effective and not new:
             return
+        new = new or []
         metrics = self._stored(table, effective or [], new)
         rows = [
             {**self.full_row(r), **_metrics(metrics.pop(r["batch_id"], None)), "_mark": "new"}
@@ -150,10 +154,9 @@ class PublishMarks:
         ]
         spark = self.backend.spark
         schema = self.batches_schema()
-        if not marks and not metrics:  # only new rows: an append, which reads nothing
+        if not marks and not metrics:  # only new rows: an append
             plain = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-            retry_conflicts(lambda: self.backend.append_rows(self.batches, plain, schema))
-            self.appended(plain)
+            self.appended(retry_conflicts(lambda: self._append_unlogged(table, plain, schema)))
             return
         source = literal_rows(spark, rows, _source_schema(schema))
         view = f"lakefresh_published_{abs(hash((table, id(rows))))}"
@@ -181,15 +184,22 @@ class PublishMarks:
         finally:
             spark.catalog.dropTempView(view)
 
-    def _unlogged(self, table: str, new: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """`new` less the batches the log holds as published already. When two runs of a table
-        overlap, one's reconciliation can record a batch the other published, from its commit,
-        before the other writes that batch's row, or the reverse. The read is the kept one unless
-        the log moved since (state/reads.py), which it does only when another run wrote to it."""
-        if not new:
-            return new
-        logged = {r.attempt.batch_id for r in self.log_rows(table) if r.attempt.status == "published"}
-        return [r for r in new if r["batch_id"] not in logged]
+    def _append_unlogged(
+        self, table: str, new: list[dict[str, Any]], schema: StructType
+    ) -> list[dict[str, Any]]:
+        """Append the rows of `new` whose batches the log does not hold as published; the rows
+        appended. When two runs of a table overlap, one's reconciliation can record a batch the
+        other published, from its commit, as the other writes that batch's row. So the check
+        reads the log (the kept read, unless the log moved since: state/reads.py) and the append
+        is refused if a row of the table was added after the snapshot it read; then both are
+        tried again (retry_conflicts)."""
+        rows = self.log_rows(table)
+        head = self.log_head(table)
+        logged = {r.attempt.batch_id for r in rows if r.attempt.status == "published"}
+        new = [r for r in new if r["batch_id"] not in logged]
+        if new:
+            self.backend.append_rows(self.batches, new, schema, unless=(head, "table_name", table))
+        return new
 
     def _stored(
         self, table: str, effective: list[Effective], new: list[dict[str, Any]]

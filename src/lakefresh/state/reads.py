@@ -159,6 +159,11 @@ class LogReads:
             if (after := heads[head]) is not None:
                 self._kept[table] = (after, _in_order(out + mine) if mine else out)
 
+    def log_head(self, table: str) -> int | None:
+        """The log's snapshot that the table's kept read was made at (None: none, or no commit)."""
+        kept = self._kept.get(table)
+        return kept[0] if kept else None
+
     def attempts(self, table: str) -> list[AttemptRow]:
         return [r.attempt for r in self.log_rows(table)]
 
