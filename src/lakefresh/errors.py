@@ -76,6 +76,12 @@ class TakenError(StateError):
     """Another run of the table (overlapping runs) published batches this run was applying: this
     run stops before its own publish, so nothing is applied twice."""
 
+    def __init__(self, table: str, batch_ids: list[str]) -> None:
+        super().__init__(
+            f"batch(es) {', '.join(batch_ids)} of {table} were published by another run of the table "
+            "while this one ran: nothing was applied twice; the next run goes on from there"
+        )
+
 
 class LineageError(TerminalError):
     """Published batches are no longer in the target's lineage: someone rolled it back."""

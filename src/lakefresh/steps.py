@@ -81,10 +81,7 @@ class BatchSteps:
         if name in self.reconciled and head != self.reconciled[name]:  # commits since
             published = self.backend.published_batches(name, since=self.reconciled[name])
             if taken := [b for b in batch_ids if b in published]:
-                raise TakenError(
-                    f"batch(es) {', '.join(taken)} of {name} were published by another run while "
-                    "this one ran (runs of one table must not overlap): nothing was applied twice"
-                )
+                raise TakenError(name, taken)
 
     @releasing  # the attempt's materialized rows, once it has ended
     def apply(self, a: Attempt, source: Any, log: PublishLog) -> BatchResult:

@@ -66,10 +66,7 @@ class StagedCommit:
         if published.get(self.batch_id) == self.snapshot_id:
             return self.snapshot_id
         if taken := [b for b in self.carried() if b in published]:
-            raise TakenError(
-                f"batch(es) {', '.join(taken)} of {self.table} were published by another run while "
-                "this one ran (runs of one table must not overlap): nothing was applied twice"
-            )
+            raise TakenError(self.table, taken)
         return None
 
 

@@ -143,8 +143,7 @@ class PublishMarks:
         new = new or []
         metrics = self._stored(table, effective or [], new)
         rows = [
-            {**self.full_row(r), **_metrics(metrics.pop(r["batch_id"], None)), "_mark": "new"}
-            for r in new or []
+            {**self.full_row(r), **_metrics(metrics.pop(r["batch_id"], None)), "_mark": "new"} for r in new
         ]
         for mark in marks:
             rows.append(_mark_row(mark, metrics.pop(mark.batch_id, None)))
