@@ -73,7 +73,7 @@ def test_a_run_started_from_another_thread_parses_the_same(ws):
     from a worker thread must get the same quarantine as the main thread (it once failed every
     batch with `try_cast needs a running Spark session`)."""
     ws.write("in/b1.csv", "id,amount,price,day,at,ok\n1,x,1.50,2025-01-01,2025-01-01 10:00:00,true\n")
-    p = ws.pipeline(TYPED)
+    p = ws.pipeline(TYPED + "  max_bad_rows: 1.0\n")  # its one row is bad: loaded as far as it can be
     outcome: list[object] = []
     worker = threading.Thread(target=lambda: outcome.append(p.run()))
     worker.start()

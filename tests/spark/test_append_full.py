@@ -53,10 +53,11 @@ def test_full_with_an_empty_batch_empties_the_table(ws):
 
 def test_full_refuses_a_batch_whose_every_record_is_quarantined(ws):
     """A file none of whose records loads is broken: replacing the table with none of its rows
-    emptied the table. An empty file still empties it (above)."""
+    emptied the table. An empty file still empties it (above). The strategy's own refusal, which
+    a table that lets any batch load what it can (`max_bad_rows: 1.0`) still meets."""
     ws.write("in/b1.csv", "order_id,amount\n1,10.0\n")
     ws.write("in/b2.csv", "order_id,amount\nx,20.0\ny,30.0\n")
-    p = ws.pipeline(ORDERS % "full")
+    p = ws.pipeline(ORDERS % "full" + "  max_bad_rows: 1.0\n")
     result = p.run()
     assert not result.ok
     refused = next(b for b in result.batches if b.batch_id == "b2.csv")
