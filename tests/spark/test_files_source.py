@@ -56,9 +56,14 @@ def test_malformed_csv_rows_go_to_quarantine_with_file_line_and_reason(ws):
     assert json.loads(raw[6]) == {"id": "4", "name": "dan", "amount": "abc"}
 
 
-def test_a_batch_of_only_bad_rows_publishes_an_empty_batch(ws):
+def test_a_batch_of_only_bad_rows_is_refused_unless_max_bad_rows_lets_it_load(ws):
+    """By default a batch whose every row is bad is refused (it waits); `max_bad_rows: 1.0`
+    publishes it as an empty batch, its rows in quarantine."""
     ws.write("in/b1.csv", "id,name,amount\nx,ann,1\n")
-    p = ws.pipeline(PEOPLE)
+    refused = ws.pipeline(PEOPLE).run()
+    assert [b.status for b in refused.batches] == ["refused"]
+    assert "1 bad row(s) (b1.csv line 2: id: 'x' is not a valid int): every row" in refused.batches[0].error
+    p = ws.pipeline(PEOPLE + "  max_bad_rows: 1.0\n")
     result = p.run()
     assert result.ok
     assert (result.batches[0].record_count, result.batches[0].quarantined) == (1, 1)
