@@ -96,18 +96,3 @@ def test_a_signal_stops_the_run_after_the_commit_in_progress(tmp_path, spark, po
     )
     assert again.returncode == 0, again.stdout + again.stderr
     assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == ([1, 2], [1, 2])
-
-
-def test_ctrl_c_while_spark_starts_exits_130_and_writes_nothing(tmp_path, spark):
-    proc = start(tmp_path)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:  # the session's JVM is being started
-        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
-        if children:
-            break
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, out + err
-    assert "Traceback" not in err, err
-    assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == ([], [])
