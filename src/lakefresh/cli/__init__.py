@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -191,10 +192,7 @@ def run(
     except Exception as exc:
         _fail(exc, output)
         return
-    _report(result, output)
-    stopping.exit(p, table, result)
-    if not result.ok:
-        raise typer.Exit(1)
+    _finish(result, output, lambda: stopping.exit(table, result))
 
 
 @app.command()
@@ -220,9 +218,12 @@ def backfill(
     _finish(result, output)
 
 
-def _finish(result: Any, output: Output) -> None:
-    """Report a run; exit code 1 when a table failed."""
+def _finish(result: Any, output: Output, stopped: Callable[[], None] | None = None) -> None:
+    """Report a run; `stopped()` (the exit code of a signal that stopped it, if one did), then
+    exit code 1 when a table failed."""
     _report(result, output)
+    if stopped is not None:
+        stopped()
     if not result.ok:
         raise typer.Exit(1)
 
@@ -280,14 +281,14 @@ class Stopping:
         self.stop.set()
         print(f"{signal.Signals(signum).name}: stopping after the commit in progress", file=sys.stderr)
 
-    def exit(self, p: Any, only: list[str], result: Any) -> None:
+    def exit(self, only: list[str], result: Any) -> None:
         """After a run a signal stopped: what it did and left, and the signal's exit code."""
         if self.signal is None:
             return
         import signal
 
         done = {t.table for t in result.tables}
-        left = [t.name for t in p.config.tables if (not only or t.name in only) and t.name not in done]
+        left = [t.name for t in self.p.config.tables if (not only or t.name in only) and t.name not in done]
         applied = sum(1 for b in result.batches if b.status == "published")
         print(
             f"stopped by {signal.Signals(self.signal).name}: {applied} batch(es) applied; "
