@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.config.checks import check_table_names
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
-from lakefresh.console import Console, SilentConsole
+from lakefresh.console import Console, SilentConsole, describe_refresh
 from lakefresh.errors import ConfigError, StateError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
-from lakefresh.results import RunResult, TableStatus
+from lakefresh.results import RunResult, TableResult, TableStatus
 from lakefresh.runner import Runner
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
@@ -45,7 +45,7 @@ from lakefresh.verbs import (
     roll_back,
 )
 from lakefresh.verbs.maintain import compaction_due
-from lakefresh.verbs.rebuild import Verb
+from lakefresh.verbs.rebuild import NOT_RETAINED, Verb
 from lakefresh.verbs.status import table_status
 
 if TYPE_CHECKING:
@@ -129,18 +129,22 @@ class Pipeline:
         rolled_back: str | None = None,
         skip_batches: list[str] | None = None,
         accept_config_change: bool = False,
+        full_refresh: list[str] | None = None,
     ) -> RunResult:
         """Apply every new batch of every table (or of `tables`), each exactly once. When `stop`
         is set, the run ends after the batch in progress. `rolled_back` settles published
         batches that a rollback of their target removed: `forget` or `reapply` them.
         `skip_batches` (with one table) are waiting batches never to take, e.g. a refused one.
-        `accept_config_change` applies a changed configuration to the new batches only."""
+        `accept_config_change` applies a changed configuration to the new batches only.
+        `full_refresh` tables (and their `<t>_history`) are first rebuilt from every batch their
+        sources hold, under today's configuration, in one commit each (see `verbs/rebuild.py`)."""
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
             if not skip_batches:  # a skip names one table's batches: not its history's
                 tables = self._with_history(tables)
+        before = self._full_refresh(full_refresh, tables) if full_refresh else None
         runner = self._runner(self.config)
-        result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change)
+        result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change, before)
         if stop is not None and stop.is_set():  # asked to stop: upkeep waits for the next run
             return result
         took = [  # upkeep after the run, for tables that took batches
@@ -155,6 +159,40 @@ class Pipeline:
         if compact:  # merge-on-read's delete files applied before readers pay much for them
             maintain(self.config, self.backend, self.control, str(self.base_dir), compact, only_compact=True)
         return result
+
+    def _full_refresh(
+        self, names: list[str], tables: list[str] | None
+    ) -> Callable[[TableConfig, TableResult], None]:
+        """What the run does first to each table to refresh in full; ConfigError, before Spark
+        starts, for a table the run does not take or whose source does not keep its batches."""
+        check_table_names(self.config.tables, names)
+        wanted = set(self._with_history(names))
+        if tables is not None and not wanted <= set(tables):
+            missing = sorted(wanted - set(tables))
+            raise ConfigError(f"a full refresh of {missing} needs them in the run's tables too")
+        kept = [t for t in self.config.tables if t.name in wanted and t.source.kind in NOT_RETAINED]
+        if kept:
+            shown = ", ".join(f"{t.name!r} ({t.source.kind})" for t in kept)
+            raise ConfigError(
+                f"cannot refresh {shown} in full: their sources do not keep their batches, so they "
+                "cannot be read again (a change feed starts again with lakefresh reset-load). "
+                "Nothing was changed"
+            )
+
+        def refresh(table: TableConfig, outcome: TableResult) -> None:
+            if table.name not in wanted:
+                return
+            done = self._rebuild(table.name, "refresh", [])
+            outcome.batches += done.reloaded
+            outcome.refreshed = {
+                "batches": done.applied.get(table.name, []),
+                "rows": done.rows.get(table.name, 0),
+                "new_version": done.new_version.get(table.name, False),
+                "dropped": done.dropped.get(table.name, []),
+            }
+            self.console.message(describe_refresh(table.name, outcome.refreshed))
+
+        return refresh
 
     def _with_history(self, tables: list[str]) -> list[str]:
         """These tables and the `<name>_history` tables their `history: true` brings: a table's

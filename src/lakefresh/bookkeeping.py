@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, LINE_COLUMN, REASON_COLUMN
 from lakefresh.config.fingerprint import changes, fingerprint
-from lakefresh.errors import AuditError, BatchRefused, ConfigChanged, ConfigError, LineageError
+from lakefresh.errors import AuditError, BatchRefused, ConfigChanged, ConfigError, LineageError, TargetError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, TableResult
@@ -77,8 +77,15 @@ class Bookkeeping:
     ) -> set[str]:
         """Bring the `batches` log in line with the target's lineage; return the batch ids not to
         take again (applied, or forgotten after a rollback)."""
-        lineage = self.backend.published_batches(name) if self.backend.exists(name) else {}
+        exists = self.backend.exists(name)
+        lineage = self.backend.published_batches(name) if exists else {}
         attempts = self.control.attempts(name)
+        logged = {a.batch_id for a in attempts if a.status == "published"}
+        if not exists and logged:
+            raise TargetError(
+                f"{name} does not exist, but its log holds {len(logged)} published batch(es): the "
+                f"table was dropped. Make it again from its batches: {hint} --full-refresh"
+            )
         if self._settle_cut_verbs(name, lineage, attempts, outcome):
             attempts = self.control.attempts(name)
         logged = {a.batch_id for a in attempts if a.status == "published"}

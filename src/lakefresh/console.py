@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Protocol, TextIO
+from typing import Any, Protocol, TextIO
 
 from lakefresh.results import BatchResult, TableResult
 
@@ -29,6 +29,17 @@ def describe(result: BatchResult) -> str:
         f"{result.table} {result.batch_id}: {result.status} rows={result.record_count} "
         f"{counts}{tail} ({result.seconds.total:.1f}s)"
     ).replace("  ", " ")
+
+
+def describe_refresh(table: str, refreshed: dict[str, Any]) -> str:
+    """One line for a table's full refresh (TableResult.refreshed)."""
+    how = "replaced by a new version of the table (a new schema)" if refreshed["new_version"] else "rebuilt"
+    dropped = refreshed["dropped"]
+    gone = f"; {len(dropped)} batch(es) its source no longer holds left out" if dropped else ""
+    return (
+        f"{table}: full refresh: {how} from {len(refreshed['batches'])} batch(es), "
+        f"{refreshed['rows']} row(s){gone}"
+    )
 
 
 class SilentConsole:

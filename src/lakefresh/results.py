@@ -74,6 +74,7 @@ class TableResult:
     batches: list[BatchResult] = field(default_factory=list)
     recovered: list[str] = field(default_factory=list)  # published batches found unrecorded
     reapplied: list[str] = field(default_factory=list)  # rolled-back batches to be taken again
+    refreshed: dict[str, Any] | None = None  # a full refresh before its batches: what it did
     error: str | None = None
     resume_command: str | None = None
 
@@ -94,6 +95,7 @@ class TableResult:
             "quarantined": self.quarantined,
             "resume_command": self.resume_command,
             "recovered": self.recovered,
+            "full_refresh": self.refreshed,
             "batches": [b.to_dict() for b in self.batches],
         }
 

@@ -14,6 +14,7 @@ continues from there. A re-run with nothing new writes nothing.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lakefresh import backlog
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 MAX_CONFLICT_RETRIES = 3
 ROLLED_BACK_DECISIONS = ("forget", "reapply")
+# What a run does to a table before its new batches, when asked (a full refresh: api.py)
+BeforeTable = Callable[[TableConfig, TableResult], None]
 
 
 class Runner:
@@ -57,6 +60,7 @@ class Runner:
         self.rolled_back: str | None = None  # the operator's decision on rolled-back batches
         self.skip: list[str] = []  # batches the operator skips for good (one table's run)
         self.accept_config_change = False  # the operator's decision: new config for new batches
+        self.before_table: BeforeTable | None = None
         self.books = Bookkeeping(backend, control)
         self.steps = BatchSteps(config, backend, control, self.books, console.message)
         self.grouping = backlog.GroupSteps(self.steps)  # backlogs in one commit per group
@@ -68,8 +72,10 @@ class Runner:
         rolled_back: str | None = None,
         skip: list[str] | None = None,
         accept_config_change: bool = False,
+        before_table: BeforeTable | None = None,
     ) -> RunResult:
-        """Apply every new batch of every table (or of `only`). `rolled_back` decides what
+        """Apply every new batch of every table (or of `only`), each after `before_table(table,
+        outcome)` when given (an error there stops the table as a batch's does). `rolled_back` decides what
         becomes of published batches a rollback of their target removed: `forget` (never taken
         again) or `reapply` (taken again, in order); without it such a table stops. `skip`
         (with exactly one table in `only`) names waiting batches never to take: a refused batch
@@ -81,6 +87,7 @@ class Runner:
         self.rolled_back = rolled_back
         self.skip = list(skip or [])
         self.accept_config_change = accept_config_change
+        self.before_table = before_table
         if self.skip and len(only or []) != 1:
             raise ConfigError("skipping batches needs exactly one table: --table T --skip-batch B")
         result = RunResult()
@@ -114,6 +121,8 @@ class Runner:
         outcome = TableResult(table.name)
         log = PublishLog(self.control, name)
         try:
+            if self.before_table is not None:
+                self.before_table(table, outcome)
             source = make_source(
                 table.source, SourceContext.of(self.config, self.backend, self.base_dir, table)
             )

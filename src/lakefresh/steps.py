@@ -127,11 +127,7 @@ class BatchSteps:
         a.change = change = a.strategy.stage(a.ctx, a.rows.good)
         if (at_once := self.backend.commits_at_once(a.name)) and a.exists:
             unmoved(a, a.head, self.backend.head(a.name))
-        properties = {
-            **write_mode.properties(write_mode.chosen(self.config, a.table, exists=False)),
-            **self.config.defaults.table_properties,
-            **a.table.properties,
-        }
+        properties = write_mode.at_creation(self.config, a.table)
         shape_target(a.ctx, change, a.table.partition_by, properties, sort_by=a.table.sort_by)
         a.shaped = self.backend.head(a.name) if at_once else a.head
         a.result.counts = dict(change.counts)

@@ -168,6 +168,13 @@ def run(
         help="A table whose result-shaping settings changed since its last batch: apply the new "
         "settings to the new batches (the earlier ones stay as they were loaded).",
     ),
+    full_refresh: bool = typer.Option(
+        False,
+        "--full-refresh",
+        help="First rebuild the --table tables (every table without --table) from every batch "
+        "their sources hold, under today's configuration, in one commit each; a schema the "
+        "table cannot evolve to (a changed type, a dropped column) replaces the table.",
+    ),
 ) -> None:
     """Apply every new batch to its table, exactly once."""
     try:
@@ -178,6 +185,8 @@ def run(
 
             check_table_names(p.config.tables, table)
         if continuous:
+            if full_refresh:
+                raise ConfigError("--full-refresh is one run's: run it once, then --continuous")
             _run_continuously(p, table or None, seconds, output)
             return
         decision = rolled_back.value if rolled_back else None
@@ -188,6 +197,7 @@ def run(
                 rolled_back=decision,
                 skip_batches=skip_batch or None,
                 accept_config_change=accept_config_change,
+                full_refresh=(table or [t.name for t in p.config.tables]) if full_refresh else None,
             )
     except Exception as exc:
         _fail(exc, output)
@@ -234,7 +244,12 @@ def _report(result: Any, output: Output) -> None:
         published = [b for b in t.batches if b.status == "published"]
         state = "ok" if t.ok else f"FAILED: {t.error}"
         bad = f"{t.quarantined} row(s) quarantined, " if t.quarantined else ""
-        lines.append(f"{t.table}: {len(published)} batch(es) applied, {bad}{state}")
+        done = f"{len(published)} batch(es) applied"
+        if t.refreshed is not None:
+            done += " by a full refresh" + (
+                " (a new version of the table)" if t.refreshed["new_version"] else ""
+            )
+        lines.append(f"{t.table}: {done}, {bad}{state}")
         if t.resume_command and not t.ok:
             lines.append(f"  resume with: {t.resume_command}")
     _emit(output, result.to_dict(), "\n".join(lines))

@@ -54,3 +54,13 @@ def chosen(config: PipelineConfig, table: TableConfig, exists: bool) -> str | No
 
 def properties(mode: str | None) -> dict[str, str]:
     return {p: mode for p in MODE_PROPERTIES} if mode else {}
+
+
+def at_creation(config: PipelineConfig, table: TableConfig) -> dict[str, str]:
+    """The properties a new target is created with: its write mode, then the pipeline's default
+    properties, then its own."""
+    return {
+        **properties(chosen(config, table, exists=False)),
+        **config.defaults.table_properties,
+        **table.properties,
+    }

@@ -353,6 +353,12 @@ class TableBackend(Protocol):
     def replace(self, table: str, df: DataFrame) -> None:
         """Replace every row with `df`."""
 
+    def replace_table(self, table: str, df: DataFrame, batch_id: str, partition_by: list[str]) -> int:
+        """Replace the table's schema and rows with `df`'s in one commit, visible at once and
+        tagged with `batch_id`, partitioned by `partition_by` from then on: a new version of the
+        table that keeps its properties and earlier snapshots (a full refresh under a schema its
+        batches cannot evolve to). Return the commit's snapshot id."""
+
     def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
         """MERGE a change set into the table."""
 

@@ -376,6 +376,17 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             )
         self.roll_back_to(table, target)
 
+    def replace_table(self, table: str, df: DataFrame, batch_id: str, partition_by: list[str]) -> int:
+        """An overwrite with `overwriteSchema` (Delta's own way to replace a table's schema and
+        partitioning with its rows, one commit that keeps the table's properties and history),
+        made as a batch's commit is (`stage`)."""
+
+        def write() -> None:
+            writer = df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
+            writer.partitionBy(*partition_by).save(self.location(table))
+
+        return self.stage(table, batch_id, write).snapshot_id
+
     def publish(self, staged: StagedCommit) -> int:
         """The commit is visible since `stage`: publishing checks it is still in the lineage, and
         that no other commit since its parent holds a batch it carries."""

@@ -96,7 +96,8 @@ def _reconcile_type(
     raise SchemaError(
         f"column {column!r} of {table} is {pair[0]} but the batch has {pair[1]}; "
         f"{widenings.format_name} widens only {widened}. "
-        "Declare the column's type in the source schema, or migrate the table."
+        "Declare the column's type in the source schema, or rebuild the table from its batches "
+        "under the declared types: lakefresh run PIPELINE --table T --full-refresh"
     )
 
 

@@ -195,6 +195,9 @@ class ByTable:
     def replace(self, table: str, df: DataFrame) -> None:
         self.of(table).replace(table, df)
 
+    def replace_table(self, table: str, df: DataFrame, batch_id: str, partition_by: list[str]) -> int:
+        return self.of(table).replace_table(table, df, batch_id, partition_by)
+
     def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
         self.of(table).merge(table, source, clauses)
 

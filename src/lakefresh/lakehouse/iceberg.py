@@ -406,6 +406,25 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
 
         df.writeTo(self.qualified(table)).overwrite(F.lit(True))
 
+    def replace_table(self, table: str, df: DataFrame, batch_id: str, partition_by: list[str]) -> int:
+        """`REPLACE TABLE ... AS SELECT` (DataFrameWriterV2.replace): Iceberg commits the new
+        schema and its rows in one metadata swap. The table keeps its properties and earlier
+        snapshots (time travel to them still reads their rows), and the new snapshot starts its
+        lineage anew: it has no parent, so a rollback and a change feed do not reach past it. Its
+        summary carries the batch id as a staged commit's does. The partition fields are added
+        after it (metadata only: the replace's own files are compacted into them later)."""
+        name = self.qualified(table)
+        writer = df.writeTo(name).using("iceberg").option("snapshot-property.wap.id", batch_id)
+        for key, value in self.properties(table).items():
+            writer = writer.tableProperty(key, value)
+        writer.replace()
+        for transform in partition_by:
+            self.spark.sql(f"ALTER TABLE {name} ADD PARTITION FIELD {transform}")
+        snapshot_id = self.published_batches(table).get(batch_id)
+        if snapshot_id is None:
+            raise StateError(f"the replace of {table} as {batch_id!r} left no commit in its lineage")
+        return snapshot_id
+
     def carries_commit_properties(self, table: str | None = None) -> bool:
         """Whether a staged commit keeps the properties `stage` gives it: Iceberg 1.12 on."""
         if self._carries is None:

@@ -27,9 +27,10 @@ def table_and_history(
 
 
 def reload_row(
-    name: str, table: TableConfig, outcome: BatchResult, attempt: str, staged: int, started: datetime
+    name: str, table: TableConfig, outcome: BatchResult, attempt: str, staged: int | None, started: datetime
 ) -> dict[str, Any]:
-    """A reloaded batch's new attempt, staged on the verb's staged snapshot."""
+    """A reloaded batch's new attempt, staged on the verb's staged snapshot (None: its commit is
+    still to come)."""
     row: dict[str, Any] = {
         "table_name": name,
         "batch_id": outcome.batch_id,

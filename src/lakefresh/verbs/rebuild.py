@@ -1,12 +1,20 @@
-"""`reset`, `unload` and `reload`: a table rebuilt from its retained raw batches, in one commit.
+"""`reset`, `unload`, `reload` and a full refresh: a table rebuilt from its retained raw
+batches, in one commit.
 
-All three compute the table a run would have made had exactly the *live* batches been applied,
+All four compute the table a run would have made had exactly the *live* batches been applied,
 in the source's order, with the table's current configuration:
 
 - `reset` ("reset all"): the live batches as they are;
 - `unload --batch B`: without B, as if B had never been loaded (later runs never take it);
 - `reload --batch B`: with B read again from its current content (the corrected file), in its
-  original place in the order; an unloaded B becomes live again.
+  original place in the order; an unloaded B becomes live again;
+- `run --full-refresh` (verb `refresh`): every batch the source holds now, each read again as a
+  reload reads B (new attempts, new counts, new bad rows), the ones never loaded too; batches
+  the operator took out (`unload`, `--skip-batch`, a forgotten rollback) stay out, and published
+  batches the source no longer holds leave the table (`unloaded`). When today's configuration
+  gives the table another schema (a column's type that cannot be widened, a column no longer
+  declared), the rebuilt rows replace the table itself: a new version of
+  the table, in one commit (see `TableBackend.replace_table`).
 
 That is exact for every strategy (each batch is staged by the table's own strategy, on the state
 the batches before it made), and the same for the `<t>_history` table that `history: true` brings.
@@ -43,11 +51,12 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from lakefresh import backlog
-from lakefresh.bookkeeping import VERB_PREFIX, Bookkeeping, is_verb
+from lakefresh.attempt import utc_now
+from lakefresh.bookkeeping import NEVER_AGAIN, VERB_PREFIX, Bookkeeping, is_verb
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError
@@ -65,6 +74,7 @@ from lakefresh.verbs.replay import replayed_refs, with_replays
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.types import StructType
 
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
@@ -72,7 +82,7 @@ if TYPE_CHECKING:
     from lakefresh.state.control import ControlTables
     from lakefresh.strategies import Strategy
 
-Verb = Literal["reset", "unload", "reload"]
+Verb = Literal["reset", "unload", "reload", "refresh"]
 SCRATCH = "__rebuild"
 # sources whose batches cannot be read a second time
 NOT_RETAINED = ("jdbc", "table_changes", "delta_changes")
@@ -89,6 +99,8 @@ class RebuildResult:
     rows: dict[str, int] = field(default_factory=dict)  # table -> its rows now
     snapshots: dict[str, int] = field(default_factory=dict)  # table -> the verb's commit
     reloaded: list[BatchResult] = field(default_factory=list)  # a reload's batches, new counts
+    dropped: dict[str, list[str]] = field(default_factory=dict)  # table -> batches a refresh left out
+    new_version: dict[str, bool] = field(default_factory=dict)  # table -> replaced (a new schema)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -106,6 +118,7 @@ class _Plan:
     live: list[BatchRef]
     named: list[str]  # the batches the verb unloads or reloads in this table
     head: int | None = None  # the table's snapshot the plan was made from
+    dropped: list[str] = field(default_factory=list)  # a refresh's batches the source no longer holds
 
 
 def rebuild(
@@ -118,9 +131,16 @@ def rebuild(
     batches: list[str],
     hint: str,
 ) -> RebuildResult:
-    """Reset, unload or reload `table` (and its `<t>_history`), each in one commit."""
-    if verb != "reset" and not batches:
+    """Reset, unload or reload `table` (and its `<t>_history`), each in one commit; or refresh
+    `table` in full (its history is a table of the run of its own)."""
+    if verb in ("unload", "reload") and not batches:
         raise ConfigError(f"{verb} needs the batches to {verb}: --batch B")
+    if verb == "refresh" and table.source.kind in NOT_RETAINED:
+        raise ConfigError(
+            f"cannot refresh {table.name!r} in full: its {table.source.kind} source does not keep "
+            "its batches, so they cannot be read again. Nothing was changed"
+            + ("" if table.source.kind == "jdbc" else " (a change feed starts again: lakefresh reset-load)")
+        )
     control.ensure()
     key = table.strategy.surrogate()
     if key is not None and key.generator == "sequence":
@@ -129,9 +149,10 @@ def rebuild(
             "keys, which facts refer to (generator: hash keys survive a rebuild)"
         )
     books = Bookkeeping(backend, control)
+    tables = [table] if verb == "refresh" else table_and_history(config, backend, table, verb)
     plans = [
         _plan(config, backend, control, books, base_dir, each, verb, batches, hint, main=each is table)
-        for each in table_and_history(config, backend, table, verb)
+        for each in tables
     ]
     result = RebuildResult(verb, table.name, list(batches))
     for plan in plans:
@@ -155,8 +176,51 @@ def _plan(
 ) -> _Plan | None:
     name = config.qualified(table)
     strategy = make_strategy(table.strategy)
-    books.reconcile(name, TableResult(table.name), strategy, hint, None)  # 1.
-    head = backend.head(name)
+    exists = backend.exists(name)
+    if exists:  # a full refresh also rebuilds a table that was dropped
+        books.reconcile(name, TableResult(table.name), strategy, hint, None)  # 1.
+        _refuse_foreign_rows(backend, name, table.name, verb)
+    head = backend.head(name) if exists else None
+    attempts = control.attempts(name)
+    live = {a.batch_id for a in attempts if a.status == "published" and not is_verb(a.batch_id)}
+    if verb in ("unload", "reload"):
+        _refuse_other_configurations(books, control, name, table, verb, live)
+    source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
+    listed = [] if table.source.kind in NOT_RETAINED else source.list_batches()
+    dropped: list[str] = []
+    if verb == "refresh":  # 2.
+        ordered, dropped = _held(control, name, attempts, live, listed)
+        named = [ref.batch_id for ref in ordered]
+    else:
+        named = _named(attempts, live, table.name, verb, batches, main)
+        if not named and verb != "reset":
+            return None
+        live = live - set(batches) if verb == "unload" else live | set(named) if verb == "reload" else live
+        replays = replayed_refs(control, name, live - {ref.batch_id for ref in listed})
+        ordered = with_replays(listed, live, replays)
+        _refuse_missing(table, verb, live - {ref.batch_id for ref in ordered})
+    rank = {b: n for n, b in enumerate(reversed(list(backend.published_batches(name))))} if exists else {}
+    if all(ref.batch_id in rank for ref in ordered):  # in the order they were applied
+        ordered.sort(key=lambda ref: rank[ref.batch_id])
+    return _Plan(config, name, table, strategy, source, ordered, named, head, dropped)
+
+
+def _held(
+    control: ControlTables, name: str, attempts: list[Any], published: set[str], listed: list[BatchRef]
+) -> tuple[list[BatchRef], list[str]]:
+    """A full refresh's batches: every one the source holds (with the live replays of corrected
+    rows after their batch) but those the operator took out, in the source's order; and the
+    published batches it no longer holds, which leave the table."""
+    out = {a.batch_id for a in attempts if a.status in NEVER_AGAIN} - published
+    held = {ref.batch_id for ref in listed} - out
+    replays = replayed_refs(control, name, published - held)
+    ordered = with_replays(listed, held | published, replays)
+    taken = {ref.batch_id for ref in ordered}
+    return ordered, sorted(published - taken)
+
+
+def _refuse_foreign_rows(backend: TableBackend, name: str, table: str, verb: Verb) -> None:
+    """Rows written to the table outside its batches would be lost by the rebuild: refused."""
     foreign = [
         c for c in backend.commits_after(name, None) if c.batch_id is None and c.operation != "replace"
     ]
@@ -167,51 +231,54 @@ def _plan(
             shown = "rows that no batch wrote"
     if shown:
         raise TargetError(
-            f"cannot {verb} {table.name!r}: rows were written to it outside its batches ({shown}: "
+            f"cannot {verb} {table!r}: rows were written to it outside its batches ({shown}: "
             "lookup skeleton rows, or another writer); rebuilding it from its batches would lose "
             "them. Nothing was changed"
         )
-    attempts = control.attempts(name)
-    live = {a.batch_id for a in attempts if a.status == "published" and not is_verb(a.batch_id)}
-    if verb != "reset":
-        books.check_config(name, table)
-        now = fingerprint(table)[0]
-        older = sorted(b for b, fp in control.fingerprints(name).items() if b in live and fp != now)
-        if older:
-            raise ConfigError(
-                f"cannot {verb} {table.name!r}: batches {_some(older)} were applied under another "
-                f"configuration (taken with --accept-config-change), and {verb} would apply them "
-                f"again under today's; rebuild every batch under it with lakefresh reset PIPELINE "
-                f"--table {table.name}. Nothing was changed"
-            )
-    if verb == "unload":  # 2.
-        named = [b for b in batches if b in live]
+
+
+def _refuse_other_configurations(
+    books: Bookkeeping, control: ControlTables, name: str, table: TableConfig, verb: Verb, live: set[str]
+) -> None:
+    """`unload` and `reload` apply no configuration the live batches were not applied under."""
+    books.check_config(name, table)
+    now = fingerprint(table)[0]
+    older = sorted(b for b, fp in control.fingerprints(name).items() if b in live and fp != now)
+    if older:
+        raise ConfigError(
+            f"cannot {verb} {table.name!r}: batches {_some(older)} were applied under another "
+            f"configuration (taken with --accept-config-change), and {verb} would apply them "
+            f"again under today's; rebuild every batch under it with lakefresh reset PIPELINE "
+            f"--table {table.name}. Nothing was changed"
+        )
+
+
+def _named(
+    attempts: list[Any], live: set[str], table: str, verb: Verb, batches: list[str], main: bool
+) -> list[str]:
+    """The batches `unload` or `reload` names that the table holds (or held); ConfigError for
+    others, in the table the verb names (its history may never have held them)."""
+    if verb == "unload":
         unknown = [b for b in batches if b not in live]
         if unknown and main:
             raise ConfigError(
-                f"cannot unload {unknown} from {table.name!r}: not loaded (its loaded batches: "
+                f"cannot unload {unknown} from {table!r}: not loaded (its loaded batches: "
                 f"{_some(live)}); nothing was changed"
             )
-        live -= set(batches)
-    elif verb == "reload":
+        return [b for b in batches if b in live]
+    if verb == "reload":
         unloaded = {a.batch_id for a in attempts if a.status in ("unloaded", "forgotten")}
-        named = [b for b in batches if b in live | unloaded]
         unknown = [b for b in batches if b not in live | unloaded]
         if unknown and main:
             raise ConfigError(
-                f"cannot reload {unknown} into {table.name!r}: never loaded (a run takes a new "
+                f"cannot reload {unknown} into {table!r}: never loaded (a run takes a new "
                 "batch; reload applies a loaded or unloaded one again); nothing was changed"
             )
-        live |= set(named)
-    else:
-        named = []
-    if verb != "reset" and not named:
-        return None
-    source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
-    listed = [] if table.source.kind in NOT_RETAINED else source.list_batches()
-    replays = replayed_refs(control, name, live - {ref.batch_id for ref in listed})
-    ordered = with_replays(listed, live, replays)
-    missing = sorted(live - {ref.batch_id for ref in ordered})
+        return [b for b in batches if b in live | unloaded]
+    return []
+
+
+def _refuse_missing(table: TableConfig, verb: Verb, missing: set[str]) -> None:
     if missing:
         raise ConfigError(
             f"cannot {verb} {table.name!r}: {len(missing)} of its batches can no longer be read "
@@ -219,10 +286,6 @@ def _plan(
             "feed's load is not retained, and files may have been removed. Nothing was changed; "
             "`lakefresh rollback` undoes the newest batches without reading them"
         )
-    rank = {b: n for n, b in enumerate(reversed(list(backend.published_batches(name))))}
-    if all(ref.batch_id in rank for ref in ordered):  # in the order they were applied
-        ordered.sort(key=lambda ref: rank[ref.batch_id])
-    return _Plan(config, name, table, strategy, source, ordered, named, head)
 
 
 def _apply(
@@ -233,81 +296,173 @@ def _apply(
     verb: Verb,
     result: RebuildResult,
 ) -> None:
-    name, table, strategy, batches = plan.name, plan.config, plan.strategy, plan.named
+    name, table = plan.name, plan.config
     verb_id = f"{VERB_PREFIX}{verb}:{uuid.uuid4().hex[:12]}"
-    attempt = uuid.uuid4().hex[:16]
-    started = datetime.now(UTC).replace(tzinfo=None)
-    reloads = [ref for ref in plan.live if verb == "reload" and ref.batch_id in batches]
+    reloads = [ref for ref in plan.live if verb in ("reload", "refresh") and ref.batch_id in plan.named]
     rebuilt, outcomes, counts = _build_aside(backend, plan, reloads)  # 3.
-
-    head = backend.head(name)
-    moved = f"{name} moved while the {verb} was built (another run or writer committed): nothing was "
-    if head != plan.head:  # its commit is not in the rebuilt rows: the replace would erase it
-        raise CommitConflictError(moved + f"changed; {verb} it again")
-    rows = backend.align(name, rebuilt)  # 4. (a column only an unloaded batch had stays, NULL)
-    at_once = backend.commits_at_once(name)  # Delta: no staged commit to refuse (steps.unmoved)
-    shaped = backend.head(name) if at_once else None  # after its own evolve (an ALTER commit)
-    expected = rows.count()
-    checkpoint("after_stage", verb_id)
-    if at_once and backend.head(name) != shaped:  # checked again just before the replace
-        raise CommitConflictError(moved + f"changed; {verb} it again")
-    staged = backend.stage(name, verb_id, lambda: backend.replace(name, rows))
-    try:  # a format without staged commits (Delta) has the verb visible now: undone on failure
-        if staged.parent_id != plan.head and not at_once:  # Delta: ALTER
-            raise CommitConflictError(moved + f"published; {verb} it again")  # commits of its own
-        if staged.live_records != expected:
-            raise AuditError(
-                f"the staged {verb} of {name} holds {staged.live_records} rows, the rebuilt table "
-                f"{expected}; nothing was published"
-            )
-        replay: dict[str, Any] = {"verb": verb, "batches": [ref.batch_id for ref in plan.live]}
-        if verb == "unload":
-            replay["unloaded"] = list(batches)
-        elif verb == "reload":
-            replay["reloaded"] = list(batches)
-        # the status counts of the batches it applied again (a later batch may find other rows once
-        # one before it is unloaded or reloaded); a reloaded batch's are in its new attempt
-        replay["counts"] = {b: c for b, c in counts.items() if b not in batches or verb != "reload"}
-        row: dict[str, Any] = {
-            "table_name": name,
-            "batch_id": verb_id,
-            "attempt": attempt,
-            "status": "staged",
-            "source_kind": "lakefresh",
-            "strategy": table.strategy.kind,
-            "source_position": plan.live[-1].position if plan.live else None,
-            "replay": json.dumps(replay, sort_keys=True),
-            "record_count": expected,
-            "staged_snapshot_id": staged.snapshot_id,
-            "started_at": started,
-        }
-        row["config_fingerprint"], row["config"] = configuration = fingerprint(table)
-        # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
-        # whatever happens after the publish, the next reconciliation can finish the record (5.)
-        news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in outcomes]
-        reloaded = [reload_row(name, table, o, new, staged.snapshot_id, started) for o, _, new in news]
-        control.record_attempts([row, *reloaded])
-        for outcome, bad, new in news:
-            if bad is not None:
-                control.record_quarantine(name, outcome.batch_id, new, bad)
-        checkpoint("after_record_staged", verb_id)
-    except Exception:
-        backend.undo_since(name, head, verb_id)
-        raise
-    snapshot_id = backend.publish(staged)
+    exists = backend.exists(name)
+    if (backend.head(name) if exists else None) != plan.head:  # a commit the rebuilt rows lack:
+        raise CommitConflictError(_moved(name, verb, "changed"))  # the replace would erase it
+    if not exists:  # a full refresh of a dropped table: made again, empty, first
+        _create_like(backend, plan, rebuilt)
+        plan.head = None
+    new_version = verb == "refresh" and _reshaped(backend.schema(name), rebuilt.schema)
+    rows = rebuilt if new_version else backend.align(name, rebuilt)  # 4. (an unloaded batch's
+    record = _VerbRecord(verb_id, plan, verb, rows.count(), counts, outcomes)  # column stays, NULL)
+    if new_version or backend.commits_at_once(name):
+        snapshot_id = _commit_at_once(backend, control, plan, record, rows, new_version)
+    else:
+        snapshot_id = _stage_and_publish(backend, control, plan, record, rows)
     checkpoint("after_publish", verb_id)
     backend.drop(name + SCRATCH)
 
     when = backend.committed_at(name, snapshot_id)  # 5.
-    books.settle_verb(name, Published(verb_id, attempt, snapshot_id, when), configuration)
-    for outcome, _, _ in news:
+    books.settle_verb(name, Published(verb_id, record.attempt, snapshot_id, when), record.configuration)
+    for outcome, _ in outcomes:
         outcome.snapshot_id = snapshot_id
-    books.recount(name, strategy)
+    books.recount(name, plan.strategy)
     checkpoint("after_record", verb_id)
     result.applied[table.name] = [ref.batch_id for ref in plan.live]
-    result.rows[table.name] = expected
+    result.rows[table.name] = record.expected
     result.snapshots[table.name] = snapshot_id
     result.reloaded += [outcome for outcome, _ in outcomes]
+    result.dropped[table.name] = list(plan.dropped)
+    result.new_version[table.name] = new_version
+
+
+def _moved(name: str, verb: str, what: str) -> str:
+    return (
+        f"{name} moved while the {verb} was built (another run or writer committed): nothing was "
+        f"{what}; {verb} it again"
+    )
+
+
+@dataclass
+class _VerbRecord:
+    """What the log records of a verb's commit: its own row, and the reloaded batches' new
+    attempts (with their bad rows), all on the verb's staged snapshot."""
+
+    verb_id: str
+    plan: _Plan
+    verb: Verb
+    expected: int  # the rebuilt table's rows
+    counts: dict[str, dict[str, int]]
+    outcomes: list[tuple[BatchResult, DataFrame | None]]
+    attempt: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
+    started: datetime = field(default_factory=utc_now)
+    configuration: tuple[str, str] = ("", "")
+
+    def __post_init__(self) -> None:
+        self.configuration = fingerprint(self.plan.config)
+
+    def write(self, control: ControlTables, staged: int | None) -> None:
+        """Record the rows as `staged` on snapshot `staged` (None: a commit still to come)."""
+        plan, named = self.plan, self.plan.named
+        replay: dict[str, Any] = {"verb": self.verb, "batches": [ref.batch_id for ref in plan.live]}
+        if self.verb == "unload":
+            replay["unloaded"] = list(named)
+        elif self.verb in ("reload", "refresh"):
+            replay["reloaded"] = list(named)
+        if plan.dropped:
+            replay["unloaded"] = list(plan.dropped)
+        # the status counts of the batches it applied again (a later batch may find other rows once
+        # one before it is unloaded or reloaded); a reloaded batch's are in its new attempt
+        reloading = self.verb in ("reload", "refresh")
+        replay["counts"] = {b: c for b, c in self.counts.items() if b not in named or not reloading}
+        row: dict[str, Any] = {
+            "table_name": plan.name,
+            "batch_id": self.verb_id,
+            "attempt": self.attempt,
+            "status": "staged",
+            "source_kind": "lakefresh",
+            "strategy": plan.config.strategy.kind,
+            "source_position": plan.live[-1].position if plan.live else None,
+            "replay": json.dumps(replay, sort_keys=True),
+            "record_count": self.expected,
+            "staged_snapshot_id": staged,
+            "started_at": self.started,
+        }
+        row["config_fingerprint"], row["config"] = self.configuration
+        # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
+        # whatever happens after the publish, the next reconciliation can finish the record (5.)
+        news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in self.outcomes]
+        reloaded = [reload_row(plan.name, plan.config, o, new, staged, self.started) for o, _, new in news]
+        control.record_attempts([row, *reloaded])
+        for outcome, bad, new in news:
+            if bad is not None:
+                control.record_quarantine(plan.name, outcome.batch_id, new, bad)
+        checkpoint("after_record_staged", self.verb_id)
+
+
+def _stage_and_publish(
+    backend: TableBackend, control: ControlTables, plan: _Plan, record: _VerbRecord, rows: DataFrame
+) -> int:
+    """Write-audit-publish: the replace staged, checked, recorded, then published."""
+    name, verb = plan.name, record.verb
+    checkpoint("after_stage", record.verb_id)
+    staged = backend.stage(name, record.verb_id, lambda: backend.replace(name, rows))
+    if staged.parent_id != plan.head:
+        raise CommitConflictError(_moved(name, verb, "published"))
+    _audit(name, verb, staged.live_records, record.expected)
+    record.write(control, staged.snapshot_id)
+    return backend.publish(staged)
+
+
+def _commit_at_once(
+    backend: TableBackend,
+    control: ControlTables,
+    plan: _Plan,
+    record: _VerbRecord,
+    rows: DataFrame,
+    new_version: bool,
+) -> int:
+    """A commit visible at once (Delta; a table replaced by a full refresh): recorded first, so
+    that a crash after it is settled by the next reconciliation; undone when its audit fails."""
+    name, verb = plan.name, record.verb
+    shaped = backend.head(name)  # after the table's own evolve (Delta: an ALTER commit)
+    record.write(control, None)
+    checkpoint("after_stage", record.verb_id)
+    if backend.head(name) != shaped:  # checked again just before the replace
+        raise CommitConflictError(_moved(name, verb, "changed"))
+    if new_version:
+        snapshot_id = backend.replace_table(name, rows, record.verb_id, plan.config.partition_by)
+    else:
+        snapshot_id = backend.stage(name, record.verb_id, lambda: backend.replace(name, rows)).snapshot_id
+    try:
+        _audit(name, verb, backend.live_records(name, snapshot_id), record.expected)
+    except Exception:
+        backend.undo_since(name, shaped, record.verb_id)
+        raise
+    if new_version and plan.config.sort_by:
+        backend.order(name, plan.config.sort_by)
+    return snapshot_id
+
+
+def _audit(name: str, verb: str, found: int, expected: int) -> None:
+    if found != expected:
+        raise AuditError(
+            f"the staged {verb} of {name} holds {found} rows, the rebuilt table {expected}; "
+            "nothing was published"
+        )
+
+
+def _reshaped(current: StructType, rebuilt: StructType) -> bool:
+    """Whether the rebuilt rows need another table: a column of the table they lack (no longer
+    declared), or one whose type differs (a type a batch cannot widen)."""
+    have = {f.name.lower(): f.dataType.simpleString() for f in current.fields}
+    made = {f.name.lower(): f.dataType.simpleString() for f in rebuilt.fields}
+    if not have.keys() <= made.keys():
+        return True
+    return any(made[column] != kind for column, kind in have.items())
+
+
+def _create_like(backend: TableBackend, plan: _Plan, rebuilt: DataFrame) -> None:
+    """The target made again, empty, as a run makes it (its partitioning, properties, order)."""
+    from lakefresh.config import write_mode
+
+    table = plan.config
+    properties = write_mode.at_creation(plan.pipeline, table)
+    backend.create(plan.name, rebuilt.schema, table.partition_by, properties, sort_by=table.sort_by)
 
 
 def _build_aside(
