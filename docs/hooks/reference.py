@@ -82,8 +82,9 @@ def _type_text(annotation: Any) -> str:
         return "null"
     if _kind_union(annotation):
         kinds = [_kinds(_strip(m))[0] for m in _union_members(annotation)]
-        return "one of: " + ", ".join(f"[`{k}`](#{_anchor(_strip(m))})" for k, m in
-                                      zip(kinds, _union_members(annotation), strict=True))
+        return "one of: " + ", ".join(
+            f"[`{k}`](#{_anchor(_strip(m))})" for k, m in zip(kinds, _union_members(annotation), strict=True)
+        )
     members = _union_members(annotation)
     if len(members) > 1:
         return " or ".join(dict.fromkeys(_type_text(m) for m in members))
@@ -243,8 +244,11 @@ def cli_reference() -> str:
         if command is None or command.hidden:
             continue
         sub = command.make_context(name, ["--help"], parent=context, resilient_parsing=True)
-        arguments = [p.name.upper() if p.required else f"[{p.name.upper()}]"
-                     for p in command.params if p.param_type_name == "argument"]
+        arguments = [
+            p.name.upper() if p.required else f"[{p.name.upper()}]"
+            for p in command.params
+            if p.param_type_name == "argument"
+        ]
         usage = " ".join(["lakefresh", name, "[OPTIONS]", *arguments])
         parts += [f"## `lakefresh {name}`", "", f"```\n{usage}\n```", ""]
         if command.help:
