@@ -1,5 +1,5 @@
 .DEFAULT_GOAL := help
-.PHONY: help setup test-setup test-spark3.5 demo test lint unit bench bench-peers clean
+.PHONY: help setup test-setup test-spark3.5 demo test lint docs unit bench bench-peers clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -10,7 +10,7 @@ setup: ## create .venv (Spark 4.1), install lakefresh, resolve the Iceberg runti
 demo: setup ## run the example pipeline on freshly generated data
 	@bash examples/orders/demo.sh
 
-test: ## set up both Spark lines side by side, lint, every test on 4.1 and, beside it, the contract suites on 3.5, then the Delta tests
+test: ## set up both Spark lines side by side, lint, build the docs, every test on 4.1 and, beside it, the contract suites on 3.5, then the Delta tests
 	@bash scripts/test.sh
 
 SPARK35_TESTS = $(if $(filter 1,$(FULL)),tests/spark,tests/spark/test_contract_strategies.py tests/spark/test_contract_sources.py \
@@ -26,6 +26,10 @@ test-setup: ## setup, plus the PostgreSQL server and the JDBC driver (Maven Cent
 lint: setup ## ruff, the import layers, mypy
 	@bash scripts/lint.sh
 
+docs: ## build the documentation site into site/ (mkdocs --strict: a broken link fails)
+	@LAKEFRESH_DOCS=1 LAKEFRESH_NO_JARS=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh >/dev/null
+	@bash scripts/docs.sh
+
 unit: setup ## only the tests that need no JVM
 	.venv/bin/pytest tests/unit
 
@@ -38,4 +42,4 @@ bench-peers: setup ## key and scd2 against dbt-spark (incremental merge, snapsho
 	cd bench && ../.venv-peers/bin/python bench_peers.py
 
 clean: ## remove generated data and warehouses (keeps .venv)
-	rm -rf examples/orders/data examples/orders/warehouse examples/orders/report.html bench/data
+	rm -rf examples/orders/data examples/orders/warehouse examples/orders/report.html bench/data site

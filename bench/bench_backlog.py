@@ -6,8 +6,8 @@ the reconciliation and the log's record at the table's end are timed, and so are
 the control tables and the table backend; the script prints seconds per batch for each.
 Results go to stdout and bench/results/backlog.json.
 
-With --files N (issue 18's backlog target: "a backlog of 100 ten-row files <= 10x the time of
-one such file"), each round makes a fresh table with a 1-row batch, then times a run that takes
+With --files N (the question: does a backlog of 100 ten-row files take at most 10x the time of
+one such file?), each round makes a fresh table with a 1-row batch, then times a run that takes
 one ten-row file, then a run that takes N such files waiting together (grouped, backlog.py), and,
 with --alone, the same N files one commit each (`backlog.max_batches: 1`). Results go to
 bench/results/backlog_files.json.

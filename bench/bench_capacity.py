@@ -1,4 +1,4 @@
-"""Benchmark: how a batch's cost grows with the target (issue 19's capacity plan, docs/capacity.md).
+"""Benchmark: how a batch's cost grows with the target (the capacity plan, docs/capacity.md).
 
 For each target size (1 M, 5 M, 20 M rows by default), the data of `bench_key.py`: an initial
 load, then ROUNDS batches of 1 %, half changes of keys spread over the whole id range, half new

@@ -1,6 +1,6 @@
 """Benchmark: one process running a pipeline of many tables again and again (`--continuous`, the
-Python API), as issue 18 puts it: "a continuous pipeline over ten tables spends most of its
-interval on bookkeeping".
+Python API): does a continuous pipeline over ten tables spend most of its interval on
+bookkeeping?
 
 A pipeline of TABLES `key` tables, each reading CSV files of its own folder. After a first run
 (one 5-row batch per table, not timed), each round times four runs:

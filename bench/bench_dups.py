@@ -4,10 +4,10 @@ older twin (the same key, a day earlier, another city), so a 10 % batch holds 20
 false alternated round by round (the hand-written MERGE and the floor refuse such a batch:
 several source rows match one target row).
 
-At commit 8516941 a batch with duplicate keys took the judged MERGE (key_merge.py) with
-`fastPath` true; since the next commit it takes the materialized change set either way, because
-this measured the judged road slower (bench/README, "Stop 49"). Run it at 8516941 to see the
-two roads; at later commits the two columns measure the same road.
+A batch with duplicate keys takes the materialized change set whatever `fastPath` says, because
+this benchmark measured the judged MERGE (key_merge.py) slower for it; so the two columns now
+measure the same road, and a change that lets such a batch take the judged MERGE again can be
+measured against it.
 
     .venv/bin/python bench/bench_dups.py --rounds 4 [--rows N] [--write-mode merge-on-read]
 """

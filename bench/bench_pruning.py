@@ -1,4 +1,4 @@
-"""Benchmark (issue 18, item 5): does the target's layout let a 1 % batch's MERGE touch fewer files?
+"""Benchmark: does the target's layout let a 1 % batch's MERGE touch fewer files?
 
 A target of ROWS rows is written in one of three layouts, with small data files so that pruning
 has files to skip (`--file-mb`, default 8):

@@ -1,4 +1,4 @@
-"""Benchmark: a batch's fixed cost, and whether cost follows the batch (issue 18's `key` targets).
+"""Benchmark: a batch's fixed cost, and whether cost follows the batch (`key`).
 
 - `fixed`: a 10-row `key` batch (5 changes of keys spread over the id range, 5 new keys) into a
   ROWS-row merge-on-read target: lakefresh's `pipeline.run()` against the bare merge-on-read

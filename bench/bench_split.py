@@ -1,4 +1,4 @@
-"""Benchmark: would a `key` batch written as two statements beat the one MERGE? (issue 18)
+"""Benchmark: would a `key` batch written as two statements beat the one MERGE?
 
 A MERGE with `WHEN NOT MATCHED ... INSERT` is an outer join of the whole target with the change
 set, whose preserved side Spark cannot broadcast: every stored key (and, merge-on-read, its row

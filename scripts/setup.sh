@@ -7,6 +7,9 @@
 #   LAKEFRESH_TEST_SERVICES=1  also what the tests use: a PostgreSQL server (Debian's postgresql)
 #                              and its JDBC driver from Maven Central, a headless browser
 #                              (Debian's chromium); `make test` sets it
+#   LAKEFRESH_DOCS=1           also the documentation tools (the `docs` extra: MkDocs and its
+#                              theme) on the default line; LAKEFRESH_TEST_SERVICES=1 implies it,
+#                              since `make test` builds the site; `make docs` sets it
 #   LAKEFRESH_NO_CLASS_ARCHIVE=1  skip the archive of Spark's classes that local sessions start
 #                              from (`lakefresh jars --class-archive`: about 50 s and 170 MB, once)
 #   LAKEFRESH_SPARK=3.5        the other supported Spark line (default 4.1), in .venv-spark3.5
@@ -52,14 +55,26 @@ system_packages() {
 }
 with_lock system_packages
 
-# 2. The virtual environment (Spark line $line), reinstalled only when pyproject.toml changes.
+# 2. The virtual environment (Spark line $line), reinstalled only when pyproject.toml changes or
+#    an extra is wanted that is not installed yet (the docs extra: the stamp ends in " docs").
 stamp=$venv/.lakefresh-installed
 want="$(sha256sum pyproject.toml | cut -d' ' -f1) spark$line"
-if [ ! -x $venv/bin/python ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+extras="dev,spark${line//./}"
+docs=0
+if [ "$line" = "$default_line" ] && { [ "${LAKEFRESH_DOCS:-0}" = 1 ] || [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; }; then
+  docs=1
+fi
+installed="$(cat "$stamp" 2>/dev/null || true)"
+if [ "$installed" = "$want docs" ]; then
+  want="$want docs"  # a setup without the docs extra keeps it installed
+elif [ "$docs" = 1 ]; then
+  want="$want docs" extras="$extras,docs"
+fi
+if [ ! -x $venv/bin/python ] || [ "$installed" != "$want" ]; then
   echo "setup: installing lakefresh with Spark $line into $venv"
   [ -x $venv/bin/python ] || "$PYTHON" -m venv $venv
   # pip's notes about unused local index folders are noise here
-  $venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev,spark${line//./}]" \
+  $venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]" \
     2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   echo "$want" > "$stamp"
 fi

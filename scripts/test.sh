@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `make test`: set up, lint and run every test, in two chains side by side from the start.
 #
-#   this shell:      the default line's setup (with the tests' services), lint, then every test
-#                    on Spark 4.1 but the side chain's files
+#   this shell:      the default line's setup (with the tests' services and the docs tools), lint,
+#                    the documentation site (--strict), then every test on Spark 4.1 but the
+#                    side chain's files
 #   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
 #                    tests and the `key` contract on Delta on Spark 3.5, then (once the default
 #                    line is set up) the Delta Lake tests, the peers' examples and slow files of
@@ -20,15 +21,15 @@ SPARK35_TESTS=(tests/spark/test_contract_strategies.py tests/spark/test_contract
   tests/spark/test_nested_json.py
   # the `key` contract on Delta, its control tables on Delta too, in a session with Iceberg 1.10's
   # extensions (whose row-lineage rule fails an UPDATE statement on a Delta table: the control
-  # tables' marks go through Delta's API; bench/README.md, "Stop 52")
+  # tables' marks go through Delta's API; docs/jars.md, "Spark lines")
   "tests/spark/test_delta.py::test_the_strategy_contract_holds_on_delta[key]")
 DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
-# the peers' published examples (issue 16) run in the side chain too, after the Delta tests
+# the peers' published examples run in the side chain too, after the Delta tests
 PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_custom.py
   tests/spark/test_peer_snapshot.py tests/spark/test_peer_range.py tests/spark/test_peer_changelog.py)
-# and slow files of the main suite, so that the two chains take about as long (the SCD2
-# properties and the peers' changelog example moved here on 2026-11-28, when the 3.5 line and
-# Delta took the contract at two points before the publish for most strategies)
+# and slow files of the main suite, so that the two chains take about as long (the side chain
+# is short without them: the 3.5 line and Delta take the contract at few fault points for most
+# strategies)
 BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py tests/spark/test_scd2_properties.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 
@@ -58,12 +59,15 @@ if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh;
   archive=$!
   bash scripts/lint.sh
   lint=$?
+  # the documentation site, --strict: a broken link or anchor fails `make test`
+  bash scripts/docs.sh
+  docs=$?
   wait "$archive"
   .venv/bin/pytest "${SIDE_TESTS[@]/#/--ignore=}"
   main=$?
 else
   touch "$work/failed"
-  lint=1 main=1
+  lint=1 docs=1 main=1
 fi
 wait "$side"
 other=$?
@@ -73,5 +77,5 @@ echo "=== the side chain: the Spark 3.5 line's setup and tests, then the Delta t
 cat "$log"
 echo
 status() { [ "$1" -eq 0 ] && echo passed || echo FAILED; }
-echo "make test: lint $(status "$lint"), the main run $(status "$main"), the side chain $(status "$other")"
-[ "$lint" -eq 0 ] && [ "$main" -eq 0 ] && [ "$other" -eq 0 ]
+echo "make test: lint $(status "$lint"), docs $(status "$docs"), the main run $(status "$main"), the side chain $(status "$other")"
+[ "$lint" -eq 0 ] && [ "$docs" -eq 0 ] && [ "$main" -eq 0 ] && [ "$other" -eq 0 ]

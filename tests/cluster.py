@@ -1,4 +1,4 @@
-"""A throwaway Spark standalone cluster on loopback for the cluster test (issue 19): a master and
+"""A throwaway Spark standalone cluster on loopback for the cluster test: a master and
 two workers of one core each, started with the `spark-class` that pyspark ships, with their work
 and log folders in a temporary folder. Stopped by the process ids it started (each in a process
 group of its own, so the executors a worker launched stop with it)."""

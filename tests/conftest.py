@@ -68,17 +68,14 @@ def spark(warehouse: Path) -> Iterator[Any]:
                 "spark.default.parallelism": "2",
                 "spark.sql.adaptive.enabled": "false",
                 # tests run many small queries of many shapes: compiling each costs more than
-                # interpreting its few rows (Spark's own suites run both modes); about 10 % off
-                # ten small key batches in a row, measured 2026-11-25
+                # interpreting its few rows (Spark's own suites run both modes)
                 "spark.sql.codegen.wholeStage": "false",
                 "spark.sql.codegen.factoryMode": "NO_CODEGEN",
                 "spark.driver.memory": "2g",
-                # a throughput collector: about 12 % less CPU than G1 (the default) over a third
-                # of the suite's slowest files, two rounds each, measured 2026-11-26; two test
-                # runs share two cores, so CPU is what `make test` waits for. lakefresh adds its
-                # shallow inlining (lakehouse/session.py, SHALLOW_INLINING): over three contract
-                # suites, C2 67-70 -> 28-30 CPU-s, the machine 189/202 -> 149/162 CPU-s, same
-                # wall (bench/README, "C2's inlining", 2026-11-27)
+                # a throughput collector: less CPU than G1 (the default) over the suite's slowest
+                # files; two test runs share two cores, so CPU is what `make test` waits for.
+                # lakefresh adds its shallow inlining (lakehouse/session.py, SHALLOW_INLINING),
+                # which cuts the JIT compiler's CPU by more than half at the same wall time
                 "spark.driver.extraJavaOptions": " ".join(["-XX:+UseParallelGC", *mapped]),
             },
         ),

@@ -14,8 +14,8 @@ from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse import class_archive
 
 # Every JVM the tests start in a process of its own lives for seconds to a few minutes and compiles
-# Spark's code from cold: C1 alone compiles it for about 40 % less CPU than C1 and C2 together
-# (one crash drill, 100 CPU-s down to 60, measured 2026-11-26). The shared session lives for the
+# Spark's code from cold: C1 alone compiles it for much less CPU than C1 and C2 together (a crash
+# drill's JVM spends most of its life compiling). The shared session lives for the
 # whole run, where C2's faster code pays back, so it is started without this (tests/conftest.py).
 SHORT_LIVED_JVM = "-XX:TieredStopAtLevel=1"
 

@@ -1,13 +1,13 @@
-"""The example pipeline on a Spark cluster and a shared catalog (issue 19, item 1).
+"""The example pipeline on a Spark cluster and a shared catalog.
 
 A standalone master and two one-core workers on loopback (tests/cluster.py), Iceberg's JDBC
 catalog in a real PostgreSQL server, a warehouse folder every executor reaches. The example
 (examples/orders) runs there on the data of the local run (`example_first_run`), changed in its
 `catalog:` and `spark:` sections only, as two lakefresh processes at once on disjoint tables of
 the one catalog (each closed under its dependencies): one started as `lakefresh run`, one through
-`spark-submit` (item 3). Both share the control tables and commit to them at the same moments.
-Every table must then equal the local run's, row for row. (This test took over from one that ran
-two pipelines at once on the JDBC catalog with local Spark, issue 14's item 9.)
+`spark-submit`. Both share the control tables and commit to them at the same moments.
+Every table must then equal the local run's, row for row. It is also the test of two pipelines
+at once on one JDBC catalog.
 """
 
 from __future__ import annotations

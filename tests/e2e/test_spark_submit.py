@@ -1,4 +1,4 @@
-"""lakefresh as an application submitted with `spark-submit` (issue 19, item 3), the way cluster
+"""lakefresh as an application submitted with `spark-submit`, the way cluster
 schedulers launch Spark jobs: `lakefresh submit-args` gives the pipeline's settings and the entry
 point, spark-submit starts the driver on the master it is given (not the pipeline's), and the
 run's JSON says what it applied."""

@@ -1,7 +1,7 @@
 """The same results on every supported Spark line, whether ANSI SQL mode is on (Spark 4's default,
 and lakefresh's on every line) or not: a value that does not parse is quarantined with its reason,
 never an exception and never a silent NULL; arithmetic that overflows in a transform fails the
-batch, never a silent NULL. `make test` runs this file on both lines (issue 17, item 2)."""
+batch, never a silent NULL. `make test` runs this file on both lines."""
 
 from __future__ import annotations
 

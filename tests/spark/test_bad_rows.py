@@ -1,4 +1,4 @@
-"""A bad-row policy per table (issue 16, item 7): `bad_rows: quarantine` (the default) loads the
+"""A bad-row policy per table: `bad_rows: quarantine` (the default) loads the
 good rows and quarantines the rest; `bad_rows: refuse` refuses the whole batch and leaves the
 table unchanged, and a refused batch does not block its table for ever: fixing the file lets the
 next run take it, and skipping it for good is an explicit operator action, recorded as
@@ -92,7 +92,7 @@ def test_quarantine_is_the_default(ws):
 
 
 def test_the_quarantine_command_lists_bad_rows_for_people_and_as_json(ws):
-    """Issue 15, item 7: `lakefresh quarantine PIPELINE [--table T] [--batch B]`."""
+    """`lakefresh quarantine PIPELINE [--table T] [--batch B]`."""
     ws.write("in/b1.csv", "id,amount\n1,10\n2,x\n")
     ws.write("in/b2.csv", "id,amount\n3,30\n4,many\n")
     p = ws.pipeline(TABLE.replace("  bad_rows: refuse\n", ""))

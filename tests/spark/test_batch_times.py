@@ -1,5 +1,5 @@
 """A `files` batch's time from its name, a metadata file or a column, exactly, and batches ordered
-by that time or by an integer version in their names (issue 16, item 6)."""
+by that time or by an integer version in their names."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reprocessing after a configuration change (issue 15, item 6): every batch records what shaped
+"""Reprocessing after a configuration change: every batch records what shaped
 its result; a run that finds the table's settings changed since its last published batch, in a
 way that changes results, stops that table naming the change; a change that does not (a path,
 a property, a declared column added) passes; `--accept-config-change` applies the new settings

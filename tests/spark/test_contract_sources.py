@@ -1,4 +1,4 @@
-"""The source contract (issue 14, item 12), one behaviour suite run against every source kind, in
+"""The source contract, one behaviour suite run against every source kind, in
 the manner of dlt's destination configs: each kind knows how to put batches into its source and
 how to add one more; the expectations are the same for all.
 

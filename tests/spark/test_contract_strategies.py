@@ -1,4 +1,4 @@
-"""The strategy contract (issue 14, item 12), one behaviour suite run against every strategy, in
+"""The strategy contract, one behaviour suite run against every strategy, in
 the manner of pyiceberg's catalog behaviour tests: the same batches, the same faults, the same
 expectations, whatever the strategy does with a batch.
 

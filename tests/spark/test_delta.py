@@ -1,4 +1,4 @@
-"""Delta Lake targets (issue 17, item 4): the same strategies, the same exactly-once contract.
+"""Delta Lake targets: the same strategies, the same exactly-once contract.
 
 A table with `format: delta` lives at `<warehouse>/<namespace>/<table>` as a Delta table; each
 batch's commit carries the batch id in its `userMetadata` and an idempotent-write transaction

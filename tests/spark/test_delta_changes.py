@@ -1,6 +1,6 @@
-"""Source `delta_changes` (issue 17, item 5): a Delta table's change data feed, load by load.
+"""Source `delta_changes`: a Delta table's change data feed, load by load.
 
-Seed 003's DeltaCDFLoader done better: a load identifier per reader, start and end versions with a
+A load identifier per reader, start and end versions with a
 processed flag (the `loads` log), the end fixed when the load begins, dedupe by key, deletes that
 delete, and a clear error when the versions a load needs were vacuumed, the feed was off, or the
 table was restored below the position. The source table is written with plain Spark SQL, as

@@ -1,4 +1,4 @@
-"""Errors carry their cause (issue 14, item 10): whatever fails inside Spark, Iceberg or the JVM,
+"""Errors carry their cause: whatever fails inside Spark, Iceberg or the JVM,
 the user reads one line naming the root cause, never `Py4JJavaError: An error occurred while
 calling o51.sql.` alone. Each case raises the real exception on the real session."""
 

@@ -174,7 +174,7 @@ def test_the_batches_log_is_compacted_as_batches_go_and_keeps_every_record(ws, m
 
 @pytest.mark.usefixtures("needs_record_in_commit")
 def test_a_run_writes_the_log_once_and_a_crash_before_that_loses_no_count(ws, monkeypatch):
-    """The lean commit path (issue 18, item 1): the batches of a run are recorded in the log in
+    """The lean commit path: the batches of a run are recorded in the log in
     one commit after the last publish (each batch's record travels in its own target commit), and
     a crash before that commit leaves a log the next run completes from those commits, counts
     and all."""

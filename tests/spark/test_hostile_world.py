@@ -1,4 +1,4 @@
-"""Trust under a hostile world (issue 14): someone rolls the target back, another writer adds rows
+"""Trust under a hostile world: someone rolls the target back, another writer adds rows
 behind lakefresh's back, a failed batch had added a column, the target moves while a batch is
 staged. Each test: given these batches and this interference, the target equals this table."""
 
@@ -54,7 +54,7 @@ def roll_back_to(ws, p, batch_id: str) -> None:
     p.spark.sql(f"CALL {CATALOG}.system.rollback_to_snapshot('{ws.namespace}.t', {snapshot})")
 
 
-# --- item 1: rollbacks -----------------------------------------------------------------------
+# --- rollbacks ------------------------------------------------------------------------------------
 
 
 def test_a_rolled_back_target_stops_its_table_naming_the_lost_batches(ws):
@@ -138,7 +138,7 @@ def test_expired_snapshots_and_compaction_are_not_a_rollback(ws):
     assert "rolled_back" not in {s for _, s in statuses(p)}
 
 
-# --- item 3: another writer ------------------------------------------------------------------
+# --- another writer -------------------------------------------------------------------------------
 
 
 def test_rows_another_writer_inserted_are_updated_by_newer_batches(ws):
@@ -169,7 +169,7 @@ def test_a_key_another_writer_stored_twice_stops_the_batch_naming_it(ws):
     assert rows(p.table("t"), ["id", "v"]) == [(1, "a"), (1, "again"), (2, "b")]
 
 
-# --- item 6: a failed batch's schema changes -------------------------------------------------
+# --- a failed batch's schema changes --------------------------------------------------------------
 
 
 def test_a_failed_batch_leaves_the_schema_it_found(ws, monkeypatch):
@@ -197,7 +197,7 @@ def test_a_failed_first_batch_leaves_no_table(ws, monkeypatch):
     assert target(p) == [(1, "a", "b1.csv")]
 
 
-# --- item 8: the target moves while a batch is staged ----------------------------------------
+# --- the target moves while a batch is staged -----------------------------------------------------
 
 
 def test_a_batch_staged_again_leaves_one_set_of_quarantine_rows_and_no_staged_attempt(

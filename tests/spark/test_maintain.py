@@ -1,4 +1,4 @@
-"""`lakefresh maintain` (issue 15, item 9): compaction, snapshot expiry and orphan file removal
+"""`lakefresh maintain`: compaction, snapshot expiry and orphan file removal
 by each table's policy, never expiring what a downstream change-feed reader still needs
 (Iceberg's `rewrite_data_files`, `expire_snapshots` and `remove_orphan_files` procedures)."""
 

@@ -1,4 +1,4 @@
-"""Change-log outputs in Open Data Fabric's shape beside `snapshot` (issue 16, item 1): `key` as
+"""Change-log outputs in Open Data Fabric's shape beside `snapshot`: `key` as
 an upsert stream, `ledger` and `append` as logs of +A events, NULL event times, and each log's
 current state. The upsert stream is checked with kamu's own tests of its UpsertStream merge."""
 

@@ -1,4 +1,4 @@
-"""Conformance of `custom` with its peers (issue 16, item 5): Delta Lake's replaceWhere and dlt's
+"""Conformance of `custom` with its peers: Delta Lake's replaceWhere and dlt's
 delete-insert by merge key, run through delete_when, outside_rows and delete_matching."""
 
 from __future__ import annotations

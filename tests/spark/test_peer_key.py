@@ -1,6 +1,6 @@
-"""Conformance of `key` with its peers (issue 16): each test is a peer's own published example,
-run through the options that reproduce it. Sources are cited per test; /work/notes/peers-key.md
-was the digest they were transcribed from."""
+"""Conformance of `key` with its peers: each test is a peer's own published example,
+run through the options that reproduce it. Sources are cited per test; docs/coming-from.md
+maps each peer's behaviour to these options."""
 
 from __future__ import annotations
 

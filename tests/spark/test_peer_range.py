@@ -1,4 +1,4 @@
-"""Explicit ranges for `timestamp` and `sequence` (issue 16, item 4): a batch's range given with
+"""Explicit ranges for `timestamp` and `sequence`: a batch's range given with
 it (its file name, or two columns) instead of its rows' [min, max], and what becomes of rows
 outside it."""
 

@@ -1,4 +1,4 @@
-"""Conformance of `scd2` with its peers (issue 16): each test is a peer's own published example,
+"""Conformance of `scd2` with its peers: each test is a peer's own published example,
 run through the options that reproduce it. Sources are cited per test; /work/notes/peers-scd2.md
 was the digest they were transcribed from. Batch times are the files' modification times (UTC)."""
 
@@ -205,8 +205,8 @@ def test_databricks_auto_cdc_scd2_and_track_history_except(ws):
 
 
 def test_late_rows_error_refuses_the_batch_and_names_the_keys(ws):
-    """lakefresh's own rule (issue 16, item 3: batches older than the last one: error, skip or
-    apply): with late_rows: error a row at or before its key's latest event refuses the batch."""
+    """lakefresh's own rule (batches older than the last one: error, skip or apply): with
+    late_rows: error a row at or before its key's latest event refuses the batch."""
     strategy = "{kind: scd2, keys: [id], sequence_by: d, late_rows: error}"
     p = ws.pipeline(table(strategy, "id: int, v: string, d: int"))
     ws.write("in/b1.csv", "id,v,d\n1,a,5\n")
@@ -345,7 +345,7 @@ def test_dbt_snapshot_check_strategy_ignores_unchecked_columns(ws):
 
 
 def test_a_column_that_appears_later_is_tracked_without_a_config_change(ws):
-    """Issue 16, item 3 (dlt and SQLMesh `columns *` track every column the source has): a column
+    """(dlt and SQLMesh `columns *` track every column the source has): a column
     that first appears in a later batch is tracked at once: its first value opens a version (the
     earlier versions hold NULL there), and its next change opens another."""
     p = ws.pipeline(table("{kind: scd2, keys: [id]}", "id: int, name: string, tier: string"))

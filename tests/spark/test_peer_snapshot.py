@@ -1,4 +1,4 @@
-"""Conformance of `snapshot` with kamu and Open Data Fabric (issue 16, item 1): the change log's
+"""Conformance of `snapshot` with kamu and Open Data Fabric: the change log's
 shape, its op codes (text or ODF's numbers), its offsets, a reproducible system time, an integer
 event time, and the compared columns."""
 

@@ -1,4 +1,4 @@
-"""`lakefresh plan` (issue 15, item 1): what the next run would take and do, written nowhere, as
+"""`lakefresh plan`: what the next run would take and do, written nowhere, as
 SQLMesh's `plan` shows its changes before applying them."""
 
 from __future__ import annotations

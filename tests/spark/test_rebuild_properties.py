@@ -1,4 +1,4 @@
-"""Property (issue 15): for random batch sequences and a random set of unloaded batches, the `key`
+"""Property: for random batch sequences and a random set of unloaded batches, the `key`
 table equals what the reference model of tests/spark/test_key_properties.py gives for only the
 remaining batches, in order (per key the latest date wins, ties to the later batch, then row);
 reloading one of them gives the model of the batches then live."""

@@ -1,4 +1,4 @@
-"""`unload`, `reload` and `reset` (issue 15, items 2, 3 and 5): the table rebuilt from its retained
+"""`unload`, `reload` and `reset`: the table rebuilt from its retained
 raw batches in one commit.
 
 The contract, for every strategy: after `unload B` the table (and its batch log's effective

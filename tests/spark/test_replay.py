@@ -1,4 +1,4 @@
-"""`lakefresh replay` (issue 15, item 7): quarantined rows, corrected by hand, applied as a new
+"""`lakefresh replay`: quarantined rows, corrected by hand, applied as a new
 batch linked to the batch they came from; the quarantine rows are marked resolved, and the replay
 is a batch like any other (reset applies it again, unload removes it)."""
 

@@ -1,4 +1,4 @@
-"""`lakefresh report` (issue 15, item 10): one self-contained HTML file, opened the way a person
+"""`lakefresh report`: one self-contained HTML file, opened the way a person
 would, in a real headless browser (Debian's chromium), which must render every chart."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`lakefresh rollback --table T --to-batch B` (issue 15, item 4): the batches after B are undone
+"""`lakefresh rollback --table T --to-batch B`: the batches after B are undone
 in one commit (Iceberg's rollback) and recorded as `unloaded`; the table then equals applying
 the batches up to B, later runs never take the undone ones, and new batches land on top. A
 commit after B by another writer refuses the rollback, changing nothing."""

@@ -1,4 +1,4 @@
-"""Data-quality rules (issue 15, item 8), with Databricks' published expectations example: the
+"""Data-quality rules, with Databricks' published expectations example: the
 clickstream table of "Manage data quality with pipeline expectations" (docs.databricks.com,
 `expect` / `expect_or_drop` / `expect_or_fail`: valid_timestamp, valid_current_page, valid_count),
 plus batch rules in the manner of dbt's generic tests (a row-count bound; uniqueness)."""

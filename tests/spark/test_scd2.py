@@ -260,7 +260,7 @@ def test_stored_events_round_trip_exactly_through_their_text_form(spark):
 
 
 def test_full_snapshots_with_a_date_sequence_retire_keys_on_the_batch_date(ws):
-    """Issue 16, item 8: with `full_snapshots` and a `date` `sequence_by`, every batch after the
+    """with `full_snapshots` and a `date` `sequence_by`, every batch after the
     first failed (`valid_from ... is date but the batch has timestamp`): a retirement now takes
     the sequence column's type, the batch time's date here."""
     dim = (

@@ -1,4 +1,4 @@
-"""Secrets stay secret (issue 14, item 13): a pipeline that fails while it holds known passwords
+"""Secrets stay secret: a pipeline that fails while it holds known passwords
 (in its JDBC URL, and rendered from the environment) shows none of them in any output (the CLI's
 text and `--output json`, the API's result, what the process printed, Spark's log included) nor
 in any row of any control table; the error still says what went wrong.

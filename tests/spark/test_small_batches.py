@@ -1,4 +1,4 @@
-"""A small batch runs without shuffles (issue 18, item 2): its rows are read, numbered and
+"""A small batch runs without shuffles: its rows are read, numbered and
 materialized in one partition, so that what groups them by key (its duplicates, its distinct
 keys, a change set's window) is planned without an exchange, a stage less each. Large ones keep
 their partitions. The stages of a `key` batch are listed in bench/README (bench_jobs.py)."""

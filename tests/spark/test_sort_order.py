@@ -1,4 +1,4 @@
-"""A target's write order (`sort_by`, issue 18 item 5): Iceberg's `WRITE ORDERED BY` on a new
+"""A target's write order (`sort_by`): Iceberg's `WRITE ORDERED BY` on a new
 target and on an existing one before its next batch, kept by compaction. With its files holding
 key ranges, a copy-on-write MERGE of recent keys rewrites only the file that holds them
 (bench/README, `bench_pruning.py`: 2.3x at 1 M rows, 4.3x at 5 M)."""

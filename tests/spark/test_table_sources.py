@@ -195,7 +195,7 @@ def test_a_first_load_over_a_table_whose_oldest_snapshots_expired_stops_with_the
 
 
 def test_a_failed_load_whose_end_was_rolled_back_is_opened_anew_and_reads_no_lost_row(ws, spark, monkeypatch):
-    """Issue 14, item 2: the source is rolled back below a failed load's fixed end."""
+    """the source is rolled back below a failed load's fixed end."""
     src = source_table(ws, spark)
     sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
     p = ws.pipeline(CHANGES.format(ns=ws.namespace))

@@ -1,4 +1,4 @@
-"""The write mode chosen from the pipeline (issue 18, item 4; config/write_mode.py): a target no
+"""The write mode chosen from the pipeline (config/write_mode.py): a target no
 `table_changes` source of the pipeline reads is merge-on-read, one that feeds a change feed stays
 copy-on-write (Iceberg's changelog cannot read merge-on-read commits), an explicit setting wins,
 and a merge-on-read target is compacted once enough of its stored rows are deleted

@@ -1,4 +1,4 @@
-"""What shapes a table's result, as recorded with every batch (issue 15, item 6): the strategy,
+"""What shapes a table's result, as recorded with every batch: the strategy,
 the transform, the lookups and how the source parses rows; not where or when batches are
 taken, nor secrets."""
 

@@ -1,4 +1,4 @@
-"""The options of issue 16 refuse the combinations they cannot honour, with a message that says
+"""Strategy and source options refuse the combinations they cannot honour, with a message that says
 why (no Spark needed)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Secrets stay secret (issue 14, item 13): what loading a pipeline registers, and what `redact`
+"""Secrets stay secret: what loading a pipeline registers, and what `redact`
 masks. The end-to-end search of every output and control-table row is in
 tests/spark/test_secrets_stay_secret.py."""
 

@@ -1,4 +1,4 @@
-"""The fingerprint of what shapes a table's result, recorded with every batch (issue 15, item 6).
+"""The fingerprint of what shapes a table's result, recorded with every batch.
 
 A batch applied under one configuration and the next under another would leave a table that no
 configuration describes: keys changed, a strategy option changed, a column parsed differently.

@@ -1,8 +1,8 @@
 """A class-data archive of Spark's classes for the JVMs lakefresh starts (the JDK's AppCDS).
 
 A JVM that starts Spark loads, verifies and links some 15,000 classes from Spark's jars: of a cold
-local session's start and first query, about half the CPU (15-16 CPU-s, 13 s on 2 cores; with
-the archive 8 CPU-s, 6 s, JVMs compiling with C1 alone, measured 2026-11-27). An archive written
+local session's start and first query, about half the CPU (bench/bench_start.sh measures a run
+with and without the archive). An archive written
 by one such JVM at its exit (`-XX:ArchiveClassesAtExit`, JDK 13 on) is mapped by every later JVM
 of the same JDK and Spark install (`-XX:SharedArchiveFile`): every `lakefresh run` and verb that
 starts a local session, and every JVM a test starts. A JVM whose JDK or class path differs

@@ -82,8 +82,8 @@ def try_to_date(text: Column, pattern: str) -> Column:
 
 # --- the same as SQL text -------------------------------------------------------------------
 # A batch's read builds its parsing as one SQL expression per column, parsed once by Spark, rather
-# than a tree of Column calls: each Column call is a round trip to the JVM (a CSV batch's read
-# made about 500, 190 ms of the driver's time before its first job, measured 2026-11-26).
+# than a tree of Column calls: each Column call is a round trip to the JVM, and a CSV batch's read
+# made hundreds of them before its first job (bench/bench_read.py counts them).
 
 
 def sql_type(type_: DataType) -> str:

@@ -2,13 +2,13 @@
 without a Spark job: a control table's record (the `batches` log's row of a run).
 
 Spark's append of the same rows (`literal_rows`, then `writeTo(...).append()`) plans a query,
-runs a job of one task that writes the file, and commits: 0.14-0.21 s a row of the log on two
-cores, against 0.08-0.10 s here, of which Iceberg's commit is 0.07 s in both (bench/README,
-"Stop 50"). The rows go to the JVM as the text of one JSON document in Iceberg's single-value
-form (a struct by field id, a map as its keys and values, a timestamp as ISO text), which
-Iceberg parses into its own records (`SingleValueParser`) and writes as one Parquet file with its
-internal writer (`InternalData`), so no value crosses Py4J on its own: Py4J gives a Java `Long`
-back to Python as an `int` and passes it on as an `Integer`, which a `long` column refuses.
+runs a job of one task that writes the file, and commits; here only the commit is left, which
+takes most of the time in both. The rows go to the JVM as the text of one JSON document in
+Iceberg's single-value form (a struct by field id, a map as its keys and values, a timestamp as
+ISO text), which Iceberg parses into its own records (`SingleValueParser`) and writes as one
+Parquet file with its internal writer (`InternalData`), so no value crosses Py4J on its own:
+Py4J gives a Java `Long` back to Python as an `int` and passes it on as an `Integer`, which a
+`long` column refuses.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ class SparkLine:
 
 
 # The newest Spark 4 line for which Iceberg and Delta both publish runtimes is the default;
-# Spark 3.5 stays supported. Checked against Maven Central on 2026-11-24: Iceberg's newest
+# Spark 3.5 stays supported. On Maven Central, Iceberg's newest
 # runtime line is 4.1 (1.11.0, 1.12.0), Delta 4.2.0-4.3.1 build against Spark 4.1.0
 # (Delta 4.4 moved to Spark 4.2, for which Iceberg has no runtime yet).
 LINES = {

@@ -2,8 +2,8 @@
 
 Py4J resolves `jvm.org.apache.iceberg.spark.Spark3Util` one name at a time, a round trip each,
 and a name that is a package (`org`, `org.apache`...) is first tried as a class: a failed class
-load that searches every jar on Spark's classpath, once for each of PySpark's imports (about
-0.7 ms of the JVM's CPU for `org` alone, measured 2026-11-26). `java_class` asks for the whole
+load that searches every jar on Spark's classpath, once for each of PySpark's imports.
+`java_class` asks for the whole
 name at once (one round trip, one successful load), through the session's kept view (below): the
 class and its static methods are asked for once per JVM view, and a static method's call is then
 one round trip.

@@ -80,9 +80,9 @@ def jar_settings(spark: SparkConfig, delta: bool = False, iceberg: bool = True) 
 
 
 # C2 inlining less deeply than the JDK's defaults (15 levels; 2,500, 35 and 325 bytes) in a local
-# session's JVM: its compiling took about two fifths of such a JVM's CPU, inlining Spark's deep
-# chains of small Scala calls. Measured 2026-11-27 (bench/README.md, "C2's inlining"): the
-# example's first run 214/217 -> 168/160 CPU-s, a 10 % key batch into 1 M rows 5.4 -> 4.0 s.
+# session's JVM: its compiling takes a large share of such a JVM's CPU, inlining Spark's deep
+# chains of small Scala calls (bench/jit_inlining.sh measures the example's first run with the
+# JDK's defaults and with these).
 SHALLOW_INLINING = "-XX:MaxInlineLevel=6 -XX:InlineSmallCode=500 -XX:MaxInlineSize=15 -XX:FreqInlineSize=100"
 
 
@@ -106,8 +106,7 @@ def spark_settings(
         "spark.ui.showConsoleProgress": "false",
         # PySpark 4 tags each DataFrame call with its Python call site for error messages (a
         # stack walk, a failed import of IPython and four Py4J round trips per call): the call
-        # sites would be lakefresh's own lines, and they cost half a batch's Python time
-        # (2026-11-26: 27.6 -> 13.9 CPU-s over three contract suites, 15 % of their wall time)
+        # sites would be lakefresh's own lines, and they cost about half a batch's Python time
         "spark.python.sql.dataFrameDebugging.enabled": "false",
         "spark.sql.session.timeZone": "UTC",
         # Spark 4's default on every line: an overflow or a bad cast in a transform is an error,
@@ -160,8 +159,8 @@ def spark_settings(
             ours += class_archive.options(class_archive.existing())
         settings["spark.driver.extraJavaOptions"] = " ".join([*ours, options]).strip()
         # Spark lists folders (Delta's VACUUM, a read of many files) in up to 10,000 tasks, a
-        # cluster's default; on one machine, as many as it has threads: a small Delta table's
-        # VACUUM took 32-38 s, 2.3-3.0 s with 2 (2 cores, measured 2026-11-27)
+        # cluster's default; on one machine, as many as it has threads, which makes a small
+        # Delta table's VACUUM many times faster
         settings.setdefault(LISTING_PARALLELISM, str(local_threads(settings["spark.master"])))
     return settings
 

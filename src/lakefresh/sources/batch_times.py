@@ -1,4 +1,4 @@
-"""A `files` batch's time and order from its metadata (issue 16, item 6), besides the newest
+"""A `files` batch's time and order from its metadata, besides the newest
 modification time of its files.
 
 - `batch_time: {name: <regex>}`: from the batch's file or folder name, by a regular expression

@@ -28,11 +28,11 @@ join. Only a batch whose every pass sees the same rows is judged: not after row 
 lookups, and not with a delete `condition` (SQL that may differ between two queries). Nor is a
 batch with duplicate keys: its MERGE would rank the rows again (as the counting pass did: a
 key's rows are in one order whatever the pass, ordering.py), and a copy-on-write MERGE reads
-its source twice; measured (bench/README, "Stop 49") slower than the materialized change set.
+its source twice; measured slower than the materialized change set (bench/bench_dups.py).
 A batch of new keys alone is appended as on the general path.
 `spark.lakefresh.key.fastPath=false` turns this path off (the tests compare the two; a benchmark
-may measure both). Measured (bench/README, "Stop 48"): about 0.25 s less for a 10 % batch into
-a 1 M-row copy-on-write target, nothing gained into a merge-on-read one.
+may measure both). It gains most for a batch into a large copy-on-write target, little into a
+merge-on-read one (bench/bench_key.py measures both modes).
 """
 
 from __future__ import annotations
