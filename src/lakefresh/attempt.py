@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from lakefresh.config.models import TableConfig
     from lakefresh.lakehouse.backend import StagedCommit
+    from lakefresh.lakehouse.commit import Transaction
     from lakefresh.reading import ReadRows
     from lakefresh.sources import BatchRef
     from lakefresh.strategies import ChangeSet, StageContext, Strategy
@@ -45,14 +46,12 @@ class Attempt:
     exists: bool = False  # whether the target existed before this attempt
     target_schema: StructType | None = None  # its schema then
     head: int | None = None  # its current snapshot then
-    shaped: int | None = None  # and once staged (after its own create or evolve, if any)
+    txn: Transaction | None = None  # its commit (a backlog group's batches share one)
     rows: ReadRows | None = None
     ctx: StageContext | None = None
     change: ChangeSet | None = None
-    staged: StagedCommit | None = None
     parent_rows: int = 0  # rows in the target's current snapshot, under the staged commit
     recorded: bool = False  # whether its `staged` row is in the log
-    publishing: bool = False  # whether its publish began (from then on only the lineage knows)
     result: BatchResult = field(init=False)
 
     def __post_init__(self) -> None:
@@ -60,6 +59,16 @@ class Attempt:
             self.strategy = Rebuild(self.strategy)  # the batch builds the table anew, then replaces it
         ref = self.ref
         self.result = BatchResult(self.name, ref.batch_id, "failed", ref.position, seconds=self.times)
+
+    @property
+    def staged(self) -> StagedCommit | None:
+        """Its commit once written (staged, or visible at once)."""
+        return self.txn.staged if self.txn is not None else None
+
+    @property
+    def publishing(self) -> bool:
+        """Whether its publish began (from then on only the lineage knows)."""
+        return self.txn is not None and self.txn.publishing
 
     def carried(self) -> dict[str, Any]:
         """What of its row travels in the staged commit (the rest is known only after it or

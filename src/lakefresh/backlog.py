@@ -7,11 +7,11 @@ A group goes through the same steps as one batch (steps.py), once:
 
 1. **read**: the group's batches are read as one, each row tagged with its batch's place;
 2. **stage**: the strategy's `stage_group` computes the one change set and each batch's counts;
-3. **write**: one staged commit, whose wap.id is the group's last batch and whose summary lists
-   the earlier ones (`lakefresh.group`): the lineage names every batch of the group;
-4. **audit**: the staged commit's row count against the group's prediction;
-5. **record**: the batches' `staged` rows, in one append;
-6. **publish**: one cherry-pick; each batch's mark and effective count go to the PublishLog.
+3. **commit** (lakehouse/commit.py): one commit tagged with the group's last batch, whose summary
+   lists the earlier ones (`lakefresh.group`), so the lineage names every batch of the group;
+   audited against the group's predicted row count; the batches' `staged` rows recorded in one
+   append before the commit is visible; then published;
+4. **published**: each batch's mark and effective count go to the PublishLog.
 
 A group that cannot be one (its batches' columns differ, a row must be quarantined, the Iceberg
 runtime drops commit properties, any error before the publish) is not published: the runner
@@ -36,11 +36,12 @@ from lakefresh.errors import AuditError, StateError, TakenError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
 from lakefresh.lakehouse.checkpoints import releasing
+from lakefresh.lakehouse.commit import Transaction
 from lakefresh.reading import read_group
 from lakefresh.results import BatchResult
 from lakefresh.state.control import AttemptRow
 from lakefresh.state.published import Published
-from lakefresh.steps import Attempt, BatchSteps, error_text, unmoved, utc_now
+from lakefresh.steps import Attempt, BatchSteps, error_text, utc_now
 from lakefresh.strategies import GroupStaging, StageContext
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import GroupChange, Member
@@ -48,7 +49,7 @@ from lakefresh.strategies.group import GroupChange, Member
 if TYPE_CHECKING:
     from lakefresh.bookkeeping import Bookkeeping
     from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.lakehouse.backend import StagedCommit, TableBackend
     from lakefresh.sources import BatchRef
     from lakefresh.state.control import ControlTables
     from lakefresh.state.published import PublishLog
@@ -130,22 +131,26 @@ class GroupSteps:
         if len(refs) < 2 or not self.backend.carries_commit_properties(name) or not self.backend.exists(name):
             return None
         attempts = [Attempt(table, name, strategy, ref) for ref in refs]
-        published, publishing = None, False
+        txn = Transaction(self.backend, name, f"the group of batches up to {refs[-1].batch_id!r}")
+        for a in attempts:
+            a.txn = txn
         try:
-            change, staged, clock = self._stage(table, name, strategy, source, attempts)
-            if change is None or staged is None:
+            clock = time.perf_counter()
+            staged = self._stage(table, name, strategy, source, attempts)
+            if staged is None:
                 return None
-            self._record(attempts)
-            publishing = True
-            published = self.backend.publish(staged)
+            change, ctx = staged
+            self._commit(table, strategy, attempts, change, ctx)
             _passed("after_publish", attempts)
-            self._publish(name, attempts, change, published, clock, log)
+            assert txn.snapshot_id is not None
+            self._publish(name, attempts, change, txn.snapshot_id, clock, log)
         except Exception as exc:
-            if not publishing or isinstance(exc, TransientError | TakenError):  # none of it is in
+            if not txn.publishing or isinstance(exc, TransientError | TakenError):  # none of it is in
                 self._abandon(attempts)
                 return None
             # in the target, or maybe (a publish with an unknown outcome): nothing is undone, as
             # after a crash there, and the next run's reconciliation settles it by the lineage
+            published = txn.snapshot_id
             where = f"was published as snapshot {published}" if published else "may have been published"
             for a in attempts:
                 a.result.status = "failed"
@@ -154,58 +159,64 @@ class GroupSteps:
 
     def _stage(
         self, table: TableConfig, name: str, strategy: Any, source: Any, attempts: list[Attempt]
-    ) -> tuple[GroupChange | None, Any, float]:
-        """Read, stage, write and audit the group; (None, None) when it cannot be one."""
-        clock = time.perf_counter()
+    ) -> tuple[GroupChange, StageContext] | None:
+        """Read and stage the group, the table shaped for it; None when it cannot be one."""
+        txn = attempts[0].txn
+        assert txn is not None
         schema = self.backend.schema(name)
-        head = self.backend.head(name)  # what the change set reads; undo_since goes back to it
-        self.steps.check_not_taken(name, [a.ref.batch_id for a in attempts], head)
-        at_once = self.backend.commits_at_once(name)
+        self.steps.check_not_taken(name, [a.ref.batch_id for a in attempts], txn.head)
         for a in attempts:
-            a.exists, a.target_schema, a.head = True, schema, head
+            a.exists, a.target_schema, a.head = True, schema, txn.head
         rows = read_group(source, table, strategy, [a.ref for a in attempts], schema)
         if rows is None or rows.quarantined:
             if rows is not None:  # its batches carry bad rows: the rest go one by one, read once
                 self.size[table.name] = 1
-            return None, None, clock
+            return None
         _passed("after_read", attempts)
         members = [Member(a.ref.batch_id, a.ref.batch_time) for a in attempts]
         last = attempts[-1].ref
         ctx = StageContext(self.backend, name, last.batch_id, last.batch_time, True)
         change = strategy.stage_group(ctx, rows.good, members)
-        # Delta commits at once: a target moved under the change set takes the batches one by
-        # one, each staged against it as it is (steps.unmoved)
-        if at_once and self.backend.head(name) != head:
-            return None, None, clock
-        shape_target(ctx, change.change, table.partition_by)
-        shaped = self.backend.head(name) if at_once else None
-        _passed("after_stage", attempts)
-        self._resize(table, sum(change.records.values()), len(attempts))
-        parent = self.backend.head(name)
-        if at_once and parent != shaped:
-            return None, None, clock
-        parent_rows = self.backend.live_records(name, parent) if parent is not None else 0
-        earlier = json.dumps([m.batch_id for m in members[:-1]])
-        staged = self.backend.stage(
-            name, last.batch_id, lambda: strategy.write(ctx, change.change), {GROUP_PROPERTY: earlier}
-        )
-        if GROUP_PROPERTY not in staged.properties:  # the lineage could not name its batches
-            raise StateError(f"the group commit of {name} lost its {GROUP_PROPERTY} property")
-        if not at_once:  # another run published since the change set read the target
-            unmoved(attempts[-1], head, staged.parent_id)
-        _passed("after_write", attempts)
-        expected = parent_rows + (change.change.expected_delta or 0)
-        if self.config.audit_for(table).row_count and staged.live_records != expected:
-            raise AuditError(f"staged group holds {staged.live_records} rows, predicted {expected}")
-        share = (time.perf_counter() - clock) / len(attempts)
+        txn.shape(lambda: shape_target(ctx, change.change, table.partition_by))
         for a in attempts:
             b, r = a.ref.batch_id, a.result
             r.counts, r.record_count, r.duplicates = change.counts[b], change.records[b], change.duplicates[b]
-            r.files_written = staged.files_written if a is attempts[-1] else 0
-            r.bytes_written = staged.bytes_written if a is attempts[-1] else 0
-            a.staged, a.times.stage = staged, share
-        _passed("after_audit", attempts)
-        return change, staged, clock
+        _passed("after_stage", attempts)
+        self._resize(table, sum(change.records.values()), len(attempts))
+        return change, ctx
+
+    def _commit(
+        self,
+        table: TableConfig,
+        strategy: Any,
+        attempts: list[Attempt],
+        change: GroupChange,
+        ctx: StageContext,
+    ) -> None:
+        """One commit for the group (lakehouse/commit.py), its summary naming every batch."""
+        txn = attempts[0].txn
+        assert txn is not None
+        clock = time.perf_counter()
+        parent_rows = txn.parent_rows()
+        earlier = json.dumps([a.ref.batch_id for a in attempts[:-1]])
+
+        def audited(staged: StagedCommit) -> None:
+            if GROUP_PROPERTY not in staged.properties:  # the lineage could not name its batches
+                raise StateError(f"the group commit of {txn.table} lost its {GROUP_PROPERTY} property")
+            _passed("after_write", attempts)
+            expected = parent_rows + (change.change.expected_delta or 0)
+            if self.config.audit_for(table).row_count and staged.live_records != expected:
+                raise AuditError(f"staged group holds {staged.live_records} rows, predicted {expected}")
+            share = (time.perf_counter() - clock) / len(attempts)
+            for a in attempts:
+                a.result.files_written = staged.files_written if a is attempts[-1] else 0
+                a.result.bytes_written = staged.bytes_written if a is attempts[-1] else 0
+                a.times.stage = share
+            _passed("after_audit", attempts)
+
+        write = lambda: strategy.write(ctx, change.change)  # noqa: E731
+        last = attempts[-1].ref.batch_id
+        txn.commit(last, write, audited, lambda staged: self._record(attempts), {GROUP_PROPERTY: earlier})
 
     def _resize(self, table: TableConfig, rows: int, batches: int) -> None:
         """The next groups of a table whose batches are large take fewer of them."""
@@ -214,7 +225,7 @@ class GroupSteps:
             self.size[table.name] = max(1, cfg.max_rows * batches // rows)
 
     def _record(self, attempts: list[Attempt]) -> None:
-        self.control.record_attempts([a.row("staged") for a in attempts])
+        self.control.record_attempts([a.row("staged", **a.counts()) for a in attempts])
         for a in attempts:
             a.recorded = True
         _passed("after_record_staged", attempts)

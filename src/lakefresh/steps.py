@@ -2,16 +2,18 @@
 
 1. **read**: the batch from its source, transformed, checked row by row, split into rows to load
    and rows to quarantine (reading.py);
-2. **stage**: the strategy turns it into a change set, with its status counts;
-3. **write**: the change set is written as a staged commit, invisible to readers;
-4. **audit**: the staged commit is checked (row count, unique keys, batch rules);
-5. **record**: the batch's record travels in the staged commit (written there by `write`); only
-   a batch with quarantine rows, or one whose commit could not carry it (Iceberg before 1.12),
-   appends its `batches` row now, `staged`, with its quarantine rows: from here a crash loses
-   nothing the next run cannot complete;
-6. **publish**: the staged commit becomes the table's current snapshot, and the batch's row and
-   the effective metrics its publish changes go to the table's :class:`PublishLog`, which writes
-   them with the run's other batches in one commit (state/published.py).
+2. **stage**: the strategy turns it into a change set, with its status counts, and the table is
+   created or evolved for it;
+3. **commit**: the table's one commit protocol (lakehouse/commit.py) writes the change set as one
+   commit tagged with the batch, **audits** it (row count, unique keys, batch rules), **records**
+   what must outlive a crash before the commit becomes visible, and **publishes** it on the head
+   the change set read. The batch's record travels in its commit; only a batch with quarantine
+   rows, or one whose commit could not carry it (Iceberg before 1.12), appends its `batches`
+   row then, `staged`, with its quarantine rows: from there a crash loses nothing the next run
+   cannot complete;
+4. **published**: the batch's row and the effective metrics its publish changes go to the
+   table's :class:`PublishLog`, which writes them with the run's other batches in one commit
+   (state/published.py).
 
 A failure before the publish leaves the target as it was (its schema too) and records the
 attempt's status and error; after the publish nothing is undone: the next run's reconciliation
@@ -29,7 +31,6 @@ from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.config import write_mode
 from lakefresh.errors import (
     AuditError,
-    CommitConflictError,
     LakefreshError,
     TakenError,
     TargetError,
@@ -37,6 +38,7 @@ from lakefresh.errors import (
 )
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.checkpoints import releasing
+from lakefresh.lakehouse.commit import Transaction
 from lakefresh.lakehouse.failures import describe
 from lakefresh.reading import read_batch
 from lakefresh.rules import check_batch_rules
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from lakefresh.config.models import PipelineConfig
-    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.lakehouse.backend import StagedCommit, TableBackend
     from lakefresh.results import BatchResult
     from lakefresh.state.control import ControlTables
 
@@ -86,14 +88,12 @@ class BatchSteps:
     @releasing  # the attempt's materialized rows, once it has ended
     def apply(self, a: Attempt, source: Any, log: PublishLog) -> BatchResult:
         """Every step in order; the result says how far the batch got. A TransientError (the
-        target moved under the staged commit) propagates: the batch is staged again."""
+        target moved under the change set) propagates: the batch is staged again."""
         try:
             self.read(a, source)
             self.stage(a)
-            self.write(a)
-            self.audit(a)
-            self.record(a)
-            self.publish(a, log)
+            self.commit(a)
+            self.published(a, log)
             return a.result
         except TransientError:
             if a.recorded:  # it is staged again as a new attempt: this one never publishes
@@ -107,10 +107,9 @@ class BatchSteps:
 
     def read(self, a: Attempt, source: Any) -> None:
         clock = time.perf_counter()
-        a.exists = self.backend.exists(a.name)
+        a.txn = Transaction(self.backend, a.name, f"batch {a.ref.batch_id!r}")
+        a.exists, a.head = a.txn.existed, a.txn.head  # what the change set is computed against
         a.target_schema = self.backend.schema(a.name) if a.exists else None
-        # what the change set is computed against, and what undo_since goes back to
-        a.head = self.backend.head(a.name) if a.exists else None
         self.check_not_taken(a.name, [a.ref.batch_id], a.head)
         a.rows = read_batch(self.config, self.backend, a.table, a.strategy, source, a.ref, a.target_schema)
         if a.rows.batch_time is not None:  # the batch's rows say when it was produced
@@ -121,15 +120,14 @@ class BatchSteps:
         checkpoint("after_read", a.ref.batch_id)
 
     def stage(self, a: Attempt) -> None:
-        assert a.rows is not None
+        assert a.rows is not None and a.txn is not None
         clock = time.perf_counter()
-        a.ctx = a.rows.stage_context(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
-        a.change = change = a.strategy.stage(a.ctx, a.rows.good)
-        if (at_once := self.backend.commits_at_once(a.name)) and a.exists:
-            unmoved(a, a.head, self.backend.head(a.name))
+        a.ctx = ctx = a.rows.stage_context(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
+        a.change = change = a.strategy.stage(ctx, a.rows.good)
         properties = write_mode.at_creation(self.config, a.table)
-        shape_target(a.ctx, change, a.table.partition_by, properties, sort_by=a.table.sort_by)
-        a.shaped = self.backend.head(a.name) if at_once else a.head
+        a.txn.shape(
+            lambda: shape_target(ctx, change, a.table.partition_by, properties, sort_by=a.table.sort_by)
+        )
         a.result.counts = dict(change.counts)
         a.result.record_count = change.record_count + a.result.quarantined
         a.result.duplicates = change.duplicates
@@ -138,34 +136,40 @@ class BatchSteps:
         a.times.stage = time.perf_counter() - clock
         checkpoint("after_stage", a.ref.batch_id)
 
-    def write(self, a: Attempt) -> None:
-        ctx, change = a.ctx, a.change
-        assert ctx is not None and change is not None
+    def commit(self, a: Attempt) -> None:
+        """Write, audit, record and publish, as the table's format commits (lakehouse/commit.py).
+        The batch's record travels in its commit; the log gets its row first only when it has
+        quarantine rows to link, or when its commit cannot carry it (Iceberg before 1.12)."""
+        ctx, change, txn = a.ctx, a.change, a.txn
+        assert ctx is not None and change is not None and txn is not None
         clock = time.perf_counter()
-        parent = self.backend.head(a.name)
-        if self.backend.commits_at_once(a.name):
-            unmoved(a, a.shaped, parent)
-        a.parent_rows = self.backend.live_records(a.name, parent) if parent is not None else 0
+        a.parent_rows = txn.parent_rows()
         carried = json_text(a.carried())
         # every snapshot's summary is rewritten with the table's metadata at each commit: a long
         # record (a batch of many files) takes the staged row instead
         record = ctx.commit_properties() | ({RECORD_PROPERTY: carried} if len(carried) <= MAX_CARRIED else {})
-        if a.result.quarantined and self.backend.commits_at_once(a.name):
-            self._record_rows(a)  # visible at the write: its bad rows are linked before it
-        a.staged = self.backend.stage(a.name, a.ref.batch_id, lambda: a.strategy.write(ctx, change), record)
-        if not self.backend.commits_at_once(a.name):
-            # another writer committed after the batch's change set read the target: the change
-            # set may be wrong (an append of new keys would not see a key added meanwhile), and
-            # the staged commit is never published
-            unmoved(a, a.head, a.staged.parent_id)
-        a.result.files_written = a.staged.files_written
-        a.result.bytes_written = a.staged.bytes_written
-        a.times.stage += time.perf_counter() - clock
-        checkpoint("after_write", a.ref.batch_id)
+        written = time.perf_counter()
 
-    def audit(self, a: Attempt) -> None:
-        change, staged, rows = a.change, a.staged, a.rows
-        assert change is not None and staged is not None and rows is not None
+        def audited(staged: StagedCommit) -> None:
+            nonlocal written
+            a.result.files_written, a.result.bytes_written = staged.files_written, staged.bytes_written
+            written = time.perf_counter()
+            checkpoint("after_write", a.ref.batch_id)
+            self.audit(a, staged)
+
+        txn.commit(
+            a.ref.batch_id,
+            lambda: a.strategy.write(ctx, change),
+            audited,
+            lambda s: self.record(a, s),
+            record,
+        )
+        a.times.stage += written - clock
+        a.times.publish = time.perf_counter() - written - a.times.audit
+
+    def audit(self, a: Attempt, staged: StagedCommit) -> None:
+        change, rows = a.change, a.rows
+        assert change is not None and rows is not None
         clock = time.perf_counter()
         audit = self.config.audit_for(a.table)
         if audit.row_count:
@@ -190,36 +194,33 @@ class BatchSteps:
         a.times.audit = time.perf_counter() - clock
         checkpoint("after_audit", a.ref.batch_id)
 
-    def record(self, a: Attempt) -> None:
-        """The attempt's row goes to the log now, `staged`, unless its record travels in the
-        staged commit (Iceberg 1.12 on) and it has no quarantine rows to link: then the row is
-        written with the run's others after the publish, and a crash before that loses nothing
-        (the next run's reconciliation reads the record from the published commit)."""
-        assert a.rows is not None and a.staged is not None
-        if not a.recorded and (a.result.quarantined or RECORD_PROPERTY not in a.staged.properties):
-            self._record_rows(a)
+    def record(self, a: Attempt, staged: StagedCommit | None) -> None:
+        """The attempt's row goes to the log now, `staged`, when it has quarantine rows to link or
+        when its staged commit could not carry its record (Iceberg before 1.12): otherwise the
+        row is written with the run's others after the publish, and a crash before that loses
+        nothing (the next run's reconciliation reads the record from the published commit).
+        `staged` is None before a write visible at once (Delta), whose commit carries it."""
+        assert a.rows is not None
+        uncarried = staged is not None and RECORD_PROPERTY not in staged.properties
+        if not a.recorded and (a.result.quarantined or uncarried):
+            self.control.record_attempt(a.row("staged", **a.counts()))
+            a.recorded = True
+            if a.result.quarantined:
+                self.control.record_quarantine(a.name, a.ref.batch_id, a.id, a.rows.quarantine_rows())
         checkpoint("after_record_staged", a.ref.batch_id)
 
-    def _record_rows(self, a: Attempt) -> None:
-        """The attempt's `staged` row, and its quarantine rows, which name the attempt."""
-        assert a.rows is not None
-        self.control.record_attempt(a.row("staged", **a.counts()))
-        a.recorded = True
-        if a.result.quarantined:
-            self.control.record_quarantine(a.name, a.ref.batch_id, a.id, a.rows.quarantine_rows())
-
-    def publish(self, a: Attempt, log: PublishLog) -> None:
-        assert a.staged is not None and a.change is not None
+    def published(self, a: Attempt, log: PublishLog) -> None:
+        """The batch is the table's current state: its mark and effective metrics go to the
+        table's PublishLog, written with the run's others."""
+        assert a.txn is not None and a.txn.snapshot_id is not None and a.change is not None
         clock = time.perf_counter()
-        a.publishing = True
-        snapshot_id = self.backend.publish(a.staged)
-        a.result.snapshot_id = snapshot_id
+        snapshot_id = a.result.snapshot_id = a.txn.snapshot_id
         self.reconciled[a.name] = snapshot_id  # its own commit: `check_not_taken` reads from here
         published_at = utc_now()
         checkpoint("after_publish", a.ref.batch_id)
         effective = self.books.effective(a.name, a.strategy, a.change, a.ref.batch_id, snapshot_id, log)
         a.result.effective_count = effective[0].count
-        a.times.publish = time.perf_counter() - clock
+        a.times.publish += time.perf_counter() - clock
         mark = Published(a.ref.batch_id, a.id, snapshot_id, published_at, a.times.publish)
         row = None
         if not a.recorded:  # its row is written with the run's others, published
@@ -257,7 +258,8 @@ class BatchSteps:
         stays: a table format cannot narrow a column back (int -> bigint is kept)."""
         name = a.name
         try:
-            self.backend.undo_since(name, a.head, batch_id or a.ref.batch_id)
+            if a.txn is not None:
+                a.txn.abort(batch_id or a.ref.batch_id)
         except Exception as exc:  # its commit stays visible: the table stops, nothing more is taken
             raise TargetError(
                 f"batch {a.ref.batch_id!r} failed and its commit to {name} could not be undone "
@@ -288,18 +290,6 @@ class BatchSteps:
                 self.control.record_attempt(a.row(result.status, error=result.error))
         except Exception as exc:  # the log is secondary to the error being reported
             self.say(f"could not record the failure in the batches table: {exc}")
-
-
-def unmoved(a: Attempt, head: int | None, now: int | None) -> None:
-    """The target must still be at the head the batch's change set read, or the batch is staged
-    again. Iceberg's staged commit names its parent; Delta commits at once, leaving no staged
-    commit to refuse, so there the head is checked before the write (against the one the
-    batch's own create or evolve left): a commit landing after that, as the write starts, is
-    unseen."""
-    if now != head:
-        raise CommitConflictError(
-            f"{a.name} moved while batch {a.ref.batch_id!r} was staged; it is staged again"
-        )
 
 
 def error_text(exc: BaseException) -> str:

@@ -266,7 +266,14 @@ class TableBackend(Protocol):
 
     def commits_at_once(self, table: str) -> bool:
         """Whether `stage` makes the write visible at once (Delta) instead of staging it (Iceberg):
-        then what must outlive a crash after the write is recorded before it."""
+        then what must outlive a crash after the write is recorded before it. Asked by the
+        commit protocol alone (lakehouse/commit.py)."""
+
+    def checks_appends(self, table: str) -> bool:
+        """Whether a commit that only adds rows is refused when another writer committed since
+        its change set read the table (Iceberg: a staged commit is published on its parent only).
+        Where not (Delta), a change set of inserts is merged: the MERGE's own conflict check
+        guards it."""
 
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         """The `lakefresh.*` properties a commit was made with (see `stage`)."""

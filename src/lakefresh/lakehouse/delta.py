@@ -356,6 +356,9 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
     def commits_at_once(self, table: str) -> bool:
         return True
 
+    def checks_appends(self, table: str) -> bool:
+        return False
+
     def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
         lineage = self._lineage(table) if self.exists(table) else []
         if not lineage:

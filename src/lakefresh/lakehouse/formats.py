@@ -141,6 +141,9 @@ class ByTable:
     def commits_at_once(self, table: str) -> bool:
         return self.of(table).commits_at_once(table)
 
+    def checks_appends(self, table: str) -> bool:
+        return self.of(table).checks_appends(table)
+
     def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
         self.of(table).undo_since(table, head, batch_id)
 

@@ -342,6 +342,9 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def commits_at_once(self, table: str) -> bool:
         return False
 
+    def checks_appends(self, table: str) -> bool:
+        return True
+
     def undo_since(self, table: str, head: int | None, batch_id: str) -> None:
         """Nothing to undo: a staged snapshot that is never published is never seen."""
 

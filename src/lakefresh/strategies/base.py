@@ -97,12 +97,11 @@ class ChangeSet:
 
 def appends(ctx: StageContext, change: ChangeSet) -> bool:
     """Whether a change set of inserts alone (it rewrites no stored row) is appended rather than
-    merged: an append reads nothing of the target. Only where the commit is staged and its publish
-    fails when the target moved since the batch was staged (Iceberg: a key another writer added
-    meanwhile is caught there, as a MERGE's would be; and the write step refuses a staged commit
-    whose parent is not the head the change set was computed against). A backend that commits at
-    once (Delta) keeps the MERGE, whose own conflict check is the guard."""
-    return change.rewrites == 0 and not ctx.backend.commits_at_once(ctx.table)
+    merged: an append reads nothing of the target. Only where the format refuses such a commit
+    when the target moved since its change set read it (TableBackend.checks_appends: Iceberg's
+    staged commit is published on its parent only, so a key another writer added meanwhile is
+    caught, as a MERGE's would be); elsewhere (Delta) the MERGE's own conflict check guards it."""
+    return change.rewrites == 0 and ctx.backend.checks_appends(ctx.table)
 
 
 class Strategy(Protocol):

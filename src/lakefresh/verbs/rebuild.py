@@ -62,6 +62,7 @@ from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.checkpoints import released_after
+from lakefresh.lakehouse.commit import Transaction
 from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
 from lakefresh.sources import SourceContext, make_source
@@ -300,19 +301,24 @@ def _apply(
     verb_id = f"{VERB_PREFIX}{verb}:{uuid.uuid4().hex[:12]}"
     reloads = [ref for ref in plan.live if verb in ("reload", "refresh") and ref.batch_id in plan.named]
     rebuilt, outcomes, counts = _build_aside(backend, plan, reloads)  # 3.
-    exists = backend.exists(name)
-    if (backend.head(name) if exists else None) != plan.head:  # a commit the rebuilt rows lack:
-        raise CommitConflictError(_moved(name, verb, "changed"))  # the replace would erase it
-    if not exists:  # a full refresh of a dropped table: made again, empty, first
-        _create_like(backend, plan, rebuilt)
-        plan.head = None
+    txn = Transaction(backend, name, f"the {verb}", _moved(name, verb, "published"))
+    if txn.head != plan.head:  # a commit the rebuilt rows lack: the replace would erase it
+        raise CommitConflictError(_moved(name, verb, "changed"))
+    if not txn.existed:  # a full refresh of a dropped table: made again, empty, first
+        txn.shape(lambda: _create_like(backend, plan, rebuilt))
     new_version = verb == "refresh" and _reshaped(backend.schema(name), rebuilt.schema)
-    rows = rebuilt if new_version else backend.align(name, rebuilt)  # 4. (an unloaded batch's
-    record = _VerbRecord(verb_id, plan, verb, rows.count(), counts, outcomes)  # column stays, NULL)
-    if new_version or backend.commits_at_once(name):
-        snapshot_id = _commit_at_once(backend, control, plan, record, rows, new_version)
+    # 4. (a column only an unloaded batch had stays, NULL)
+    rows = rebuilt if new_version else txn.shape(lambda: backend.align(name, rebuilt))
+    record = _VerbRecord(verb_id, plan, verb, rows.count(), counts, outcomes)
+    checkpoint("after_stage", verb_id)
+    audit = lambda staged: _audit(name, verb, staged.live_records, record.expected)  # noqa: E731
+    keep = lambda staged: record.write(control, staged.snapshot_id if staged else None)  # noqa: E731
+    if new_version:
+        snapshot_id = txn.replace_table(verb_id, rows, table.partition_by, audit, keep)
+        if table.sort_by:
+            backend.order(name, table.sort_by)
     else:
-        snapshot_id = _stage_and_publish(backend, control, plan, record, rows)
+        snapshot_id = txn.commit(verb_id, lambda: backend.replace(name, rows), audit, keep)
     checkpoint("after_publish", verb_id)
     backend.drop(name + SCRATCH)
 
@@ -392,50 +398,6 @@ class _VerbRecord:
             if bad is not None:
                 control.record_quarantine(plan.name, outcome.batch_id, new, bad)
         checkpoint("after_record_staged", self.verb_id)
-
-
-def _stage_and_publish(
-    backend: TableBackend, control: ControlTables, plan: _Plan, record: _VerbRecord, rows: DataFrame
-) -> int:
-    """Write-audit-publish: the replace staged, checked, recorded, then published."""
-    name, verb = plan.name, record.verb
-    checkpoint("after_stage", record.verb_id)
-    staged = backend.stage(name, record.verb_id, lambda: backend.replace(name, rows))
-    if staged.parent_id != plan.head:
-        raise CommitConflictError(_moved(name, verb, "published"))
-    _audit(name, verb, staged.live_records, record.expected)
-    record.write(control, staged.snapshot_id)
-    return backend.publish(staged)
-
-
-def _commit_at_once(
-    backend: TableBackend,
-    control: ControlTables,
-    plan: _Plan,
-    record: _VerbRecord,
-    rows: DataFrame,
-    new_version: bool,
-) -> int:
-    """A commit visible at once (Delta; a table replaced by a full refresh): recorded first, so
-    that a crash after it is settled by the next reconciliation; undone when its audit fails."""
-    name, verb = plan.name, record.verb
-    shaped = backend.head(name)  # after the table's own evolve (Delta: an ALTER commit)
-    record.write(control, None)
-    checkpoint("after_stage", record.verb_id)
-    if backend.head(name) != shaped:  # checked again just before the replace
-        raise CommitConflictError(_moved(name, verb, "changed"))
-    if new_version:
-        snapshot_id = backend.replace_table(name, rows, record.verb_id, plan.config.partition_by)
-    else:
-        snapshot_id = backend.stage(name, record.verb_id, lambda: backend.replace(name, rows)).snapshot_id
-    try:
-        _audit(name, verb, backend.live_records(name, snapshot_id), record.expected)
-    except Exception:
-        backend.undo_since(name, shaped, record.verb_id)
-        raise
-    if new_version and plan.config.sort_by:
-        backend.order(name, plan.config.sort_by)
-    return snapshot_id
 
 
 def _audit(name: str, verb: str, found: int, expected: int) -> None:
