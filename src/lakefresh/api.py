@@ -145,7 +145,8 @@ class Pipeline:
             if stop is not None:
                 stop.set()
 
-        with Lease(self.leases, names, holder, self.config.run.lease_ttl, wait, self.console.message, lost):
+        ttl = self.config.run.lease_ttl
+        with Lease(self.leases, names, holder, ttl, wait, self.console.message, lost, stop):
             self._holding = set(names)
             try:
                 yield

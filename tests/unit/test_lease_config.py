@@ -31,7 +31,7 @@ def test_a_run_takes_a_lease_of_two_minutes_unless_told_otherwise(tmp_path):
     told = config(tmp_path, "run: {lease: false, lease_ttl: 90s}\n")
     assert (told.run.lease, told.run.lease_ttl) == (False, 90.0)
     # a variable sets it from the command line (--var ttl=10s)
-    varied = config(tmp_path, "run: {lease_ttl: \"{{ var.ttl }}\"}\n", {"ttl": "10s"})
+    varied = config(tmp_path, 'run: {lease_ttl: "{{ var.ttl }}"}\n', {"ttl": "10s"})
     assert varied.run.lease_ttl == 10.0
 
 

@@ -22,6 +22,7 @@ append and overwrite, which always go through Iceberg's Spark writer and are sta
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -417,7 +418,8 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         commit after `since`."""
         iceberg = self._iceberg_table(table)
         replace_rows(self.spark, iceberg, rows, since)
-        expire_snapshots(iceberg, REWRITTEN_KEEP_SNAPSHOTS)
+        with contextlib.suppress(Exception):  # upkeep: the next write tries again
+            expire_snapshots(self._iceberg_table(table), REWRITTEN_KEEP_SNAPSHOTS)
 
     def replace(self, table: str, df: DataFrame) -> None:
         from pyspark.sql import functions as F

@@ -209,7 +209,8 @@ class Lease:
     """A run's hold on its tables, as a context manager: taken on entry (waiting up to `wait`
     seconds for a held table, when given), renewed by a daemon thread every quarter of `ttl`,
     released on exit. When a renewal finds a table taken over (the run was stalled past its
-    lease), `on_lost` is called with those tables and the renewals end."""
+    lease), `on_lost` is called with those tables and the renewals end. When `stop` is set (a
+    signal) while it waits, it stops waiting: LeaseHeld."""
 
     def __init__(
         self,
@@ -220,6 +221,7 @@ class Lease:
         wait: float | None = None,
         say: Callable[[str], None] | None = None,
         on_lost: Callable[[list[str]], None] | None = None,
+        stop: threading.Event | None = None,
     ) -> None:
         self.leases = leases
         self.tables = sorted(set(tables))
@@ -228,6 +230,7 @@ class Lease:
         self.wait = wait
         self.say = say or (lambda _text: None)
         self.on_lost = on_lost
+        self.stop = stop or threading.Event()
         self._done = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -258,7 +261,7 @@ class Lease:
                 return
             except LeaseHeld as held:
                 waited = time.monotonic() - started
-                if self.wait is None or waited >= self.wait:
+                if self.wait is None or waited >= self.wait or self.stop.is_set():
                     if self.wait is None:
                         raise
                     row = self.leases.live([held.table])
@@ -266,7 +269,7 @@ class Lease:
                 if not said:
                     self.say(f"waiting for the lease: {held}")
                     said = True
-                time.sleep(min(POLL_SECONDS, max(0.1, self.wait - waited)))
+                self.stop.wait(min(POLL_SECONDS, max(0.1, self.wait - waited)))
 
     def _renew(self) -> None:
         while not self._done.wait(self.ttl / 4):
