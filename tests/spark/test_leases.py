@@ -75,11 +75,11 @@ def test_a_held_lease_stops_a_run_before_it_reads_and_an_expired_one_is_taken_ov
 
     leases = Leases(p.backend, p.config.catalog.control_namespace)
     killed = Holder("killed", "gone-host", 99, "p.yml", "run")
-    leases.take([name], killed, 1.0)  # a run that died holding it: never renewed, never released
+    leases.take([name], killed, 4.0)  # a run that died holding it: never renewed, never released
     ws.write("in/b2.csv", "id\n2\n")
     with pytest.raises(LeaseHeld, match="gone-host/pid 99"):
         other.run()
-    time.sleep(1.2)
+    time.sleep(4.2)
     result = other.run()  # expired: taken over
     assert result.ok and [b.status for b in result.batches] == ["published"]
     assert sorted(r.id for r in other.table("t").collect()) == [1, 2]
@@ -93,16 +93,18 @@ def test_a_waiting_run_goes_on_once_the_holder_releases(ws):
 
     def hold() -> None:
         with p.lease(None, "run"):
-            released.wait(3)
+            released.wait(60)
 
     holder = threading.Thread(target=hold)
     holder.start()
     deadline = time.monotonic() + 60
     while not other.leases.live() and time.monotonic() < deadline:
         time.sleep(0.1)
-    released.set()
+    threading.Timer(3, released.set).start()  # the holder ends in 3 s
+    started = time.monotonic()
     result = other.run(wait=60)
     holder.join()
+    assert time.monotonic() - started >= 2.5  # it waited for the holder
     assert result.ok and sorted(r.id for r in other.table("t").collect()) == [1]
 
 
