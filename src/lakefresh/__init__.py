@@ -2,7 +2,7 @@
 
 from lakefresh.api import Pipeline, load_pipeline
 from lakefresh.config import PipelineConfig, load_config
-from lakefresh.errors import ConfigError, LakefreshError
+from lakefresh.errors import ConfigError, LakefreshError, LeaseHeld
 from lakefresh.results import BatchResult, RunResult, TableResult, TableStatus
 
 __version__ = "0.1.0"
@@ -11,6 +11,7 @@ __all__ = [
     "BatchResult",
     "ConfigError",
     "LakefreshError",
+    "LeaseHeld",
     "Pipeline",
     "PipelineConfig",
     "RunResult",

@@ -10,9 +10,10 @@ pipeline.table("customers").show()   # the target, as a Spark DataFrame
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +33,7 @@ from lakefresh.results import RunResult, TableResult, TableStatus
 from lakefresh.runner import Runner
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
+from lakefresh.state.leases import Holder, Lease, Leases
 from lakefresh.verbs import (
     MaintainResult,
     PlanResult,
@@ -68,6 +70,7 @@ class Pipeline:
         self.path = path
         self.console: Console = console or SilentConsole()
         self._spark = spark
+        self._holding: set[str] = set()  # the tables this pipeline's lease holds now
         if spark is not None:
             check_sql_text(spark)
 
@@ -114,6 +117,42 @@ class Pipeline:
     def control(self) -> ControlTables:
         return ControlTables(self.backend, self.config.catalog.control_namespace)
 
+    @cached_property
+    def leases(self) -> Leases:
+        return Leases(self.backend, self.config.catalog.control_namespace)
+
+    @contextlib.contextmanager
+    def lease(
+        self,
+        tables: list[str] | None,
+        command: str,
+        wait: float | None = None,
+        stop: threading.Event | None = None,
+    ) -> Iterator[None]:
+        """Hold the lease on these tables (names as in the pipeline; None: all of them) while
+        the block runs: LeaseHeld if another run holds one of them (after waiting up to `wait`
+        seconds for it, when given). Renewed while held; when it is lost (the process stalled
+        past its time to live and another run took a table over), `stop` is set. Nothing is
+        taken with `run.lease: false`, or for tables this pipeline already holds."""
+        chosen = tables or [t.name for t in self.config.tables]
+        names = [self.config.qualified(self._table(t)) for t in chosen]
+        if not self.config.run.lease or set(names) <= self._holding:
+            yield
+            return
+        holder = Holder.this_process(str(self.path) if self.path else None, command)
+
+        def lost(_tables: list[str]) -> None:
+            if stop is not None:
+                stop.set()
+
+        ttl = self.config.run.lease_ttl
+        with Lease(self.leases, names, holder, ttl, wait, self.console.message, lost, stop):
+            self._holding = set(names)
+            try:
+                yield
+            finally:
+                self._holding = set()
+
     def _table(self, name: str) -> TableConfig:
         for table in self.config.tables:
             if name in (table.name, self.config.qualified(table)):
@@ -130,6 +169,7 @@ class Pipeline:
         skip_batches: list[str] | None = None,
         accept_config_change: bool = False,
         full_refresh: list[str] | None = None,
+        wait: float | None = None,
     ) -> RunResult:
         """Apply every new batch of every table (or of `tables`), each exactly once. When `stop`
         is set, the run ends after the batch in progress. `rolled_back` settles published
@@ -137,15 +177,30 @@ class Pipeline:
         `skip_batches` (with one table) are waiting batches never to take, e.g. a refused one.
         `accept_config_change` applies a changed configuration to the new batches only.
         `full_refresh` tables (and their `<t>_history`) are first rebuilt from every batch their
-        sources hold, under today's configuration, in one commit each (see `verbs/rebuild.py`)."""
+        sources hold, under today's configuration, in one commit each (see `verbs/rebuild.py`).
+        The run holds the lease on its tables (see `lease`): LeaseHeld, before anything is read,
+        when another run holds one, unless it ends within `wait` seconds."""
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
             if not skip_batches:  # a skip names one table's batches: not its history's
                 tables = self._with_history(tables)
         before = self._full_refresh(full_refresh, tables) if full_refresh else None
+        stop = stop or threading.Event()  # a lost lease stops the run after its current batch
+        with self.lease(tables, "run", wait, stop):
+            return self._run(tables, stop, rolled_back, skip_batches, accept_config_change, before)
+
+    def _run(
+        self,
+        tables: list[str] | None,
+        stop: threading.Event,
+        rolled_back: str | None,
+        skip_batches: list[str] | None,
+        accept_config_change: bool,
+        before: Callable[[TableConfig, TableResult], None] | None = None,
+    ) -> RunResult:
         runner = self._runner(self.config)
         result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change, before)
-        if stop is not None and stop.is_set():  # asked to stop: upkeep waits for the next run
+        if stop.is_set():  # asked to stop: upkeep waits for the next run
             return result
         took = [  # upkeep after the run, for tables that took batches
             self._table(t.table)
@@ -208,13 +263,16 @@ class Pipeline:
         if tables:
             check_table_names(self.config.tables, tables)
         chosen = [t for t in self.config.tables if not tables or t.name in tables]
-        return maintain(self.config, self.backend, self.control, str(self.base_dir), chosen)
+        with self.lease([t.name for t in chosen], "maintain"):
+            return maintain(self.config, self.backend, self.control, str(self.base_dir), chosen)
 
     def rollback(self, table: str, to_batch: str) -> RollbackResult:
         """Undo the batches published after `to_batch` in one commit (Iceberg's rollback; also
         in the table's `<t>_history`); they are recorded as `unloaded` and never taken again.
         Refused, changing nothing, when a commit after it was not a lakefresh batch."""
-        return roll_back(self.config, self.backend, self.control, self._table(table), to_batch, self._hint())
+        config = self._table(table)
+        with self.lease(self._with_history([config.name]), "rollback"):
+            return roll_back(self.config, self.backend, self.control, config, to_batch, self._hint())
 
     def replay(self, table: str, batch: str, fixed: str | Path) -> ReplayResult:
         """Apply a corrected file of batch `batch`'s quarantined rows as a new batch linked to it
@@ -222,6 +280,10 @@ class Pipeline:
         config = self._table(table)
         path = str(fixed) if "://" in str(fixed) else str(Path(fixed).resolve())
         runner = self._runner(self.config)
+        with self.lease([config.name], "replay"):
+            return self._replay(config, batch, path, runner)
+
+    def _replay(self, config: TableConfig, batch: str, path: str, runner: Runner) -> ReplayResult:
         return replay(
             self.config,
             self.backend,
@@ -270,9 +332,9 @@ class Pipeline:
 
     def _rebuild(self, table: str, verb: Verb, batches: list[str]) -> RebuildResult:
         config = self._table(table)
-        return rebuild(
-            self.config, self.backend, self.control, str(self.base_dir), config, verb, batches, self._hint()
-        )
+        with self.lease(self._with_history([config.name]), verb):
+            base = str(self.base_dir)
+            return rebuild(self.config, self.backend, self.control, base, config, verb, batches, self._hint())
 
     def _hint(self) -> str:
         if self.path:
@@ -306,7 +368,8 @@ class Pipeline:
             except ValueError as exc:
                 raise ConfigError(str(exc)) from None
         tables = [backfill if t.name == config.name else t for t in self.config.tables]
-        return self._runner(self.config.model_copy(update={"tables": tables})).run([config.name])
+        with self.lease([config.name], "backfill"):
+            return self._runner(self.config.model_copy(update={"tables": tables})).run([config.name])
 
     def run_continuously(
         self,
@@ -314,19 +377,25 @@ class Pipeline:
         tables: list[str] | None = None,
         stop: threading.Event | None = None,
         on_cycle: Callable[[RunResult], None] | None = None,
+        wait: float | None = None,
     ) -> int:
         """Run every `interval` seconds (from the start of one cycle to the next; a cycle that
         takes longer is followed at once) until `stop` is set; a cycle in progress ends after
-        its current batch. A failed table is retried in the next cycle. Returns the cycles run."""
+        its current batch. A failed table is retried in the next cycle. Returns the cycles run.
+        The lease on the tables is held for the whole time (taken as `run` takes it)."""
         stop = stop or threading.Event()
+        if tables:
+            check_table_names(self.config.tables, tables)
+            tables = self._with_history(tables)
         cycles = 0
-        while not stop.is_set():
-            started = time.monotonic()
-            result = self.run(tables, stop)
-            cycles += 1
-            if on_cycle:
-                on_cycle(result)
-            stop.wait(max(0.0, interval - (time.monotonic() - started)))
+        with self.lease(tables, "run --continuous", wait, stop):
+            while not stop.is_set():
+                started = time.monotonic()
+                result = self.run(tables, stop)
+                cycles += 1
+                if on_cycle:
+                    on_cycle(result)
+                stop.wait(max(0.0, interval - (time.monotonic() - started)))
         return cycles
 
     def status(self, pending: bool = False) -> list[TableStatus]:

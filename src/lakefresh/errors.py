@@ -18,7 +18,10 @@ only what is :class:`TransientError`; everything else stops the table and is rep
     │   ├── TargetError               the target's rows break the strategy's rules (duplicate keys)
     │   └── InjectedFault             a fault injected on purpose (tests, drills)
     └── TransientError                may succeed when tried again
-        └── CommitConflictError       the target moved between staging and publishing
+        ├── CommitConflictError       the target moved between staging and publishing
+        └── LeaseHeld                 another run holds a table this one would write (exit 75)
+
+`exit_code` is the command line's exit code for the error: 1, or 75 (EX_TEMPFAIL) for LeaseHeld.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class LakefreshError(Exception):
     """Root of every error lakefresh raises on purpose."""
 
     transient: bool = False
+    exit_code: int = 1
 
 
 class TerminalError(LakefreshError):
@@ -99,3 +103,30 @@ class InjectedFault(TerminalError):
 class CommitConflictError(TransientError):
     """The target's head moved under a batch (after its change set read the target, or between
     staging and publishing); the batch is staged again."""
+
+
+class LeaseHeld(TransientError):
+    """Another run (of this pipeline or another) holds the lease on a table this run would
+    write; nothing was read or written. The lease ends when that run ends, or expires when it
+    is no longer renewed (a killed run)."""
+
+    exit_code = 75  # EX_TEMPFAIL: try again later
+
+    def __init__(
+        self,
+        table: str,
+        since: str,
+        host: str,
+        pid: int | None,
+        pipeline: str | None,
+        expires: str,
+        waited: str | None = None,
+    ) -> None:
+        self.table = table
+        where = f" ({pipeline})" if pipeline else ""
+        after = f"waited {waited}; " if waited else ""
+        super().__init__(
+            f"another run holds {table} since {since}, started by {host}/pid {pid}{where}; it "
+            f"expires at {expires} unless renewed; {after}wait for it with --wait DURATION "
+            "(e.g. --wait 10m), or stop that run"
+        )

@@ -133,6 +133,7 @@ class TableStatus:
     pending: int | None = None
     source_error: str | None = None  # why the source could not be listed (with pending)
     quarantined: int = 0  # its rows waiting in quarantine (not replayed)
+    lease: str | None = None  # who holds the table's lease now, and until when
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)

@@ -84,6 +84,7 @@ TWO_RUNS = """
 catalog: {name: cont, warehouse: ./warehouse}
 spark: {master: "local[1]", conf: {spark.sql.shuffle.partitions: "1"}}
 defaults: {namespace: shop}
+run: {lease: false}
 tables:
   - name: t
     source: {kind: files, path: in, format: csv, schema: {id: int, city: string}}
@@ -95,7 +96,9 @@ def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_pa
     """Two real processes run one pipeline continuously, started together, so that their cycles
     overlap again and again (a scheduler's overlap, many times): batches arrive one at a time and
     in bursts. An append target holds each batch's rows once, its lineage names each batch once,
-    and the log holds each batch once as `published`, whatever the other run did meanwhile."""
+    and the log holds each batch once as `published`, whatever the other run did meanwhile.
+    The pipeline takes no lease (`run: {lease: false}`), which would keep the second process out
+    (tests/e2e/test_lease.py): this is the guarantee without it."""
     (tmp_path / "pipeline.yml").write_text(TWO_RUNS, encoding="utf-8")
     (tmp_path / "in").mkdir()
     command = [

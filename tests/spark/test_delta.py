@@ -178,7 +178,7 @@ def test_a_delta_only_pipeline_needs_no_iceberg_and_a_kill_after_its_commit_is_f
     ws.write("in/b2.csv", "id,city,updated_at\n1,Kyiv,2025-01-03\n", mtime=1_736_003_600)
     tables = KEYED.format(folder=ws.root / "in").replace("  format: delta\n", "")  # the catalog's
     path = ws.root / "pipeline.yml"
-    path.write_text(ws.pipeline_yaml(tables), encoding="utf-8")
+    path.write_text(ws.pipeline_yaml(tables) + "run: {lease_ttl: 3s}\n", encoding="utf-8")
     settings = load_pipeline(path).spark_settings()
     assert [k for k, v in settings.items() if "iceberg" in f"{k}={v}".lower()] == []
     env = {**os.environ, "LAKEFRESH_FAULTS": "after_publish@b2.csv:kill"}
@@ -188,7 +188,7 @@ def test_a_delta_only_pipeline_needs_no_iceberg_and_a_kill_after_its_commit_is_f
 
     p = load_pipeline(path, spark=ws.spark)
     assert rows(p.table("customers"), ["id", "city"]) == [(1, "Kyiv"), (2, "Rome")]  # b2 committed
-    result = p.run()
+    result = p.run(wait=60)  # once the killed run's lease expired
     assert result.ok and result.batches == [], result.to_dict()  # nothing taken twice
     logged = sorted((r["batch_id"], r["status"]) for r in p.history("customers"))
     assert logged == [("b1.csv", "published"), ("b2.csv", "published")]

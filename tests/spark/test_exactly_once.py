@@ -22,6 +22,8 @@ TABLE = """
     schema: {id: int, v: string, ts: timestamp}
   strategy: {kind: key, keys: [id], date_column: ts}
 """
+# a killed run's lease lasts this long: then the next run takes its table over
+SHORT_LEASE = "run: {lease_ttl: 3s}\n"
 ONE_BY_ONE = "backlog: {max_batches: 1}\n"  # the path of a lone batch (backlogs: test_backlog.py)
 AFTER_B1 = [(1, "a", "b1.csv"), (2, "b", "b1.csv")]
 AFTER_B2 = [(1, "A", "b2.csv"), (2, "b", "b1.csv"), (3, "c", "b2.csv")]
@@ -70,7 +72,7 @@ def test_a_rerun_with_nothing_new_creates_no_snapshot_anywhere(ws):
 def test_a_killed_process_is_finished_by_the_next_run(ws, point):
     two_batches(ws)
     path = ws.root / "pipeline.yml"
-    path.write_text(ws.pipeline_yaml(TABLE), encoding="utf-8")
+    path.write_text(ws.pipeline_yaml(TABLE) + SHORT_LEASE, encoding="utf-8")
     env = {**os.environ, "LAKEFRESH_FAULTS": f"{point}@b2.csv:kill"}
     proc = subprocess.run(
         [sys.executable, "-m", "lakefresh.cli", "run", str(path)],
@@ -83,7 +85,7 @@ def test_a_killed_process_is_finished_by_the_next_run(ws, point):
 
     p = ws.pipeline(TABLE)
     assert target(p) == (AFTER_B2 if point == "after_publish" else AFTER_B1)
-    result = p.run()
+    result = p.run(wait=60)  # once the killed run's lease expired
     assert result.ok, result.to_dict()
     assert target(p) == AFTER_B2
     assert lineage(ws, p) == ["b1.csv", "b2.csv"]

@@ -11,6 +11,10 @@ Given those batches, the target equals the one a single clean run builds from th
 names every batch once, and the `batches` log holds every batch once as `published`; for every
 strategy on the one-batch path and every strategy that folds a backlog into one commit on the
 group path, on Iceberg and on Delta.
+
+The runs take no lease (`run: {lease: false}`): with it, B would stop before reading anything
+(tests/spark/test_leases.py). This is the guarantee that holds without it, or when a run's lease
+expired while it was stalled and another run took the table over.
 """
 
 from __future__ import annotations
@@ -77,6 +81,8 @@ def check_overlap(ws, monkeypatch, kind: contract.Kind, table_format: str, path:
     expected = reference(ws, kind)
     yaml = contract.table_yaml(kind, str(ws.root / "in"), table_format)
     first, second = ws.pipeline(yaml, defaults=PATHS[path]), ws.pipeline(yaml, defaults=PATHS[path])
+    for p in (first, second):  # the race itself: no lease keeps B out
+        p.config = p.config.model_copy(update={"run": p.config.run.model_copy(update={"lease": False})})
     write(ws, "in", ["b0.csv"])
     assert first.run().ok
     table = first.config.tables[0]

@@ -1,7 +1,8 @@
 """The command line: thin commands over the Python API.
 
-Errors print as one line (`Error: ...`) with exit code 1; `--debug` shows the whole trace (its
-causes and the JVM's stack text too), with every secret masked as in the one line.
+Errors print as one line (`Error: ...`) with exit code 1 (75 when another run holds the lease on
+a table: `LeaseHeld`); `--debug` shows the whole trace (its causes and the JVM's stack text too),
+with every secret masked as in the one line.
 `--output json` prints machine-readable results on stdout.
 """
 
@@ -103,8 +104,8 @@ def _emit(output: Output, data: Any, text: str) -> None:
 
 
 def _fail(exc: BaseException, output: Output = Output.text) -> None:
-    """Report an error in one line naming its cause (as JSON with `--output json`); exit 1.
-    With `--debug`, the whole trace first."""
+    """Report an error in one line naming its cause (as JSON with `--output json`); exit with
+    the error's exit code (1; 75 for a held lease). With `--debug`, the whole trace first."""
     if State.debug:
         print_trace(exc)
     if isinstance(exc, LakefreshError):
@@ -119,7 +120,7 @@ def _fail(exc: BaseException, output: Output = Output.text) -> None:
         print(json.dumps({"ok": False, "error": message, "error_type": kind}, indent=2))
     else:
         typer.secho(f"Error: {message}", fg=typer.colors.RED, err=True)
-    raise typer.Exit(1)
+    raise typer.Exit(exc.exit_code if isinstance(exc, LakefreshError) else 1)
 
 
 @app.command()
@@ -150,6 +151,12 @@ def run(
         False, "--continuous", help="Run again every --interval until SIGINT or SIGTERM."
     ),
     interval: str = typer.Option("60s", help="Change-capture interval: 90, 90s, 5m, 1h."),
+    wait: str | None = typer.Option(
+        None,
+        "--wait",
+        help="When another run holds the lease on a table, wait up to this long (90s, 10m) for "
+        "it; without it such a run exits 75 at once.",
+    ),
     rolled_back: RolledBack | None = typer.Option(
         None,
         "--rolled-back",
@@ -179,6 +186,7 @@ def run(
     """Apply every new batch to its table, exactly once."""
     try:
         seconds = parse_interval(interval)
+        waiting = None if wait is None else parse_interval(wait, "--wait")
         p = _load(pipeline, var, quiet=output is Output.json)
         if table:  # before Spark starts
             from lakefresh.config.checks import check_table_names
@@ -187,7 +195,7 @@ def run(
         if continuous:
             if full_refresh:
                 raise ConfigError("--full-refresh is one run's: run it once, then --continuous")
-            _run_continuously(p, table or None, seconds, output)
+            _run_continuously(p, table or None, seconds, output, waiting)
             return
         decision = rolled_back.value if rolled_back else None
         with Stopping(p) as stopping:
@@ -198,6 +206,7 @@ def run(
                 skip_batches=skip_batch or None,
                 accept_config_change=accept_config_change,
                 full_refresh=(table or [t.name for t in p.config.tables]) if full_refresh else None,
+                wait=waiting,
             )
     except Exception as exc:
         _fail(exc, output)
@@ -313,22 +322,25 @@ class Stopping:
         raise typer.Exit(128 + self.signal)
 
 
-def _run_continuously(p: Any, tables: list[str] | None, seconds: float, output: Output) -> None:
+def _run_continuously(
+    p: Any, tables: list[str] | None, seconds: float, output: Output, wait: float | None
+) -> None:
     """Cycles until SIGINT or SIGTERM; the batch in progress is committed first. A failed table
     is reported and retried in the next cycle."""
     with Stopping(p) as stopping:
-        cycles = p.run_continuously(seconds, tables, stopping.stop, on_cycle=lambda r: _report(r, output))
+        report = lambda r: _report(r, output)  # noqa: E731
+        cycles = p.run_continuously(seconds, tables, stopping.stop, on_cycle=report, wait=wait)
     print(f"stopped after {cycles} cycle(s)", file=sys.stderr)
 
 
-def parse_interval(text: str) -> float:
+def parse_interval(text: str, option: str = "--interval") -> float:
     """Seconds in `90`, `90s`, `500ms`, `5m` or `1h`."""
     from lakefresh.config.base import parse_duration
 
     try:
         return parse_duration(text)
     except ValueError as exc:
-        raise typer.BadParameter(f"--interval {exc}") from None
+        raise typer.BadParameter(f"{option} {exc}") from None
 
 
 @app.command()

@@ -45,6 +45,9 @@ def status(
             f"source error: {r.source_error}" if r.source_error else waiting,
         )
     _console().print(grid)
+    for r in rows:
+        if r.lease:
+            print(f"{r.table}: {r.lease}")
 
 
 @app.command()

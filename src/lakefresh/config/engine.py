@@ -1,12 +1,13 @@
-"""Where a pipeline runs: its catalog and its Spark session. No pyspark here."""
+"""Where a pipeline runs: its catalog, its Spark session and how its runs share their targets.
+No pyspark here."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from lakefresh.config.base import IDENTIFIER, Model
+from lakefresh.config.base import IDENTIFIER, Model, parse_duration
 from lakefresh.config.checks import check_catalog_type, check_master
 
 TableFormat = Literal["iceberg", "delta"]
@@ -88,3 +89,31 @@ class SparkConfig(Model):
     @classmethod
     def _master(cls, value: str) -> str:
         return check_master(value)
+
+
+class RunConfig(Model):
+    """How runs of the pipeline share their targets: the lease a run takes on every table it
+    writes, so that a second run of them (of this pipeline or another) waits or stops."""
+
+    lease: bool = Field(
+        True,
+        description="Take a lease on the tables a run (or a verb that rewrites them) writes. Off: "
+        "overlapping runs still apply nothing twice, but the later one fails where they meet.",
+    )
+    lease_ttl: float = Field(
+        120.0,
+        description="How long a lease lasts unless renewed (90s, 2m, 1h): the run renews it every "
+        "quarter of this while it lives, and a run that was killed holds its tables this long.",
+    )
+
+    @field_validator("lease_ttl", mode="before")
+    @classmethod
+    def _duration(cls, value: Any) -> Any:
+        return parse_duration(value)
+
+    @field_validator("lease_ttl")
+    @classmethod
+    def _a_second_at_least(cls, value: float) -> float:
+        if value < 1:
+            raise ValueError(f"must be at least 1s, got {value}s")
+        return value

@@ -15,7 +15,7 @@ from lakefresh.config.checks import (
     reference_problems,
     sort_term,
 )
-from lakefresh.config.engine import CatalogConfig, SparkConfig, TableFormat
+from lakefresh.config.engine import CatalogConfig, RunConfig, SparkConfig, TableFormat
 from lakefresh.config.expressions import check_query
 from lakefresh.config.graph import dependency_order, with_history_tables
 from lakefresh.config.maintenance import MaintenanceConfig
@@ -319,6 +319,7 @@ class PipelineConfig(Model):
     catalog: CatalogConfig = Field(default_factory=CatalogConfig)  # type: ignore[arg-type]
     spark: SparkConfig = Field(default_factory=SparkConfig)  # type: ignore[arg-type]
     defaults: Defaults = Field(default_factory=Defaults)  # type: ignore[arg-type]
+    run: RunConfig = Field(default_factory=RunConfig)  # type: ignore[arg-type]
     tables: list[TableConfig] = Field(min_length=1, description="The target tables.")
 
     @model_validator(mode="before")

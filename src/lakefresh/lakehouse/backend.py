@@ -357,6 +357,20 @@ class TableBackend(Protocol):
         was added since that snapshot (Iceberg; elsewhere a plain append), so that a writer that
         checked the table at that snapshot appends nothing another wrote meanwhile."""
 
+    def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
+        """A small control table's rows as Python values (a timestamp as a naive datetime in the
+        session's time zone, as PySpark gives it), with a marker of the state they were read
+        at, for `replace_rows`."""
+
+    def replace_rows(
+        self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None
+    ) -> None:
+        """Replace every row of a small control table with `rows` (as `append_rows` takes them),
+        in one commit, refused with a commit conflict if the table was written after `read_rows`
+        returned the marker `since`: a compare-and-swap, so that of two writers that read the
+        same state, one commits and the other reads again. Old versions of the table are
+        dropped as it goes (it is rewritten often)."""
+
     def replace(self, table: str, df: DataFrame) -> None:
         """Replace every row with `df`."""
 

@@ -30,6 +30,7 @@ the versions it undid are retained but off the lineage (rolled back), and `roll_
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -58,7 +59,7 @@ from lakefresh.lakehouse.delta_writes import DeltaWrites
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.jvm import java_class
-from lakefresh.lakehouse.literals import empty_rows
+from lakefresh.lakehouse.literals import empty_rows, literal_rows
 from lakefresh.lakehouse.sql import properties_sql, quote
 
 if TYPE_CHECKING:
@@ -69,6 +70,9 @@ USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 TXN_APP = "lakefresh"  # one idempotent-write application per table: its writes are serialized
+# The idempotent-write application of `replace_rows`, and the key of its token in the metadata.
+ROWS_APP = "lakefresh.rows"
+ROWS_KEY = "lakefresh.rows"
 # A new target keeps its change feed (the `changes` of a downstream reader, `table_changes`).
 CREATE_PROPERTIES = {"delta.enableChangeDataFeed": "true"}
 # lakefresh's write mode as Delta's: merge-on-read is deletion vectors.
@@ -346,6 +350,49 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             if batch_id in entry.batches:
                 return entry
         return None
+
+    # --- a small control table rewritten whole -------------------------------------------------
+
+    def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
+        """The rows of the newest version, and the marker: the version of ROWS_APP's idempotent
+        writes that version holds (-1: none yet)."""
+        snapshot = self._snapshot(table)
+        found = snapshot.transactions().get(ROWS_APP)
+        marker = int(found.get()) if found.isDefined() else -1
+        version = int(snapshot.version())
+        if version < 0:
+            return marker, []
+        return marker, [r.asDict(recursive=True) for r in self.read(table, version).collect()]
+
+    def replace_rows(
+        self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None
+    ) -> None:
+        """An overwrite made as ROWS_APP's idempotent write number `since + 1`: Delta skips it
+        when the table already holds that number (a writer that read the same state came
+        first: its token is then not in the history) and refuses it when such a write commits
+        during it (ConcurrentTransactionException; the overwrite also reads every file, so a
+        concurrent write that adds or removes one conflicts). Every write of the table but its
+        creation and properties goes through here, so the number moves with every change."""
+        token = uuid.uuid4().hex
+        before = self.latest(table)
+        # writer options, not session settings: the run's own writes go on in other threads
+        writer = (
+            literal_rows(self.spark, rows, schema)
+            .write.format("delta")
+            .mode("overwrite")
+            .option("userMetadata", json.dumps({ROWS_KEY: token}))
+            .option("txnAppId", ROWS_APP)
+            .option("txnVersion", str((-1 if since is None else since) + 1))
+        )
+        try:
+            writer.save(self.location(table))
+        except Exception as exc:
+            if is_commit_conflict(exc):
+                raise CommitConflictError(f"another write replaced the rows of {table} first") from exc
+            raise
+        written = [v for v in self._history(table) if before is None or v.version > before]
+        if not any(v.metadata.get(ROWS_KEY) == token for v in written):
+            raise CommitConflictError(f"another write replaced the rows of {table} first")
 
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         return self._entry(table, snapshot_id).properties

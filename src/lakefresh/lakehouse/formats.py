@@ -195,6 +195,14 @@ class ByTable:
     ) -> None:
         self.of(table).append_rows(table, rows, schema, unless)
 
+    def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
+        return self.of(table).read_rows(table)
+
+    def replace_rows(
+        self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None
+    ) -> None:
+        self.of(table).replace_rows(table, rows, schema, since)
+
     def replace(self, table: str, df: DataFrame) -> None:
         self.of(table).replace(table, df)
 

@@ -22,6 +22,7 @@ append and overwrite, which always go through Iceberg's Spark writer and are sta
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -46,7 +47,7 @@ from lakefresh.lakehouse.iceberg_log import (
     snapshot_info,
     utc,
 )
-from lakefresh.lakehouse.iceberg_rows import NotWritable, append_rows
+from lakefresh.lakehouse.iceberg_rows import NotWritable, append_rows, expire_snapshots, replace_rows
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.merge import SqlWrites
@@ -57,6 +58,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+# A small table rewritten whole by every write (`replace_rows`) keeps this many snapshots.
+REWRITTEN_KEEP_SNAPSHOTS = 20
 WAP_PROPERTIES = {"write.wap.enabled": "true", "format-version": "2"}
 SORT_PROPERTY = "lakefresh.sort-by"  # the `sort_by` terms last given to `order`
 DISTRIBUTION_PROPERTY = "write.distribution-mode"
@@ -403,6 +406,23 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             append_rows(self.spark, self._iceberg_table(table), rows, unless)
         except NotWritable:
             self.append(table, literal_rows(self.spark, rows, schema))
+
+    def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
+        snapshot = self.head(table)
+        if snapshot is None:
+            return None, []
+        return snapshot, [r.asDict(recursive=True) for r in self.read(table, snapshot).collect()]
+
+    def replace_rows(
+        self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None
+    ) -> None:
+        """Through Iceberg's Java API (lakehouse/iceberg_rows.py): the files of snapshot `since`
+        deleted and the rows' file added in one commit, which Iceberg validates against every
+        commit after `since`."""
+        iceberg = self._iceberg_table(table)
+        replace_rows(self.spark, iceberg, rows, since)
+        with contextlib.suppress(Exception):  # upkeep: the next write tries again
+            expire_snapshots(self._iceberg_table(table), REWRITTEN_KEEP_SNAPSHOTS)
 
     def replace(self, table: str, df: DataFrame) -> None:
         from pyspark.sql import functions as F

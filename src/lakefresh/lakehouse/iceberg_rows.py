@@ -17,6 +17,7 @@ import contextlib
 import datetime as dt
 import json
 import math
+import time
 import uuid
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -52,6 +53,57 @@ def append_rows(
     if a data file that may hold that value in that column was added since that snapshot."""
     if not rows:
         return
+    data, path = _data_file(spark, table, rows)
+    try:
+        _commit(spark, table, data, unless)
+    except Exception as exc:
+        _drop_unless_unknown(table, path, exc)
+        raise
+
+
+def replace_rows(spark: SparkSession, table: Any, rows: list[dict[str, Any]], since: int | None) -> None:
+    """Replace every row of the Iceberg table `table` (Java `Table`, loaded fresh) with `rows`,
+    in one commit that deletes the data files of snapshot `since` (the one the caller read; None:
+    the table had none) and adds one file: a compare-and-swap. Iceberg refuses the commit
+    (ValidationException) if any data file was added or deleted after `since`, so of two writers
+    that read the same snapshot one commits and the other is refused. NotWritable as for
+    :func:`append_rows`."""
+    data, path = _data_file(spark, table, rows) if rows else (None, None)
+    expressions = java_class(spark, "org.apache.iceberg.expressions.Expressions")
+    write = table.newOverwrite()
+    if since is not None:
+        tasks = table.newScan().useSnapshot(since).planFiles()
+        try:
+            files = tasks.iterator()
+            while files.hasNext():
+                write = write.deleteFile(files.next().file())
+        finally:
+            tasks.close()
+        write = write.validateFromSnapshot(since)
+    elif data is None:
+        return  # nothing read, nothing to write
+    if data is not None:
+        write = write.addFile(data)
+    write = write.conflictDetectionFilter(expressions.alwaysTrue()).validateNoConflictingData()
+    try:
+        write.validateNoConflictingDeletes().commit()
+    except Exception as exc:
+        if path is not None:
+            _drop_unless_unknown(table, path, exc)
+        raise
+
+
+def expire_snapshots(table: Any, keep: int) -> None:
+    """Expire all but the newest `keep` snapshots of a small table rewritten often (its files
+    too), when it holds twice as many: without a Spark job."""
+    count = sum(1 for _ in table.snapshots())
+    if count > 2 * keep:
+        table.expireSnapshots().retainLast(keep).expireOlderThan(int(time.time() * 1000)).commit()
+
+
+def _data_file(spark: SparkSession, table: Any, rows: list[dict[str, Any]]) -> tuple[Any, str]:
+    """`rows` written as one Parquet data file of the table (not yet committed): the file and
+    its path."""
     if not table.spec().isUnpartitioned():
         raise NotWritable("a partitioned table")
     schema = table.schema()
@@ -82,12 +134,17 @@ def append_rows(
             .withMetrics(appender.metrics())
             .build()
         )
-        _commit(spark, table, data, unless)
     except Exception as exc:
-        if not any(x.name == "CommitStateUnknownException" for x in chain(exc)):  # surely not committed
-            with contextlib.suppress(Exception):  # best effort: the append's own failure is what counts
-                table.io().deleteFile(path)
+        _drop_unless_unknown(table, path, exc)
         raise
+    return data, path
+
+
+def _drop_unless_unknown(table: Any, path: str, exc: BaseException) -> None:
+    """Delete the file written for a commit that surely failed (not one whose outcome is unknown)."""
+    if not any(x.name == "CommitStateUnknownException" for x in chain(exc)):
+        with contextlib.suppress(Exception):  # best effort: the write's own failure is what counts
+            table.io().deleteFile(path)
 
 
 def _commit(spark: SparkSession, table: Any, data: Any, unless: tuple[int | None, str, str] | None) -> None:

@@ -8,6 +8,9 @@
   written from the commits' records, `staged` marked `published`) or marks staged attempts that
   never published `abandoned` before staging the batch again.
 - `quarantine`: rows that could not be loaded, with the reason, file, line and batch.
+- `leases` (state/leases.py): the tables runs hold now, one row each. Created when missing (an
+  older lakefresh never reads it), so it takes no version step below; it is rewritten whole by
+  every write, so no migration ever needs to add a column in place: a new layout replaces it.
 
 The target's lineage is the authority on what was applied; these tables are the log of it.
 Version: the table property `lakefresh.state-version`. A run against tables of another version

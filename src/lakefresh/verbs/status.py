@@ -11,6 +11,7 @@ from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.results import TableStatus
 from lakefresh.secrets import redact
 from lakefresh.sources import SourceContext, make_source
+from lakefresh.state.leases import Leases
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig
@@ -23,8 +24,9 @@ def table_status(
 ) -> list[TableStatus]:
     """Per table: batches published, the last one and its position, rows, counts; with `pending`,
     the batches its source holds that no run took (a source that cannot be listed is reported
-    on its table, not raised)."""
+    on its table, not raised). A table another run holds says who (its lease)."""
     control.ensure()
+    leases = {r.table_name: r.describe() for r in Leases(backend, control.namespace).live()}
     out = []
     waiting_rows = {
         r[0]: int(r[1])
@@ -68,6 +70,7 @@ def table_status(
                 pending=waiting,
                 source_error=source_error,
                 quarantined=waiting_rows.get(name, 0),
+                lease=leases.get(name),
             )
         )
     return out

@@ -1,0 +1,118 @@
+"""The run lease with real processes: a second `lakefresh run` of a pipeline whose tables another
+run holds exits 75 with one line naming the table, the host and the pid of the holder, before it
+reads or writes anything; `run --wait` goes on once the holder ends; a run killed with SIGKILL
+keeps its lease until it expires, and then a waiting run takes it over and applies what the
+killed one had staged, once.
+
+One sequence of four processes (each start costs a JVM): A holds the table, paused in a batch;
+B exits 75; C waits; A ends; C takes the lease and is killed holding it; E takes it over."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.e2e
+
+TTL = 30  # seconds: longer than a JVM's start, so that the killed run's lease is seen live
+PIPELINE = f"""
+catalog: {{name: lease, warehouse: ./warehouse}}
+spark: {{master: "local[1]", conf: {{spark.sql.shuffle.partitions: "1"}}}}
+defaults: {{namespace: shop, backlog: {{max_batches: 1}}}}
+run: {{lease_ttl: {TTL}s}}
+tables:
+  - name: a
+    source: {{kind: files, path: a, format: csv, schema: {{id: int}}}}
+    strategy: {{kind: append}}
+"""
+
+
+def start(root: Path, *args: str, fault: str | None = None) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("LAKEFRESH_FAULTS", None)
+    if fault:
+        env["LAKEFRESH_FAULTS"] = fault
+    return subprocess.Popen(
+        [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml", *args],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,  # its own process group: SIGKILL reaches its JVM too
+    )
+
+
+def wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 240
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, f"never reached {path.name}"
+        time.sleep(0.05)
+
+
+def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=300)
+    return proc.returncode, out, err
+
+
+def ids(spark, root: Path) -> list[int]:
+    location = root / "warehouse" / "shop" / "a"
+    if not location.exists():
+        return []
+    return sorted(r.id for r in spark.read.format("iceberg").load(str(location)).collect())
+
+
+def leases(spark, root: Path) -> list[tuple[str, int]]:
+    rows = spark.read.format("iceberg").load(str(root / "warehouse" / "lakefresh" / "leases")).collect()
+    return sorted((r.table_name, r.pid) for r in rows)
+
+
+def test_a_second_run_stops_or_waits_and_a_killed_run_s_lease_expires(tmp_path, spark):
+    (tmp_path / "pipeline.yml").write_text(PIPELINE, encoding="utf-8")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "a1.csv").write_text("id\n1\n", encoding="utf-8")
+    go_a, go_c = tmp_path / "go-a", tmp_path / "go-c"
+    a = start(tmp_path, fault=f"after_stage@a1.csv:pause={go_a}")
+    wait_for(Path(f"{go_a}.paused"), a)  # A holds the lease, its batch staged, not published
+    (tmp_path / "a" / "a2.csv").write_text("id\n2\n", encoding="utf-8")  # after A listed a1 alone
+
+    b = start(tmp_path)
+    c = start(tmp_path, "--wait", "5m", fault=f"after_stage@a2.csv:pause={go_c}")
+    code, out, err = finish(b)
+    assert code == 75, (out, err)
+    lines = [line for line in err.splitlines() if line.startswith("Error")]
+    assert len(lines) == 1 and "Traceback" not in err, err  # one line, no trace
+    assert lines[0].startswith("Error: another run holds shop.a since "), err
+    assert f"started by {socket.gethostname()}/pid {a.pid} (" in lines[0] and "pipeline.yml" in lines[0]
+    assert "wait for it with --wait" in lines[0]
+    assert out.strip() == ""  # no table was started
+    assert ids(spark, tmp_path) == []  # B changed nothing; A has not published yet
+
+    go_a.touch()
+    code, out, err = finish(a)
+    assert code == 0, (out, err)
+    wait_for(Path(f"{go_c}.paused"), c)  # C waited, then took the lease: it holds it, mid-batch
+    assert ids(spark, tmp_path) == [1]
+    assert leases(spark, tmp_path) == [("shop.a", c.pid)]
+    os.killpg(c.pid, signal.SIGKILL)
+    out, err = c.communicate(timeout=60)
+    assert "waiting for the lease: another run holds shop.a since " in out + err, (out, err)
+    assert leases(spark, tmp_path) == [("shop.a", c.pid)]  # the killed run's lease stays, until it expires
+
+    e = start(tmp_path, "--wait", "5m")
+    code, out, err = finish(e)
+    assert code == 0, (out, err)
+    assert "a: 1 batch(es) applied, ok" in out, out  # a2, which C staged and never published
+    assert ids(spark, tmp_path) == [1, 2]
+    assert leases(spark, tmp_path) == []  # released at its end
+    log = spark.read.format("iceberg").load(str(tmp_path / "warehouse" / "lakefresh" / "batches"))
+    published = sorted(r.batch_id for r in log.where("status = 'published'").collect())
+    assert published == ["a1.csv", "a2.csv"]
