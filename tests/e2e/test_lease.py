@@ -14,10 +14,11 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.test_signals import wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -48,14 +49,6 @@ def start(root: Path, *args: str, fault: str | None = None) -> subprocess.Popen[
         env=env,
         start_new_session=True,  # its own process group: SIGKILL reaches its JVM too
     )
-
-
-def wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
-    deadline = time.monotonic() + 240
-    while not path.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, f"never reached {path.name}"
-        time.sleep(0.05)
 
 
 def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:

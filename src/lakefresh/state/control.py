@@ -334,6 +334,18 @@ def control_properties(backend: TableBackend) -> dict[str, str]:
     return {VERSION_PROPERTY: str(STATE_VERSION), **backend.log_table_properties()}
 
 
+def create_control_table(backend: TableBackend, table: str, schema: str) -> None:
+    """Create a control table of its own (`schema`: its DDL columns) unless it exists; another
+    pipeline creating it at the same moment is retried past."""
+
+    def create() -> None:
+        if not backend.exists(table):
+            properties = control_properties(backend)
+            backend.create(table, parse_schema(schema), [], properties, staged_commits=False)
+
+    retry_conflicts(create)
+
+
 def _version_of(properties: dict[str, str]) -> int | None:
     found = properties.get(VERSION_PROPERTY)
     return None if found is None else int(found)

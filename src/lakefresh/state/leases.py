@@ -30,9 +30,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, LeaseHeld
-from lakefresh.lakehouse.failures import is_commit_conflict, retry_conflicts
+from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.session import parse_schema
-from lakefresh.state.control import control_properties
+from lakefresh.state.control import create_control_table
 
 if TYPE_CHECKING:
     from types import TracebackType
@@ -124,14 +124,8 @@ class Leases:
 
     def ensure(self) -> None:
         if not self._ready:
-            retry_conflicts(self._create)  # another pipeline may create it at the same moment
+            create_control_table(self.backend, self.table, LEASES_SCHEMA)
             self._ready = True
-
-    def _create(self) -> None:
-        if not self.backend.exists(self.table):
-            schema = parse_schema(LEASES_SCHEMA)
-            properties = control_properties(self.backend)
-            self.backend.create(self.table, schema, [], properties, staged_commits=False)
 
     def live(self, tables: list[str] | None = None) -> list[LeaseRow]:
         """The leases not yet expired (of these tables); none when the table does not exist

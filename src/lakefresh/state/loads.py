@@ -16,9 +16,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from lakefresh.lakehouse.failures import retry_conflicts
-from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
-from lakefresh.state.control import LOADS_TABLE, control_properties
+from lakefresh.state.control import LOADS_TABLE, create_control_table
 
 if TYPE_CHECKING:
     from lakefresh.lakehouse.backend import TableBackend
@@ -48,13 +47,8 @@ class LoadLog:
 
     def ensure(self) -> None:
         if not self._ready:
-            retry_conflicts(self._create)  # another pipeline may create it at the same moment
+            create_control_table(self.backend, self.table, LOADS_SCHEMA)
         self._ready = True
-
-    def _create(self) -> None:
-        if not self.backend.exists(self.table):
-            properties = control_properties(self.backend)
-            self.backend.create(self.table, parse_schema(LOADS_SCHEMA), [], properties, staged_commits=False)
 
     def loads(self, load_id: str) -> list[Load]:
         """The reader's loads, oldest first."""
