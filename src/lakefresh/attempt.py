@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.clock import utc_now
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.results import BatchResult, PhaseTimes
 from lakefresh.strategies import Rebuild
@@ -26,10 +27,6 @@ if TYPE_CHECKING:
 
 # The longest record a commit carries (characters of JSON); a longer one is written as a row.
 MAX_CARRIED = 4096
-
-
-def utc_now() -> datetime:
-    return datetime.now(UTC).replace(tzinfo=None)
 
 
 @dataclass

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.clock import utc_now
 from lakefresh.config import write_mode
 from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import AuditError, StateError, TakenError, TransientError
@@ -41,7 +42,7 @@ from lakefresh.reading import read_group
 from lakefresh.results import BatchResult
 from lakefresh.state.control import AttemptRow
 from lakefresh.state.published import Published
-from lakefresh.steps import Attempt, BatchSteps, error_text, utc_now
+from lakefresh.steps import Attempt, BatchSteps, error_text
 from lakefresh.strategies import GroupStaging, StageContext
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import GroupChange, Member

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, LINE_COLUMN, REASON_COLUMN
 from lakefresh.config.fingerprint import changes, fingerprint
 from lakefresh.errors import AuditError, BatchRefused, ConfigChanged, ConfigError, LineageError, TargetError
@@ -361,7 +362,7 @@ class Bookkeeping:
         out = []
         for batch_id in [b for b in ids if b in waiting]:
             ref = waiting[batch_id]
-            now = datetime.now(UTC).replace(tzinfo=None)
+            now = utc_now()
             self.control.record_attempt(
                 {
                     "table_name": name,

@@ -26,8 +26,9 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.attempt import MAX_CARRIED, Attempt, json_text, utc_now
+from lakefresh.attempt import MAX_CARRIED, Attempt, json_text
 from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
+from lakefresh.clock import utc_now
 from lakefresh.config import write_mode
 from lakefresh.errors import (
     AuditError,
@@ -55,7 +56,7 @@ if TYPE_CHECKING:
     from lakefresh.results import BatchResult
     from lakefresh.state.control import ControlTables
 
-__all__ = ["Attempt", "BatchSteps", "error_text", "utc_now"]
+__all__ = ["Attempt", "BatchSteps", "error_text"]
 
 
 class BatchSteps:

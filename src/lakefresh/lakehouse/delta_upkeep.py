@@ -5,9 +5,10 @@ removal of files no kept version needs (`VACUUM`)."""
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.clock import utc_now
 from lakefresh.lakehouse.backend import Deletes
 from lakefresh.lakehouse.delta_log import checksum_of
 
@@ -87,7 +88,7 @@ class DeltaUpkeep:
         kept = self._history(table)[: max(keep_snapshots, 1)]
         if kept:
             oldest = min(oldest, self.committed_at(table, kept[-1].version))
-        hours = retain_hours(datetime.now(UTC).replace(tzinfo=None), oldest)
+        hours = retain_hours(utc_now(), oldest)
         self.spark.conf.set("spark.databricks.delta.retentionDurationCheck.enabled", "false")
         try:
             self.spark.sql(f"VACUUM {self.qualified(table)} RETAIN {hours} HOURS")

@@ -10,6 +10,7 @@ import fnmatch
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from lakefresh.clock import utc_now
 from lakefresh.errors import SourceError
 from lakefresh.sources.base import BatchRef
 from lakefresh.sources.batch_times import metadata_name, time_from_metadata, time_from_name, version_of
@@ -43,10 +44,10 @@ class Listing:
         (BatchRef.waits)."""
         if not self.storage.exists(self.path):
             raise SourceError(f"source folder {self.path} does not exist")
-        from datetime import UTC, datetime, timedelta
+        from datetime import timedelta
 
         age = self.config.min_file_age
-        since = datetime.now(UTC).replace(tzinfo=None) - timedelta(seconds=age) if age else None
+        since = utc_now() - timedelta(seconds=age) if age else None
         refs = []
         for batch_id, files, metadata, modified in self.candidates():
             if metadata is None or metadata.exists:
@@ -131,9 +132,7 @@ class Listing:
     def ref(self, batch_id: str, files: list[FileEntry], metadata: Metadata | None = None) -> BatchRef:
         newest = max((f.modified for f in files), default=None)
         if newest is None:  # an empty folder batch: its own listing time
-            from datetime import UTC, datetime
-
-            newest = datetime.now(UTC).replace(tzinfo=None)
+            newest = utc_now()
         timed = self.config.batch_time
         batch_time = newest
         if timed is not None and timed.name is not None:

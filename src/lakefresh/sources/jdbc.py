@@ -32,10 +32,11 @@ whose zone is not UTC, the watermark would be hours off, and rows written in bet
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.clock import utc_now
 from lakefresh.config.sources import WATERMARK_TOKEN, JdbcSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.failures import describe
@@ -97,7 +98,7 @@ class JdbcSource:
         # (hi - look_back, hi], as a `>` query from the watermark reads it; [hi, hi] without one
         window = f"{column} {'>' if look_back else '>='} {since} AND {column} <= {upper}"
         counted = self._query(f"SELECT count(*) AS n FROM ({query}) lf_q WHERE {window}").first()
-        now = datetime.now(UTC).replace(tzinfo=None)
+        now = utc_now()
         replay: dict[str, object] = {"kind": "jdbc", "query": query, "upper": upper, "column": self.column}
         replay["on"] = self._head()  # the target's commit it was listed on (see _past_skipped)
         return [
@@ -126,7 +127,7 @@ class JdbcSource:
         if exists and batch_id in self.ctx.backend.published_batches(self.ctx.target):
             return None  # applied after all (its record is completed by the runner)
         position = batch_id[len("jdbc@") :].rsplit("#", 1)[0]
-        now = datetime.now(UTC).replace(tzinfo=None)
+        now = utc_now()
         return BatchRef(batch_id, position, (position,), now, replay=replay)
 
     def published(self, ref: BatchRef) -> bool:

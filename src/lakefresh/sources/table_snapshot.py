@@ -14,9 +14,10 @@ input of `full` and `snapshot`.
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from lakefresh.clock import utc_now
 from lakefresh.config.sources import TableSnapshotSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, returned_order, with_provenance
@@ -36,7 +37,7 @@ class TableSnapshotSource:
         backend = self.ctx.backend
         table = self.config.table
         if table is None:
-            now = datetime.now(UTC).replace(tzinfo=None)
+            now = utc_now()
             stamp = now.strftime("%Y%m%dT%H%M%S.%fZ")
             return [BatchRef(f"query@{stamp}", stamp, (stamp,), now, replay={"query": self.config.query})]
         if not backend.exists(table):
@@ -75,7 +76,7 @@ class TableSnapshotSource:
         if f"{prefix}{head}" not in taken and committed > backend.committed_at(target, published[newest]):
             return None  # committed after the target took its newest batch from the table
         digest = hashlib.sha256(newest.encode()).hexdigest()[:12]
-        return f"{prefix}{head}#{digest}", datetime.now(UTC).replace(tzinfo=None)
+        return f"{prefix}{head}#{digest}", utc_now()
 
     def published(self, ref: BatchRef) -> bool:
         return False

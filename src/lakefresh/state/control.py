@@ -38,7 +38,6 @@ commit as a batch whose id starts with `lakefresh:`, as `maintain` does its rows
 
 from __future__ import annotations
 
-import json
 from collections import OrderedDict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -349,10 +348,6 @@ def create_control_table(backend: TableBackend, table: str, schema: str) -> None
 def _version_of(properties: dict[str, str]) -> int | None:
     found = properties.get(VERSION_PROPERTY)
     return None if found is None else int(found)
-
-
-def replay_json(files: list[str]) -> str:
-    return json.dumps({"files": files})
 
 
 def _version() -> str:

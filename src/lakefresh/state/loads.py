@@ -12,9 +12,9 @@ Created on first use, with the control tables' state version.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from lakefresh.clock import utc_now
 from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.state.control import LOADS_TABLE, create_control_table
@@ -62,7 +62,7 @@ class LoadLog:
 
     def open(self, load: Load) -> None:
         self.ensure()
-        now = datetime.now(UTC).replace(tzinfo=None)
+        now = utc_now()
         row = {**load.__dict__, "opened_at": now, "processed_at": now if load.processed else None}
         schema = self.backend.schema(self.table)
         retry_conflicts(lambda: self.backend.append_rows(self.table, [row], schema))

@@ -216,18 +216,6 @@ class PublishMarks:
             for e in effective
         }
 
-    def mark_published(
-        self,
-        table: str,
-        batch_id: str,
-        attempt: str,
-        snapshot_id: int,
-        published_at: datetime,
-        effective: list[Effective] | None = None,
-    ) -> None:
-        """Mark one attempt published (and store effective metrics) at once."""
-        self.record_published(table, [Published(batch_id, attempt, snapshot_id, published_at)], effective)
-
     def update_effective(self, table: str, effective: list[Effective]) -> None:
         """Store recounted effective metrics of published batches (after a rollback)."""
         self.record_published(table, [], effective)

@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import VERB_PREFIX
+from lakefresh.clock import utc_now
 from lakefresh.config.write_mode import change_feed_readers
 from lakefresh.sources import SourceContext, TableChangesSource, make_source
 
@@ -75,7 +76,7 @@ def maintain(
     a merge-on-read target holding many delete files)."""
     control.ensure()
     result = MaintainResult()
-    now = datetime.now(UTC).replace(tzinfo=None)
+    now = utc_now()
     for table in tables:
         name = config.qualified(table)
         if not backend.exists(name):
@@ -117,7 +118,7 @@ def maintain(
                 "strategy": table.strategy.kind,
                 "replay": json.dumps(asdict(upkeep), sort_keys=True),
                 "started_at": now,
-                "published_at": datetime.now(UTC).replace(tzinfo=None),
+                "published_at": utc_now(),
             }
         )
         result.tables.append(upkeep)

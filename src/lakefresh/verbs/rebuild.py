@@ -55,8 +55,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from lakefresh import backlog
-from lakefresh.attempt import utc_now
 from lakefresh.bookkeeping import NEVER_AGAIN, VERB_PREFIX, Bookkeeping, is_verb
+from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.clock import utc_now
 from lakefresh.errors import ConfigError
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.results import BatchResult
@@ -90,7 +91,7 @@ def replay(
     copy = f"{place}{n}{suffix}"
     storage.copy(fixed, copy)
     position = control.position(name, batch_id) or batch_id
-    now = datetime.now(UTC).replace(tzinfo=None)
+    now = utc_now()
     ref = BatchRef(
         batch_id=f"{batch_id}{MARK}{n}",
         position=f"{position}{MARK}{n}",
