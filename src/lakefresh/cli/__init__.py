@@ -16,12 +16,15 @@ from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from lakefresh.errors import ConfigError, LakefreshError, SetupError
 from lakefresh.secrets import redact
+
+if TYPE_CHECKING:
+    from lakefresh.api import Pipeline
 
 app = typer.Typer(
     add_completion=False,
@@ -89,7 +92,7 @@ def _variables(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _load(path: Path, variables: list[str], quiet: bool = False) -> Any:
+def _load(path: Path, variables: list[str], quiet: bool = False) -> Pipeline:
     from lakefresh.api import load_pipeline
     from lakefresh.console import default_console
 
@@ -123,16 +126,32 @@ def _fail(exc: BaseException, output: Output = Output.text) -> None:
     raise typer.Exit(exc.exit_code if isinstance(exc, LakefreshError) else 1)
 
 
+def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
+    """A command whose errors end it as `_fail` reports them: one line (JSON with `--output
+    json`) and the error's exit code; typer's and click's own exits and usage errors pass."""
+    import functools
+
+    from typer.exceptions import TyperException
+
+    @functools.wraps(command)
+    def reported(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except (typer.Exit, typer.Abort, TyperException):  # exits, and typer's usage errors
+            raise
+        except Exception as exc:
+            _fail(exc, kwargs.get("output", Output.text))
+
+    return reported
+
+
 @app.command()
+@reports_errors
 def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = OUTPUT) -> None:
     """Check a pipeline file without starting Spark: what a run would stop at."""
     from lakefresh.config.loader import validate_pipeline
 
-    try:
-        config = validate_pipeline(pipeline, _variables(var))
-    except LakefreshError as exc:
-        _fail(exc, output)
-        return
+    config = validate_pipeline(pipeline, _variables(var))
     names = [t.name for t in config.tables]
     _emit(
         output,
@@ -142,6 +161,7 @@ def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = 
 
 
 @app.command()
+@reports_errors
 def run(
     pipeline: Path = PIPELINE,
     table: list[str] = typer.Option([], "--table", "-t", help="Only these tables."),
@@ -184,37 +204,34 @@ def run(
     ),
 ) -> None:
     """Apply every new batch to its table, exactly once."""
-    try:
-        seconds = parse_interval(interval)
-        waiting = None if wait is None else parse_interval(wait, "--wait")
-        p = _load(pipeline, var, quiet=output is Output.json)
-        if table:  # before Spark starts
-            from lakefresh.config.checks import check_table_names
+    seconds = parse_interval(interval)
+    waiting = None if wait is None else parse_interval(wait, "--wait")
+    p = _load(pipeline, var, quiet=output is Output.json)
+    if table:  # before Spark starts
+        from lakefresh.config.checks import check_table_names
 
-            check_table_names(p.config.tables, table)
-        if continuous:
-            if full_refresh:
-                raise ConfigError("--full-refresh is one run's: run it once, then --continuous")
-            _run_continuously(p, table or None, seconds, output, waiting)
-            return
-        decision = rolled_back.value if rolled_back else None
-        with Stopping(p) as stopping:
-            result = p.run(
-                table or None,
-                stopping.stop,
-                rolled_back=decision,
-                skip_batches=skip_batch or None,
-                accept_config_change=accept_config_change,
-                full_refresh=(table or [t.name for t in p.config.tables]) if full_refresh else None,
-                wait=waiting,
-            )
-    except Exception as exc:
-        _fail(exc, output)
+        check_table_names(p.config.tables, table)
+    if continuous:
+        if full_refresh:
+            raise ConfigError("--full-refresh is one run's: run it once, then --continuous")
+        _run_continuously(p, table or None, seconds, output, waiting)
         return
+    decision = rolled_back.value if rolled_back else None
+    with Stopping(p) as stopping:
+        result = p.run(
+            table or None,
+            stopping.stop,
+            rolled_back=decision,
+            skip_batches=skip_batch or None,
+            accept_config_change=accept_config_change,
+            full_refresh=(table or [t.name for t in p.config.tables]) if full_refresh else None,
+            wait=waiting,
+        )
     _finish(result, output, lambda: stopping.exit(table, result))
 
 
 @app.command()
+@reports_errors
 def backfill(
     pipeline: Path = PIPELINE,
     table: str = typer.Option(..., "--table", "-t", help="A table with a synapse_link source."),
@@ -228,12 +245,8 @@ def backfill(
     output: Output = OUTPUT,
 ) -> None:
     """Load a Synapse Link table's complete folders as one batch, exactly once."""
-    try:
-        chosen = behavior.value if behavior else None
-        result = _load(pipeline, var, quiet=output is Output.json).backfill(table, chosen, start)
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    chosen = behavior.value if behavior else None
+    result = _load(pipeline, var, quiet=output is Output.json).backfill(table, chosen, start)
     _finish(result, output)
 
 
@@ -344,17 +357,15 @@ def parse_interval(text: str, option: str = "--interval") -> float:
 
 
 @app.command()
+@reports_errors
 def migrate(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
     """Upgrade the control tables to this lakefresh's state version."""
-    try:
-        steps = _load(pipeline, var, quiet=True).migrate()
-    except Exception as exc:
-        _fail(exc)
-        return
+    steps = _load(pipeline, var, quiet=True).migrate()
     print("\n".join(steps) if steps else "control tables are up to date")
 
 
 @app.command("reset-load")
+@reports_errors
 def reset_load(
     pipeline: Path = PIPELINE,
     table: str = typer.Argument(..., help="A table with a table_changes source."),
@@ -362,13 +373,11 @@ def reset_load(
     var: list[str] = VARS,
 ) -> None:
     """Restart a change feed's load log at a snapshot of its source, after a full reload."""
-    try:
-        print(_load(pipeline, var, quiet=True).reset_load(table, snapshot))
-    except Exception as exc:
-        _fail(exc)
+    print(_load(pipeline, var, quiet=True).reset_load(table, snapshot))
 
 
 @app.command("submit-args")
+@reports_errors
 def submit_args(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
     """The spark-submit arguments that run this pipeline: its Spark settings as --conf (the jars
     and the SQL extensions must be there when the driver starts), then lakefresh's entry point.
@@ -378,11 +387,7 @@ def submit_args(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
 
     import lakefresh
 
-    try:
-        settings = _load(pipeline, var, quiet=True).spark_settings(archive=False)  # not this machine's
-    except Exception as exc:
-        _fail(exc)
-        return
+    settings = _load(pipeline, var, quiet=True).spark_settings(archive=False)  # not this machine's
     for key, value in settings.items():
         if key != "spark.master":  # spark-submit's --master names the cluster
             print("--conf", shlex.quote(f"{key}={value}"))
@@ -390,6 +395,7 @@ def submit_args(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
 
 
 @app.command()
+@reports_errors
 def jars(
     package: list[str] = typer.Option(
         [], "--package", help="Also these Maven coordinates (as a pipeline's spark.packages)."
@@ -418,14 +424,11 @@ def jars(
         except (LakefreshError, OSError) as exc:
             _fail(SetupError(f"no class archive: {exc}"))
         return
-    try:
-        coordinates = [*jar_files.runtimes(iceberg_version, None, delta, iceberg), *package]
-        if not coordinates:
-            raise ConfigError("nothing to resolve: --no-iceberg needs --delta or a --package")
-        for jar in jar_files.resolve(coordinates, force=force):
-            print(jar)
-    except LakefreshError as exc:
-        _fail(exc)
+    coordinates = [*jar_files.runtimes(iceberg_version, None, delta, iceberg), *package]
+    if not coordinates:
+        raise ConfigError("nothing to resolve: --no-iceberg needs --delta or a --package")
+    for jar in jar_files.resolve(coordinates, force=force):
+        print(jar)
 
 
 # the commands that read what runs recorded (status, history, quarantine)

@@ -9,10 +9,11 @@ from typing import Any
 
 import typer
 
-from lakefresh.cli import OUTPUT, PIPELINE, VARS, Output, _emit, _fail, _load, app
+from lakefresh.cli import OUTPUT, PIPELINE, VARS, Output, _emit, _load, app, reports_errors
 
 
 @app.command()
+@reports_errors
 def status(
     pipeline: Path = PIPELINE,
     var: list[str] = VARS,
@@ -20,11 +21,7 @@ def status(
     pending: bool = typer.Option(False, "--pending", help="Also count batches waiting in sources."),
 ) -> None:
     """Per table: its position, last batch, rows and counts."""
-    try:
-        rows = _load(pipeline, var, quiet=True).status(pending=pending)
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    rows = _load(pipeline, var, quiet=True).status(pending=pending)
     if output is Output.json:
         _emit(output, [r.to_dict() for r in rows], "")
         return
@@ -51,6 +48,7 @@ def status(
 
 
 @app.command()
+@reports_errors
 def history(
     pipeline: Path = PIPELINE,
     table: str = typer.Argument(..., help="The table."),
@@ -58,11 +56,7 @@ def history(
     output: Output = OUTPUT,
 ) -> None:
     """A table's batches, with their counts and timings."""
-    try:
-        rows = _load(pipeline, var, quiet=True).history(table)
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    rows = _load(pipeline, var, quiet=True).history(table)
     if output is Output.json:
         _emit(output, rows, "")
         return
@@ -105,6 +99,7 @@ def history(
 
 
 @app.command()
+@reports_errors
 def report(
     pipeline: Path = PIPELINE,
     file: Path = typer.Option(Path("report.html"), "--file", "-f", "-o", help="The HTML file to write."),
@@ -113,11 +108,7 @@ def report(
 ) -> None:
     """Write one self-contained HTML file: per table, its batches over time, charted.
     (Here `-o` names the file, as in `lakefresh report PIPELINE -o report.html`.)"""
-    try:
-        written = _load(pipeline, var, quiet=True).report(file)
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    written = _load(pipeline, var, quiet=True).report(file)
     _emit(output, {"report": str(written)}, f"report written to {written}")
 
 
@@ -159,6 +150,7 @@ def _range_text(row: dict[str, Any]) -> str:
 
 
 @app.command()
+@reports_errors
 def quarantine(
     pipeline: Path = PIPELINE,
     table: str | None = typer.Option(None, "--table", "-t", help="Only this table."),
@@ -167,12 +159,8 @@ def quarantine(
     output: Output = OUTPUT,
 ) -> None:
     """Rows that could not be loaded: table, batch, file, line, reason and raw text."""
-    try:
-        found = _load(pipeline, var, quiet=True).quarantine(table, batch)
-        rows = [r.asDict() for r in found.drop("attempt").collect()]
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    found = _load(pipeline, var, quiet=True).quarantine(table, batch)
+    rows = [r.asDict() for r in found.drop("attempt").collect()]
     if output is Output.json:
         _emit(output, rows, "")
         return

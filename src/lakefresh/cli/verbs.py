@@ -10,13 +10,14 @@ from typing import Any
 
 import typer
 
-from lakefresh.cli import OUTPUT, PIPELINE, VARS, Output, _emit, _fail, _load, app
+from lakefresh.cli import OUTPUT, PIPELINE, VARS, Output, _emit, _load, app, reports_errors
 
 TABLE = typer.Option(..., "--table", "-t", help="The table.")
 BATCHES = typer.Option(..., "--batch", "-b", help="A batch id (repeat the option for more).")
 
 
 @app.command()
+@reports_errors
 def plan(
     pipeline: Path = PIPELINE,
     table: list[str] = typer.Option([], "--table", "-t", help="Only this table (repeatable)."),
@@ -24,11 +25,7 @@ def plan(
     output: Output = OUTPUT,
 ) -> None:
     """What the next run would take and do, per table; writes nothing."""
-    try:
-        done = _load(pipeline, var, quiet=True).plan(table or None)
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    done = _load(pipeline, var, quiet=True).plan(table or None)
     _emit(output, done.to_dict(), "\n".join(_plan_lines(t) for t in done.tables))
 
 
@@ -59,6 +56,7 @@ def _plan_lines(t: Any, shown: int = 20) -> str:
 
 
 @app.command()
+@reports_errors
 def replay(
     pipeline: Path = PIPELINE,
     table: str = TABLE,
@@ -68,11 +66,7 @@ def replay(
     output: Output = OUTPUT,
 ) -> None:
     """Apply corrected quarantined rows of a batch as a new batch linked to it."""
-    try:
-        done = _load(pipeline, var, quiet=output is Output.json).replay(table, batch, file)
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    done = _load(pipeline, var, quiet=output is Output.json).replay(table, batch, file)
     b = done.replay
     counts = " ".join(f"{k}={v}" for k, v in sorted(b.counts.items()))
     text = f"{done.table}: {b.batch_id} {b.status} {counts}; "
@@ -85,6 +79,7 @@ def replay(
 
 
 @app.command()
+@reports_errors
 def maintain(
     pipeline: Path = PIPELINE,
     table: list[str] = typer.Option([], "--table", "-t", help="Only this table (repeatable)."),
@@ -92,11 +87,7 @@ def maintain(
     output: Output = OUTPUT,
 ) -> None:
     """Compact, expire snapshots and remove orphan files, by each table's maintenance policy."""
-    try:
-        done = _load(pipeline, var, quiet=output is Output.json).maintain(table or None)
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    done = _load(pipeline, var, quiet=output is Output.json).maintain(table or None)
     lines = [
         f"{t.table}: "
         + (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(t.done.items())) or "nothing to do")
@@ -108,6 +99,7 @@ def maintain(
 
 
 @app.command()
+@reports_errors
 def rollback(
     pipeline: Path = PIPELINE,
     table: str = TABLE,
@@ -116,11 +108,7 @@ def rollback(
     output: Output = OUTPUT,
 ) -> None:
     """Undo the batches published after --to-batch in one commit; they are never taken again."""
-    try:
-        done = _load(pipeline, var, quiet=output is Output.json).rollback(table, to_batch)
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    done = _load(pipeline, var, quiet=output is Output.json).rollback(table, to_batch)
     lines = [
         f"{name}: back at batch {to_batch} (snapshot {done.snapshots[name]}); unloaded: "
         f"{', '.join(batches) or 'nothing (it was the last batch)'}"
@@ -130,6 +118,7 @@ def rollback(
 
 
 @app.command()
+@reports_errors
 def reset(
     pipeline: Path = PIPELINE, table: str = TABLE, var: list[str] = VARS, output: Output = OUTPUT
 ) -> None:
@@ -138,6 +127,7 @@ def reset(
 
 
 @app.command()
+@reports_errors
 def unload(
     pipeline: Path = PIPELINE,
     table: str = TABLE,
@@ -150,6 +140,7 @@ def unload(
 
 
 @app.command()
+@reports_errors
 def reload(
     pipeline: Path = PIPELINE,
     table: str = TABLE,
@@ -162,11 +153,7 @@ def reload(
 
 
 def _rebuild(path: Path, var: list[str], output: Output, verb: Any) -> None:
-    try:
-        done = verb(_load(path, var, quiet=output is Output.json))
-    except Exception as exc:
-        _fail(exc, output)
-        return
+    done = verb(_load(path, var, quiet=output is Output.json))
     named = f" {', '.join(done.batches)}" if done.batches else ""
     lines = [
         f"{name}: {done.verb}{named}: rebuilt from {len(batches)} batch(es), {done.rows[name]} "
