@@ -25,7 +25,7 @@ from lakefresh.errors import AuditError, BatchRefused, ConfigChanged, ConfigErro
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, TableResult
-from lakefresh.state.control import AttemptRow, ControlTables
+from lakefresh.state.control import AttemptRow, ControlTables, is_verb
 from lakefresh.state.published import RECORD_PROPERTY, Effective, Published, PublishedBatch, PublishLog
 from lakefresh.strategies import ChangeSet, Strategy
 
@@ -40,14 +40,6 @@ if TYPE_CHECKING:
 STATUS_OF: dict[type[Exception], str] = {AuditError: "audit_failed", BatchRefused: "refused"}
 # Attempts whose batch is never taken again: undone on purpose, or skipped by the operator.
 NEVER_AGAIN = ("forgotten", "skipped", "unloaded")
-# The batch ids of the operator's verbs that rebuild a table (reset, unload, reload): their
-# commit replaces the table's rows, and their log row's `replay` says what they undid or redid.
-VERB_PREFIX = "lakefresh:"
-
-
-def is_verb(batch_id: str) -> bool:
-    """Whether a batch id is a verb's commit rather than a batch of the source."""
-    return batch_id.startswith(VERB_PREFIX)
 
 
 def refusal(batch_id: str, table: str, bad: DataFrame, count: int, why: str | None = None) -> str:

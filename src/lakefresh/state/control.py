@@ -38,6 +38,7 @@ commit as a batch whose id starts with `lakefresh:`, as `maintain` does its rows
 
 from __future__ import annotations
 
+import uuid
 from collections import OrderedDict
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -59,6 +60,21 @@ if TYPE_CHECKING:
 
 STATE_VERSION = 5
 VERSION_PROPERTY = "lakefresh.state-version"
+
+# The batch ids of lakefresh's own commits and log rows (the verbs that rebuild a table: reset,
+# unload, reload, a full refresh; `maintain`): a prefix no source's batch id has. A rebuilding
+# verb's commit replaces the table's rows, and its log row's `replay` says what it undid or redid.
+VERB_PREFIX = "lakefresh:"
+
+
+def is_verb(batch_id: str) -> bool:
+    """Whether a batch id is one of lakefresh's own commits rather than a batch of the source."""
+    return batch_id.startswith(VERB_PREFIX)
+
+
+def verb_batch_id(verb: str) -> str:
+    """A new batch id for one of `verb`'s commits (`lakefresh:<verb>:<id>`)."""
+    return f"{VERB_PREFIX}{verb}:{uuid.uuid4().hex[:12]}"
 
 
 BATCHES_SCHEMA = f"""

@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import VERB_PREFIX
 from lakefresh.clock import utc_now
 from lakefresh.config.write_mode import change_feed_readers
 from lakefresh.sources import SourceContext, TableChangesSource, make_source
+from lakefresh.state.control import verb_batch_id
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
@@ -111,7 +111,7 @@ def maintain(
         control.record_attempt(
             {
                 "table_name": name,
-                "batch_id": f"{VERB_PREFIX}maintain:{uuid.uuid4().hex[:12]}",
+                "batch_id": verb_batch_id("maintain"),
                 "attempt": uuid.uuid4().hex[:16],
                 "status": "maintained",
                 "source_kind": "lakefresh",

@@ -55,7 +55,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from lakefresh import backlog
-from lakefresh.bookkeeping import NEVER_AGAIN, VERB_PREFIX, Bookkeeping, is_verb
+from lakefresh.bookkeeping import NEVER_AGAIN, Bookkeeping
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
@@ -66,6 +66,7 @@ from lakefresh.lakehouse.commit import Transaction
 from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
 from lakefresh.sources import SourceContext, make_source
+from lakefresh.state.control import is_verb, verb_batch_id
 from lakefresh.state.published import Published
 from lakefresh.strategies import StageContext, make_strategy
 from lakefresh.strategies.base import shape_target
@@ -298,7 +299,7 @@ def _apply(
     result: RebuildResult,
 ) -> None:
     name, table = plan.name, plan.config
-    verb_id = f"{VERB_PREFIX}{verb}:{uuid.uuid4().hex[:12]}"
+    verb_id = verb_batch_id(verb)
     reloads = [ref for ref in plan.live if verb in ("reload", "refresh") and ref.batch_id in plan.named]
     rebuilt, outcomes, counts = _build_aside(backend, plan, reloads)  # 3.
     txn = Transaction(backend, name, f"the {verb}", _moved(name, verb, "published"))

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.state.control import is_verb
+
 if TYPE_CHECKING:
     from lakefresh.results import TableStatus
 
@@ -72,9 +74,7 @@ def render(title: str, tables: list[TableReport]) -> str:
 
 
 def table_report(status: TableStatus, history: list[dict[str, Any]]) -> TableReport:
-    published = [
-        r for r in history if r["status"] == "published" and not r["batch_id"].startswith("lakefresh:")
-    ]
+    published = [r for r in history if r["status"] == "published" and not is_verb(r["batch_id"])]
     published.sort(key=lambda r: (r["published_at"] or r["started_at"] or datetime.min, r["batch_id"]))
     return TableReport(status.table, status.to_dict(), published)
 
