@@ -88,8 +88,9 @@ class Transaction:
     ) -> int:
         """Write, audit, record and publish; the published snapshot id."""
         if self._at_once:
+            self._unmoved(self.backend.head(self.table), self.parent)  # before anything is recorded
             record(None)
-            self._unmoved(self.backend.head(self.table), self.parent)  # just before the write
+            self._unmoved(self.backend.head(self.table), self.parent)  # and just before the write
             self.staged = self.backend.stage(self.table, batch_id, write, properties)
             self._audit_visible(batch_id, audit)
         else:
@@ -109,6 +110,7 @@ class Transaction:
         """The table itself replaced by `rows` (a new schema: `TableBackend.replace_table`), a
         commit visible at once on every format: recorded first, audited after."""
         self._at_once = True
+        self._unmoved(self.backend.head(self.table), self.parent)
         record(None)
         self._unmoved(self.backend.head(self.table), self.parent)
         self.publishing = True  # visible once it returns, whatever follows

@@ -68,6 +68,7 @@ from lakefresh.results import BatchResult, TableResult
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import is_verb, verb_batch_id
 from lakefresh.state.published import Published
+from lakefresh.state.reads import AttemptRow
 from lakefresh.strategies import StageContext, make_strategy
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import Member
@@ -314,12 +315,17 @@ def _apply(
     checkpoint("after_stage", verb_id)
     audit = lambda staged: _audit(name, verb, staged.live_records, record.expected)  # noqa: E731
     keep = lambda staged: record.write(control, staged.snapshot_id if staged else None)  # noqa: E731
-    if new_version:
-        snapshot_id = txn.replace_table(verb_id, rows, table.partition_by, audit, keep)
-        if table.sort_by:
-            backend.order(name, table.sort_by)
-    else:
-        snapshot_id = txn.commit(verb_id, lambda: backend.replace(name, rows), audit, keep)
+    try:
+        if new_version:
+            snapshot_id = txn.replace_table(verb_id, rows, table.partition_by, audit, keep)
+        else:
+            snapshot_id = txn.commit(verb_id, lambda: backend.replace(name, rows), audit, keep)
+    except Exception:
+        if not txn.publishing:  # nothing of it is visible: its rows never publish
+            control.mark_abandoned(name, record.written)
+        raise
+    if new_version and table.sort_by:
+        backend.order(name, table.sort_by)
     checkpoint("after_publish", verb_id)
     backend.drop(name + SCRATCH)
 
@@ -358,6 +364,7 @@ class _VerbRecord:
     attempt: str = field(default_factory=lambda: uuid.uuid4().hex[:16])
     started: datetime = field(default_factory=utc_now)
     configuration: tuple[str, str] = ("", "")
+    written: list[AttemptRow] = field(default_factory=list)  # the `staged` rows it recorded
 
     def __post_init__(self) -> None:
         self.configuration = fingerprint(self.plan.config)
@@ -395,6 +402,7 @@ class _VerbRecord:
         news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in self.outcomes]
         reloaded = [reload_row(plan.name, plan.config, o, new, staged, self.started) for o, _, new in news]
         control.record_attempts([row, *reloaded])
+        self.written = [AttemptRow(r["batch_id"], r["attempt"], "staged", staged) for r in [row, *reloaded]]
         for outcome, bad, new in news:
             if bad is not None:
                 control.record_quarantine(plan.name, outcome.batch_id, new, bad)
