@@ -2,9 +2,9 @@
 
 Write-audit-publish (verified on Spark 3.5 + Iceberg 1.10): with `write.wap.enabled=true` on the
 table and `spark.wap.id=<batch id>` in the session, any write commits a *staged* snapshot whose
-summary carries `wap.id`; readers keep seeing the current snapshot. `cherrypick_snapshot` publishes
-it atomically. So the target's own lineage records which batches it holds, and the control tables
-are a log that can be rebuilt from it.
+summary carries `wap.id`; readers keep seeing the current snapshot until it is published (below).
+So the target's own lineage records which batches it holds, and the control tables are a log that
+can be rebuilt from it.
 
 The publish is a compare-and-swap of the table's main branch, not Iceberg's cherry-pick:
 :meth:`IcebergBackend.publish` checks the lineage for every batch the staged commit carries, then
