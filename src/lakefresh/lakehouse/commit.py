@@ -55,6 +55,7 @@ class Transaction:
         self.parent = self.head  # the parent its commit must have
         self._at_once = backend.commits_at_once(table)
         self.staged: StagedCommit | None = None
+        self.touched = False  # whether it made anything visible (a write, its own schema commits)
         self.publishing = False  # its publish began: from then on only the lineage knows
         self.snapshot_id: int | None = None
 
@@ -72,6 +73,7 @@ class Transaction:
         out = evolve()
         if self._at_once:
             self.parent = self.backend.head(self.table)
+            self.touched = self.touched or self.parent != self.head
         return out
 
     def parent_rows(self) -> int:
@@ -91,6 +93,7 @@ class Transaction:
             self._unmoved(self.backend.head(self.table), self.parent)  # before anything is recorded
             record(None)
             self._unmoved(self.backend.head(self.table), self.parent)  # and just before the write
+            self.touched = True
             self.staged = self.backend.stage(self.table, batch_id, write, properties)
             self._audit_visible(batch_id, audit)
         else:
@@ -113,7 +116,7 @@ class Transaction:
         self._unmoved(self.backend.head(self.table), self.parent)
         record(None)
         self._unmoved(self.backend.head(self.table), self.parent)
-        self.publishing = True  # visible once it returns, whatever follows
+        self.touched = self.publishing = True  # visible once it returns, whatever follows
         self.snapshot_id = self.backend.replace_table(self.table, rows, batch_id, partition_by)
         found = self.backend.live_records(self.table, self.snapshot_id)
         self.staged = StagedCommit(self.table, batch_id, self.snapshot_id, None, live_records=found)
@@ -122,9 +125,11 @@ class Transaction:
 
     def abort(self, batch_id: str) -> None:
         """Undo what the attempt made visible (a commit visible at once, its own schema
-        commits) back to the head it began on; nothing where its write was staged. Idempotent;
-        CommitConflictError when another writer's commit came after it (it then stays)."""
-        self.backend.undo_since(self.table, self.head, batch_id)
+        commits) back to the head it began on; nothing where it made nothing visible, or where
+        its write was staged. Idempotent; CommitConflictError when another writer's commit came
+        after it (it then stays)."""
+        if self.touched:
+            self.backend.undo_since(self.table, self.head, batch_id)
 
     def _audit_visible(self, batch_id: str, audit: Audit) -> None:
         assert self.staged is not None
