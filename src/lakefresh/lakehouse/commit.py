@@ -59,11 +59,6 @@ class Transaction:
         self.publishing = False  # its publish began: from then on only the lineage knows
         self.snapshot_id: int | None = None
 
-    @property
-    def visible_at_write(self) -> bool:
-        """Whether the write is visible at once (its record must come first)."""
-        return self._at_once
-
     def shape(self, evolve: Callable[[], T]) -> T:
         """Create or evolve the table for the change set (`evolve`, whose result is returned), on
         the head the change set read. A format whose schema changes are commits of their own
@@ -90,9 +85,7 @@ class Transaction:
     ) -> int:
         """Write, audit, record and publish; the published snapshot id."""
         if self._at_once:
-            self._unmoved(self.backend.head(self.table), self.parent)  # before anything is recorded
-            record(None)
-            self._unmoved(self.backend.head(self.table), self.parent)  # and just before the write
+            self._record_first(record)
             self.touched = True
             self.staged = self.backend.stage(self.table, batch_id, write, properties)
             self._audit_visible(batch_id, audit)
@@ -112,10 +105,7 @@ class Transaction:
     ) -> int:
         """The table itself replaced by `rows` (a new schema: `TableBackend.replace_table`), a
         commit visible at once on every format: recorded first, audited after."""
-        self._at_once = True
-        self._unmoved(self.backend.head(self.table), self.parent)
-        record(None)
-        self._unmoved(self.backend.head(self.table), self.parent)
+        self._record_first(record)
         self.touched = self.publishing = True  # visible once it returns, whatever follows
         self.snapshot_id = self.backend.replace_table(self.table, rows, batch_id, partition_by)
         found = self.backend.live_records(self.table, self.snapshot_id)
@@ -130,6 +120,13 @@ class Transaction:
         after it (it then stays)."""
         if self.touched:
             self.backend.undo_since(self.table, self.head, batch_id)
+
+    def _record_first(self, record: Record) -> None:
+        """Before a write visible at once: its record, on a head checked before anything is
+        recorded and again just before the write."""
+        self._unmoved(self.backend.head(self.table), self.parent)
+        record(None)
+        self._unmoved(self.backend.head(self.table), self.parent)
 
     def _audit_visible(self, batch_id: str, audit: Audit) -> None:
         assert self.staged is not None
