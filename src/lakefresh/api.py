@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.config.checks import check_table_names
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
+from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.console import Console, SilentConsole, describe_refresh
 from lakefresh.errors import ConfigError, StateError
 from lakefresh.lakehouse.backend import TableBackend
@@ -47,7 +48,7 @@ from lakefresh.verbs import (
     roll_back,
 )
 from lakefresh.verbs.maintain import compaction_due
-from lakefresh.verbs.rebuild import NOT_RETAINED, Verb
+from lakefresh.verbs.rebuild import Verb
 from lakefresh.verbs.status import table_status
 
 if TYPE_CHECKING:
@@ -225,7 +226,7 @@ class Pipeline:
         if tables is not None and not wanted <= set(tables):
             missing = sorted(wanted - set(tables))
             raise ConfigError(f"a full refresh of {missing} needs them in the run's tables too")
-        kept = [t for t in self.config.tables if t.name in wanted and t.source.kind in NOT_RETAINED]
+        kept = [t for t in self.config.tables if t.name in wanted and not t.source.retains_batches]
         if kept:
             shown = ", ".join(f"{t.name!r} ({t.source.kind})" for t in kept)
             raise ConfigError(
@@ -350,7 +351,7 @@ class Pipeline:
         commit, `merge` merges them into it (default: the source's `backfill_behavior`). Running
         it again with no new folder does nothing; streaming goes on after its last folder."""
         config = self._table(table)
-        if config.source.kind != "synapse_link":
+        if not isinstance(config.source, SynapseLinkSourceConfig):
             raise ConfigError(
                 f"table {config.name!r} reads {config.source.kind!r}; backfill is for synapse_link "
                 "sources (other sources take every batch they hold in a plain run)"

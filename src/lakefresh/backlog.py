@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.clock import utc_now
 from lakefresh.config import write_mode
-from lakefresh.config.sources import FilesSourceConfig
 from lakefresh.errors import AuditError, StateError, TakenError, TransientError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
@@ -51,7 +50,7 @@ if TYPE_CHECKING:
     from lakefresh.bookkeeping import Bookkeeping
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import StagedCommit, TableBackend
-    from lakefresh.sources import BatchRef
+    from lakefresh.sources import BatchRef, Source
     from lakefresh.state.control import ControlTables
     from lakefresh.state.published import PublishLog
     from lakefresh.strategies import Strategy
@@ -68,8 +67,7 @@ def why_not(config: PipelineConfig, table: TableConfig, strategy: Strategy) -> s
         return "surrogate keys and history follow the commits"
     if (options := cfg.one_batch_at_a_time()) is not None:
         return options
-    timed = table.source.batch_time if isinstance(table.source, FilesSourceConfig) else None
-    if timed is not None and timed.column:
+    if table.source.timed_by_rows:
         return "batch_time.column: each batch's time is known only once it is read"
     if table.transform is not None or table.lookups or table.rules:
         return "a transform, lookups or rules see one batch at a time"
@@ -123,7 +121,7 @@ class GroupSteps:
         table: TableConfig,
         name: str,
         strategy: Strategy,
-        source: Any,
+        source: Source,
         refs: list[BatchRef],
         log: PublishLog,
     ) -> list[BatchResult] | None:
@@ -159,7 +157,7 @@ class GroupSteps:
         return [a.result for a in attempts]
 
     def _stage(
-        self, table: TableConfig, name: str, strategy: Any, source: Any, attempts: list[Attempt]
+        self, table: TableConfig, name: str, strategy: Any, source: Source, attempts: list[Attempt]
     ) -> tuple[GroupChange, StageContext] | None:
         """Read and stage the group, the table shaped for it; None when it cannot be one."""
         txn = attempts[0].txn

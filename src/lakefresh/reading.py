@@ -6,15 +6,16 @@ rows to load and the rows to quarantine, and joined to its lookups.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.bookkeeping import refusal
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN, SEQ_COLUMN
-from lakefresh.errors import BatchRefused, SourceError
+from lakefresh.errors import BatchRefused
 from lakefresh.lakehouse.sql import quote
 from lakefresh.lookups import with_lookups
 from lakefresh.rules import apply_row_rules
+from lakefresh.sources.base import ReadsMany
 from lakefresh.strategies.base import StageContext
 from lakefresh.strategies.materialize import materialize, materialize_observing
 from lakefresh.strategies.pruning import KeyPruning, KeyRange, observed_range
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
-    from lakefresh.sources import BatchRef
+    from lakefresh.sources import BatchRef, Source
     from lakefresh.strategies import Strategy
 
 
@@ -80,13 +81,14 @@ def read_batch(
     backend: TableBackend,
     table: TableConfig,
     strategy: Strategy,
-    source: Any,
+    source: Source,
     ref: BatchRef,
     target_schema: Any,
 ) -> ReadRows:
     """Read the batch once (and transform it); BatchRefused when it has bad rows and its table
     refuses such batches (`bad_rows: refuse`), or more than its `max_bad_rows`."""
-    rows = source.read(ref, target_schema if table.transform is None else None).rows
+    read = source.read(ref, target_schema if table.transform is None else None)
+    rows = read.rows
     if table.transform is not None:
         rows = transformed(config, backend, table, rows)
     out = checked(table, strategy, rows)
@@ -96,7 +98,7 @@ def read_batch(
         loaded = out.good.count() if out.loaded is None else out.loaded
         if why := table.too_many_bad_rows(out.quarantined, loaded + out.quarantined):
             raise BatchRefused(refusal(ref.batch_id, table.name, out.bad, out.quarantined, why))
-    out.batch_time = time_from_rows(table, out.good, ref.batch_id)
+    out.batch_time = read.batch_time(out.good)
     if table.lookups:
         batch_time = out.batch_time or ref.batch_time
         out.good, out.skeletons = with_lookups(config, backend, table, out.good, batch_time)
@@ -106,49 +108,14 @@ def read_batch(
     return out
 
 
-def time_from_rows(table: TableConfig, good: DataFrame, batch_id: str) -> datetime | None:
-    """With `batch_time: {column: c}`: the batch's time, its largest value of c (UTC)."""
-    from pyspark.sql import functions as F
-
-    from lakefresh.config.sources import FilesSourceConfig
-
-    source = table.source
-    if not isinstance(source, FilesSourceConfig) or source.batch_time is None or not source.batch_time.column:
-        return None
-    from pyspark.sql import types as T
-
-    from lakefresh.lakehouse.functions import try_to_timestamp
-
-    column = source.batch_time.column
-    if column not in good.columns:
-        raise SourceError(f"batch {batch_id!r} has no column {column!r} (batch_time.column)")
-    kind = good.schema[column].dataType
-    value = F.col(quote(column))
-    if isinstance(kind, T.StringType):
-        value = try_to_timestamp(value)
-    elif not isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType):
-        raise SourceError(
-            f"batch_time.column {column!r} is {kind.simpleString()}: give a timestamp, a date or ISO text"
-        )
-    if isinstance(kind, T.DateType):
-        day = good.agg(F.max(value)).first()[0]  # type: ignore[index]
-        return None if day is None else datetime(day.year, day.month, day.day)
-    # as microseconds: a collected timestamp would come back in the machine's own zone
-    found = good.agg(F.unix_micros(F.max(value).cast("timestamp"))).first()[0]  # type: ignore[index]
-    if found is None:  # no rows (or no value): the files' time stands
-        return None
-    return datetime(1970, 1, 1) + timedelta(microseconds=found)
-
-
 def read_group(
-    source: Any, table: TableConfig, strategy: Strategy, refs: list[BatchRef], target_schema: Any
+    source: Source, table: TableConfig, strategy: Strategy, refs: list[BatchRef], target_schema: Any
 ) -> ReadRows | None:
     """Several batches of a backlog read as one (backlog.py), each row with its batch's index in
     the group (SEQ_COLUMN); None when they cannot be one: their columns differ."""
     from pyspark.sql import functions as F
 
-    many = getattr(source, "read_many", None)  # a source that reads batches as one (files)
-    rows = many(refs, target_schema) if many is not None else None
+    rows = source.read_many(refs, target_schema) if isinstance(source, ReadsMany) else None
     if rows is None:
         reads = [source.read(ref, target_schema).rows for ref in refs]
         if any(r.schema != reads[0].schema for r in reads[1:]):

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakefresh import backlog
 from lakefresh.bookkeeping import Bookkeeping
@@ -238,7 +238,13 @@ class Runner:
             self.console.message(f"could not compact the control tables: {error_text(exc)}")
 
     def _apply_with_retries(
-        self, table: TableConfig, name: str, strategy: Strategy, source: Any, ref: BatchRef, log: PublishLog
+        self,
+        table: TableConfig,
+        name: str,
+        strategy: Strategy,
+        source: Source,
+        ref: BatchRef,
+        log: PublishLog,
     ) -> BatchResult:
         for attempt_no in range(1, MAX_CONFLICT_RETRIES + 1):
             try:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lakefresh.attempt import MAX_CARRIED, Attempt, json_text
 from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig
     from lakefresh.lakehouse.backend import StagedCommit, TableBackend
     from lakefresh.results import BatchResult
+    from lakefresh.sources import Source
     from lakefresh.state.control import ControlTables
 
 __all__ = ["Attempt", "BatchSteps", "error_text"]
@@ -87,7 +88,7 @@ class BatchSteps:
                 raise TakenError(name, taken)
 
     @releasing  # the attempt's materialized rows, once it has ended
-    def apply(self, a: Attempt, source: Any, log: PublishLog) -> BatchResult:
+    def apply(self, a: Attempt, source: Source, log: PublishLog) -> BatchResult:
         """Every step in order; the result says how far the batch got. A TransientError (the
         target moved under the change set) propagates: the batch is staged again."""
         try:
@@ -106,7 +107,7 @@ class BatchSteps:
 
     # --- the steps ---------------------------------------------------------------------------
 
-    def read(self, a: Attempt, source: Any) -> None:
+    def read(self, a: Attempt, source: Source) -> None:
         clock = time.perf_counter()
         a.txn = Transaction(self.backend, a.name, f"batch {a.ref.batch_id!r}")
         a.exists, a.head = a.txn.existed, a.txn.head  # what the change set is computed against

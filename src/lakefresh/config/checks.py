@@ -283,10 +283,10 @@ def local_problems(tables: list[TableConfig], pipeline_file: Path) -> list[str]:
     base = str(pipeline_file.resolve().parent)
     lines = []
     for position, table, parent in table_positions(tables):
-        path = getattr(table.source, "path", None)
-        if parent is not None or not isinstance(path, str) or "://" in path:
+        path = table.source.location
+        if parent is not None or path is None or "://" in path:
             continue
-        if table.source.kind == "delta_changes":  # a table this pipeline may create first
+        if table.source.change_feed:  # a table this pipeline may create first
             continue
         resolved = path if path.startswith("/") else f"{base.rstrip('/')}/{path}"  # as sources do
         if not os.path.exists(resolved):
@@ -330,7 +330,7 @@ def feed_problems(table: TableConfig) -> Problems:
     """A change feed (`table_changes`, `delta_changes`) into an `append` target with no
     transform: its DELETE changes would be appended as rows like its inserts, the change type
     being a `_lf_` column, which is not stored."""
-    if getattr(table.source, "kind", None) not in ("table_changes", "delta_changes"):
+    if not table.source.change_feed:
         return []
     if table.strategy.kind not in ("append", "none") or table.transform is not None:
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Literal
+from typing import ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
@@ -13,7 +13,37 @@ from lakefresh.config.types import VALID_TYPES, type_problem
 
 
 class SourceBase(Model):
-    """What every source config offers the strategy checks."""
+    """What every source kind's config declares. The rest of lakefresh asks these, never a
+    kind's name: adding a kind touches its config model, its source class (sources/) and their
+    tests."""
+
+    # reads another table's changes, its positions kept in the `loads` control table
+    change_feed: ClassVar[bool] = False
+    # every batch it listed can be read again, as it was (a full refresh, a reload)
+    retains_batches: ClassVar[bool] = True
+    # a batch is files, so that `replay` can apply a corrected copy of one
+    replays_files: ClassVar[bool] = False
+
+    @classmethod
+    def kinds(cls) -> tuple[str, ...]:
+        """The `kind` values that select this model."""
+        return tuple(get_args(cls.model_fields["kind"].annotation))
+
+    @property
+    def location(self) -> str | None:
+        """The folder or table location it reads (relative to the pipeline file, or a URI);
+        None for a catalog table or a database."""
+        return None
+
+    @property
+    def read_table(self) -> str | None:
+        """The catalog table (`namespace.table`) it reads, if any."""
+        return None
+
+    @property
+    def timed_by_rows(self) -> bool:
+        """Whether a batch's time is known only once its rows are read."""
+        return False
 
     @property
     def declared_columns(self) -> list[str] | None:
@@ -104,6 +134,7 @@ class FilesSourceConfig(SourceBase):
     """A folder where each batch is a file, or a subfolder of files."""
 
     kind: Literal["files"]
+    replays_files: ClassVar[bool] = True
     path: str = Field(description="The folder that batches land in; relative to the pipeline file.")
     format: Literal["csv", "parquet", "json"] = Field(description="File format; json is JSON lines.")
     layout: Literal["file", "folder"] = Field(
@@ -207,6 +238,14 @@ class FilesSourceConfig(SourceBase):
         return list(self.schema_) if self.schema_ else None
 
     @property
+    def location(self) -> str | None:
+        return self.path
+
+    @property
+    def timed_by_rows(self) -> bool:
+        return self.batch_time is not None and self.batch_time.column is not None
+
+    @property
     def file_pattern(self) -> str:
         return self.pattern or {"csv": "*.csv", "parquet": "*.parquet", "json": "*.json*"}[self.format]
 
@@ -224,6 +263,10 @@ class TableSnapshotSourceConfig(SourceBase):
         None, description="A SQL query over the catalog instead: every run reads it as a new batch."
     )
 
+    @property
+    def read_table(self) -> str | None:
+        return self.table
+
     @model_validator(mode="after")
     def _one_of(self) -> TableSnapshotSourceConfig:
         if (self.table is None) == (self.query is None):
@@ -233,6 +276,9 @@ class TableSnapshotSourceConfig(SourceBase):
 
 class ChangeFeedBase(SourceBase):
     """What every change-feed source with a load log has."""
+
+    change_feed: ClassVar[bool] = True
+    retains_batches: ClassVar[bool] = False  # a change feed starts again: lakefresh reset-load
 
     keys: list[str] = Field(
         default_factory=list,
@@ -259,6 +305,10 @@ class TableChangesSourceConfig(ChangeFeedBase):
     kind: Literal["table_changes"]
     table: str = Field(description="`namespace.table` of the catalog whose changes are read.")
 
+    @property
+    def read_table(self) -> str | None:
+        return self.table
+
 
 class DeltaChangesSourceConfig(ChangeFeedBase):
     """A Delta table's change data feed between versions, with a load log."""
@@ -269,6 +319,10 @@ class DeltaChangesSourceConfig(ChangeFeedBase):
         "reads (s3a://..., abfss://...). Its change data feed must be on "
         "(delta.enableChangeDataFeed)."
     )
+
+    @property
+    def location(self) -> str | None:
+        return self.path
 
 
 class SynapseLinkSourceConfig(SourceBase):
@@ -306,6 +360,10 @@ class SynapseLinkSourceConfig(SourceBase):
         "one in one commit; merge: merge the backfilled rows into the live table.",
     )
 
+    @property
+    def location(self) -> str | None:
+        return self.path
+
     @field_validator("look_back_interval", "model_grace_period", mode="before")
     @classmethod
     def _duration(cls, value: object) -> float:
@@ -328,6 +386,7 @@ class JdbcSourceConfig(SourceBase):
     """A database query read through Spark's JDBC reader, from a watermark on."""
 
     kind: Literal["jdbc"]
+    retains_batches: ClassVar[bool] = False  # a query reads what the database holds now
     url: str = Field(description="JDBC URL, e.g. jdbc:postgresql://db:5432/shop.")
     query: str = Field(
         description="SQL in the database's dialect with the token {{ watermark }}, e.g. "
@@ -386,4 +445,4 @@ SourceConfig = (
     | SynapseLinkSourceConfig
     | JdbcSourceConfig
 )
-SOURCE_KINDS = ("files", "table_snapshot", "table_changes", "delta_changes", "synapse_link", "jdbc")
+SOURCE_KINDS = tuple(kind for model in get_args(SourceConfig) for kind in model.kinds())

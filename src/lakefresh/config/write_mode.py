@@ -35,8 +35,8 @@ def explicit(config: PipelineConfig, table: TableConfig) -> bool:
 def change_feed_readers(config: PipelineConfig, table: TableConfig) -> list[TableConfig]:
     """The tables of this pipeline whose `table_changes` source reads `table`."""
     names = (config.qualified(table), table.name)
-    feeds = [t for t in config.tables if t.source.kind == "table_changes"]
-    return [t for t in feeds if getattr(t.source, "table", None) in names]
+    feeds = [t for t in config.tables if t.source.change_feed]
+    return [t for t in feeds if t.source.read_table in names]
 
 
 def chosen(config: PipelineConfig, table: TableConfig, exists: bool) -> str | None:

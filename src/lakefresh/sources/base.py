@@ -7,6 +7,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyspark.sql import Column, DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
@@ -41,10 +43,17 @@ def ready(listed: list[BatchRef], applied: set[str]) -> tuple[list[BatchRef], li
 
 @dataclass
 class ReadBatch:
-    """A batch's rows: every row, with REASON_COLUMN set on those that must be quarantined."""
+    """A batch's rows: every row, with REASON_COLUMN set on those that must be quarantined; and,
+    for a source whose rows say when the batch was produced, how to tell that time from them."""
 
     ref: BatchRef
     rows: DataFrame
+    timed: Callable[[DataFrame], datetime | None] | None = None
+
+    def batch_time(self, good: DataFrame) -> datetime | None:
+        """When the batch's rows to load (`good`: its rows, checked) say it was produced; None
+        when its reference's time stands."""
+        return self.timed(good) if self.timed is not None else None
 
 
 @dataclass(frozen=True)
@@ -75,7 +84,9 @@ class SourceContext:
 
 
 class Source(Protocol):
-    """A place batches come from."""
+    """A place batches come from. Each kind is a class of sources/ registered by its config model
+    (sources/__init__.py); what it can do beyond this is declared by that model (its
+    capabilities: config/sources.py) and by the optional protocols below."""
 
     kind: str
 
@@ -115,6 +126,23 @@ class Reopening(Protocol):
 
     def reopen(self, batch_ids: list[str]) -> None:
         """List these batches again, in order."""
+
+
+@runtime_checkable
+class ReadsMany(Protocol):
+    """A source that reads several batches as one (a backlog group, backlog.py)."""
+
+    def read_many(self, refs: list[BatchRef], target_schema: StructType | None) -> DataFrame | None:
+        """Their rows, each with its batch's index in `refs` (SEQ_COLUMN); None when they
+        cannot be read as one."""
+
+
+@runtime_checkable
+class Waits(Protocol):
+    """A source that can tell what it holds that is not listed as a batch yet (`plan`)."""
+
+    def waiting(self) -> list[tuple[str, str]]:
+        """Each such thing's name, and why it waits."""
 
 
 def with_provenance(df: DataFrame, origin: Column | None = None, record: Column | None = None) -> DataFrame:

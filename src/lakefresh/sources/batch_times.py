@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from lakefresh.errors import SourceError
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from lakefresh.config.sources import BatchTimeConfig
 
 
@@ -76,3 +78,32 @@ def version_of(name: str, pattern: str) -> int:
     if not found or not found.group(1).isdigit():
         raise SourceError(f"batch {name!r}: no integer version in its name by version {pattern!r}")
     return int(found.group(1))
+
+
+def time_from_rows(rows: DataFrame, column: str, batch_id: str) -> datetime | None:
+    """With `batch_time: {column: c}`: the batch's time, the largest value of c in its rows to
+    load (UTC); None when they hold none (the files' time stands)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from lakefresh.lakehouse.functions import try_to_timestamp
+    from lakefresh.lakehouse.sql import quote
+
+    if column not in rows.columns:
+        raise SourceError(f"batch {batch_id!r} has no column {column!r} (batch_time.column)")
+    kind = rows.schema[column].dataType
+    value = F.col(quote(column))
+    if isinstance(kind, T.StringType):
+        value = try_to_timestamp(value)
+    elif not isinstance(kind, T.TimestampType | T.TimestampNTZType | T.DateType):
+        raise SourceError(
+            f"batch_time.column {column!r} is {kind.simpleString()}: give a timestamp, a date or ISO text"
+        )
+    if isinstance(kind, T.DateType):
+        day = rows.agg(F.max(value)).first()[0]  # type: ignore[index]
+        return None if day is None else datetime(day.year, day.month, day.day)
+    # as microseconds: a collected timestamp would come back in the machine's own zone
+    found = rows.agg(F.unix_micros(F.max(value).cast("timestamp"))).first()[0]  # type: ignore[index]
+    if found is None:
+        return None
+    return datetime(1970, 1, 1) + timedelta(microseconds=found)

@@ -52,6 +52,7 @@ FEED_PROPERTY = "delta.enableChangeDataFeed"
 
 class DeltaChangesSource(TableChangesSource):
     kind = "delta_changes"
+    config_type = DeltaChangesSourceConfig
 
     def _feed(self) -> tuple[str, TableBackend]:
         assert isinstance(self.config, DeltaChangesSourceConfig)

@@ -34,6 +34,7 @@ from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.lakehouse.storage import Storage
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
+from lakefresh.sources.batch_times import time_from_rows
 from lakefresh.sources.file_listing import Listing
 from lakefresh.sources.inference import inferred_types
 from lakefresh.sources.text import (
@@ -51,7 +52,8 @@ from lakefresh.sources.text import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
+    from datetime import datetime
 
     from pyspark.sql import DataFrame, DataFrameReader
     from pyspark.sql.types import DataType, StructType
@@ -66,6 +68,7 @@ _COMPRESSED = (".gz", ".bz2", ".xz", ".zst", ".lz4", ".snappy", ".deflate", ".zi
 
 class FilesSource:
     kind = "files"
+    config_type = FilesSourceConfig
 
     def __init__(self, config: FilesSourceConfig, ctx: SourceContext) -> None:
         self.config = config
@@ -98,7 +101,14 @@ class FilesSource:
             rows = self._read_json(ref, target_schema)
         else:
             rows = self._read_parquet(ref, target_schema)
-        return ReadBatch(ref, rows)
+        return ReadBatch(ref, rows, self._timed(ref))
+
+    def _timed(self, ref: BatchRef) -> Callable[[DataFrame], datetime | None] | None:
+        """With `batch_time: {column: c}`: how the batch's rows tell its time."""
+        column = self.config.batch_time.column if self.config.batch_time else None
+        if column is None:
+            return None
+        return lambda good: time_from_rows(good, column, ref.batch_id)
 
     def read_many(self, refs: list[BatchRef], target_schema: StructType | None) -> DataFrame | None:
         """Several CSV batches of one header read as one (a backlog group, backlog.py), each row

@@ -73,6 +73,7 @@ DIALECTS = {
 
 class JdbcSource:
     kind = "jdbc"
+    config_type = JdbcSourceConfig
 
     def __init__(self, config: JdbcSourceConfig, ctx: SourceContext) -> None:
         self.config = config

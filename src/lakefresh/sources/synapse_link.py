@@ -82,6 +82,7 @@ def covered_until(batch_ids: Iterable[str]) -> str | None:
 
 class SynapseLinkSource:
     kind = "synapse_link"
+    config_type = SynapseLinkSourceConfig
 
     def __init__(self, config: SynapseLinkSourceConfig, ctx: SourceContext) -> None:
         self.config = config

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
 
 class TableChangesSource:
     kind = "table_changes"
+    config_type: type[ChangeFeedBase] = TableChangesSourceConfig
 
     def __init__(self, config: ChangeFeedBase, ctx: SourceContext) -> None:
         self.config = config

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 class TableSnapshotSource:
     kind = "table_snapshot"
+    config_type = TableSnapshotSourceConfig
 
     def __init__(self, config: TableSnapshotSourceConfig, ctx: SourceContext) -> None:
         self.config = config

@@ -32,7 +32,7 @@ from lakefresh.config.graph import dependency_order
 from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.failures import describe
 from lakefresh.secrets import redact
-from lakefresh.sources import SourceContext, make_source, ready
+from lakefresh.sources import SourceContext, Waits, make_source, ready
 from lakefresh.state.control import LOADS_TABLE
 from lakefresh.strategies import make_strategy
 from lakefresh.transform import transformed
@@ -143,7 +143,7 @@ def _plan_table(
 
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
     # a change feed's listing needs the loads log; its read opens a load
-    feed = table.source.kind in ("table_changes", "delta_changes")
+    feed = table.source.change_feed
     if feed and not backend.exists(f"{config.catalog.control_namespace}.{LOADS_TABLE}"):
         out.waiting = [
             {"name": "first load", "reason": "the changes from the source's first snapshot, when run"}
@@ -156,9 +156,8 @@ def _plan_table(
             f"the configuration changed since batch {last[0] if last else '?'} in ways that change "
             "results: run with --accept-config-change, or rebuild with lakefresh reset"
         )
-    waiting = getattr(source, "waiting", None)  # 3.
-    if waiting is not None:
-        out.waiting = [{"name": n, "reason": r} for n, r in waiting()]
+    if isinstance(source, Waits):  # 3.
+        out.waiting = [{"name": n, "reason": r} for n, r in source.waiting()]
     out.waiting += [{"name": n, "reason": r} for n, r in young]
     schemas: dict[str, Any] = {}
     if out.exists and pending and not feed:  # 4.

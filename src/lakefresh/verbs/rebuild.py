@@ -65,7 +65,7 @@ from lakefresh.lakehouse.checkpoints import released_after
 from lakefresh.lakehouse.commit import Transaction
 from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
-from lakefresh.sources import SourceContext, make_source
+from lakefresh.sources import Source, SourceContext, make_source
 from lakefresh.state.control import is_verb, verb_batch_id
 from lakefresh.state.published import Published
 from lakefresh.state.reads import AttemptRow
@@ -87,8 +87,6 @@ if TYPE_CHECKING:
 
 Verb = Literal["reset", "unload", "reload", "refresh"]
 SCRATCH = "__rebuild"
-# sources whose batches cannot be read a second time
-NOT_RETAINED = ("jdbc", "table_changes", "delta_changes")
 
 
 @dataclass
@@ -117,7 +115,7 @@ class _Plan:
     name: str
     config: TableConfig
     strategy: Strategy
-    source: Any
+    source: Source
     live: list[BatchRef]
     named: list[str]  # the batches the verb unloads or reloads in this table
     head: int | None = None  # the table's snapshot the plan was made from
@@ -138,11 +136,11 @@ def rebuild(
     `table` in full (its history is a table of the run of its own)."""
     if verb in ("unload", "reload") and not batches:
         raise ConfigError(f"{verb} needs the batches to {verb}: --batch B")
-    if verb == "refresh" and table.source.kind in NOT_RETAINED:
+    if verb == "refresh" and not table.source.retains_batches:
         raise ConfigError(
             f"cannot refresh {table.name!r} in full: its {table.source.kind} source does not keep "
             "its batches, so they cannot be read again. Nothing was changed"
-            + ("" if table.source.kind == "jdbc" else " (a change feed starts again: lakefresh reset-load)")
+            + (" (a change feed starts again: lakefresh reset-load)" if table.source.change_feed else "")
         )
     control.ensure()
     key = table.strategy.surrogate()
@@ -189,7 +187,7 @@ def _plan(
     if verb in ("unload", "reload"):
         _refuse_other_configurations(books, control, name, table, verb, live)
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
-    listed = [] if table.source.kind in NOT_RETAINED else source.list_batches()
+    listed = source.list_batches() if table.source.retains_batches else []
     dropped: list[str] = []
     if verb == "refresh":  # 2.
         ordered, dropped = _held(control, name, attempts, live, listed)

@@ -58,7 +58,7 @@ def replay(
 ) -> ReplayResult:
     """Apply `fixed` as batch `<batch_id>#replay-<n>` with `apply` (the runner's, as a run applies
     a batch), then mark the batch's quarantine rows resolved by it."""
-    if table.source.kind != "files":
+    if not table.source.replays_files:
         raise ConfigError(
             f"table {table.name!r} reads a {table.source.kind} source: replay applies a corrected "
             "file, which needs a files source (reload a corrected batch instead)"
@@ -83,7 +83,7 @@ def replay(
     made = {a.batch_id for a in attempts} | set(backend.published_batches(name))
     numbers = [b[len(batch_id + MARK) :] for b in made if b.startswith(batch_id + MARK)]
     n = 1 + max((int(x) for x in numbers if x.isdigit()), default=0)
-    folder = SourceContext.of(config, backend, base_dir, table).resolve(getattr(table.source, "path", ""))
+    folder = SourceContext.of(config, backend, base_dir, table).resolve(table.source.location or "")
     suffix = "".join(PurePosixPath(fixed).suffixes) or ".csv"
     place = f"{folder.rstrip('/')}/{FOLDER}/{table.name}/{batch_id}/replay-"
     while storage.exists(f"{place}{n}{suffix}"):
