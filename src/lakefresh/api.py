@@ -30,7 +30,7 @@ from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
-from lakefresh.results import RunResult, TableResult, TableStatus
+from lakefresh.results import RunResult, TableFreshness, TableResult, TableStatus
 from lakefresh.runner import Runner
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
@@ -300,9 +300,14 @@ class Pipeline:
         """Write the pipeline's report, one self-contained HTML file with a section per table
         (status codes, rows, rule violations and seconds per phase of every batch; batches
         waiting); returns its path."""
+        from lakefresh.strategies import status_codes
         from lakefresh.verbs.report import render, table_report
 
-        tables = [table_report(status, self.history(status.table)) for status in self.status(pending=True)]
+        codes = {t.name: status_codes().get(t.strategy.kind, {}) for t in self.config.tables}
+        tables = [
+            table_report(status, self.history(status.table), codes.get(status.table, {}))
+            for status in self.status(pending=True)
+        ]
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(render(self.path.name if self.path else "pipeline", tables), encoding="utf-8")
@@ -403,6 +408,17 @@ class Pipeline:
         """Per table: batches published, the last one and its position, rows, counts; with
         `pending`, how many batches its source holds that no run took yet."""
         return table_status(self.config, self.backend, self.control, str(self.base_dir), pending)
+
+    def freshness(self, tables: list[str] | None = None, now: datetime | None = None) -> list[TableFreshness]:
+        """Per table (or for `tables`): when its newest batch was loaded and how long ago, its
+        verdict against its `freshness` bounds (pass, warn, error; `none` without bounds), and
+        for a source of files the newest batch it holds and how many wait. `now`: UTC."""
+        from lakefresh.verbs.freshness import table_freshness
+
+        if tables:
+            check_table_names(self.config.tables, tables)  # before Spark starts
+        chosen = [t for t in self.config.tables if not tables or t.name in tables]
+        return table_freshness(self.config, self.backend, self.control, str(self.base_dir), chosen, now)
 
     def history(self, table: str) -> list[dict[str, Any]]:
         """The table's batches, one row per attempt, oldest first."""

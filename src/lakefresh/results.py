@@ -134,8 +134,32 @@ class TableStatus:
     source_error: str | None = None  # why the source could not be listed (with pending)
     quarantined: int = 0  # its rows waiting in quarantine (not replayed)
     lease: str | None = None  # who holds the table's lease now, and until when
+    freshness: str | None = None  # pass, warn or error against its `freshness` (None: none set)
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["last_published_at"] = self.last_published_at.isoformat() if self.last_published_at else None
+        return out
+
+
+@dataclass
+class TableFreshness:
+    """How fresh one target is: when its newest batch was loaded, and when the newest batch its
+    source holds was produced, against its `freshness` bounds (seconds)."""
+
+    table: str
+    status: str  # pass, warn, error; `none` without a `freshness` setting
+    loaded_at: datetime | None  # the newest published batch's publish time (UTC)
+    age: float | None  # seconds since then; None: never loaded
+    warn_after: float | None = None
+    error_after: float | None = None
+    source_newest: datetime | None = None  # the newest batch the source lists (files' time, UTC)
+    source_age: float | None = None
+    pending: int | None = None  # batches the source holds that no run took: a run is due
+    source_error: str | None = None  # why the source could not be listed
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        for name in ("loaded_at", "source_newest"):
+            out[name] = out[name].isoformat() if out[name] else None
         return out

@@ -15,6 +15,7 @@ TABLES = """
 - name: clicks
   source: {kind: files, path: in, format: csv, schema: {page: int, n: int}}
   strategy: {kind: key, keys: [page]}
+  freshness: {warn_after: 1d}
   rules:
     - {name: positive, row: n > 0, action: warn}
 - name: later
@@ -74,4 +75,9 @@ def test_the_report_renders_every_chart_of_every_table_in_a_browser(ws):
     ):
         assert title in clicks
     assert "<b>2</b> batches" in clicks and "<b>1</b> waiting" in clicks
+    assert "freshness:\n<b>pass</b>" in clicks and "freshness" not in later
+    # a legend names each code the table shows, for its strategy; a code has one colour
+    legend = re.search(r'<p class="legend">(.*?)</p>', clicks, re.S).group(1)
+    assert re.findall(r"<b>(.*?)</b> ([^<]*?)\s*</span>", legend) == [("C", "changed"), ("N", "new key")]
+    assert '"marker":{"color":"#2ca02c"},"name":"N"' in html
     assert "No batch published yet." in later

@@ -27,7 +27,9 @@ def status(
         return
     from rich.table import Table
 
-    grid = Table("table", "batches", "last batch", "position", "rows", "counts", "quarantined", "pending")
+    grid = Table(
+        "table", "batches", "last batch", "position", "rows", "counts", "quarantined", "pending", "freshness"
+    )
     for r in rows:
         counts = " ".join(f"{k}={v}" for k, v in sorted(r.counts.items()))
         waiting = "-" if r.pending is None else str(r.pending)
@@ -40,11 +42,58 @@ def status(
             counts,
             str(r.quarantined),
             f"source error: {r.source_error}" if r.source_error else waiting,
+            _or_dash(r.freshness),
         )
     _console().print(grid)
     for r in rows:
         if r.lease:
             print(f"{r.table}: {r.lease}")
+
+
+@app.command()
+@reports_errors
+def freshness(
+    pipeline: Path = PIPELINE,
+    table: list[str] = typer.Option([], "--table", "-t", help="Only these tables (repeat the option)."),
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+) -> None:
+    """Per table: how long ago its newest batch was loaded, against its `freshness` bounds, and
+    what its source holds. Exit code 1 when a table is over its error_after (for schedulers)."""
+    rows = _load(pipeline, var, quiet=True).freshness(table or None)
+    if output is Output.json:
+        _emit(output, [r.to_dict() for r in rows], "")
+    else:
+        from rich.table import Table
+
+        grid = Table("table", "status", "loaded", "age", "warn after", "error after", "source age", "waiting")
+        for r in rows:
+            grid.add_row(
+                r.table,
+                r.status,
+                r.loaded_at.isoformat(sep=" ", timespec="seconds") if r.loaded_at else "-",
+                _age(r.age),
+                _age(r.warn_after),
+                _age(r.error_after),
+                f"source error: {r.source_error}" if r.source_error else _age(r.source_age),
+                _or_dash(r.pending),
+            )
+        _console().print(grid)
+    if any(r.status == "error" for r in rows):
+        raise typer.Exit(1)
+
+
+def _age(seconds: float | None) -> str:
+    """`2d 3h`, `3h 5m`, `5m 2s`, `42s`: the two largest units of a duration; `-` for none."""
+    if seconds is None:
+        return "-"
+    parts: list[str] = []
+    left = int(seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+        if left >= size or (unit == "s" and not parts):
+            parts.append(f"{left // size}{unit}")
+            left %= size
+    return " ".join(parts[:2])
 
 
 @app.command()

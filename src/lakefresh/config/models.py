@@ -17,6 +17,7 @@ from lakefresh.config.checks import (
 )
 from lakefresh.config.engine import CatalogConfig, RunConfig, SparkConfig, TableFormat
 from lakefresh.config.expressions import check_query
+from lakefresh.config.freshness import FreshnessConfig
 from lakefresh.config.graph import dependency_order, with_history_tables
 from lakefresh.config.maintenance import MaintenanceConfig
 from lakefresh.config.rules import RuleConfig
@@ -65,6 +66,9 @@ class Defaults(Model):
     audit: AuditConfig = Field(default_factory=AuditConfig)  # type: ignore[arg-type]
     maintenance: MaintenanceConfig = Field(default_factory=MaintenanceConfig)  # type: ignore[arg-type]
     backlog: BacklogConfig = Field(default_factory=BacklogConfig)  # type: ignore[arg-type]
+    freshness: FreshnessConfig | None = Field(
+        None, description="How fresh every target must be (`lakefresh freshness`); none by default."
+    )
     write_mode: WriteMode = Field(
         "auto",
         description="How MERGE/UPDATE/DELETE write targets: `auto` (merge-on-read unless a "
@@ -161,6 +165,7 @@ class TableConfig(Model):
     )
     maintenance: MaintenanceConfig | None = Field(None, description="Overrides defaults.maintenance.")
     backlog: BacklogConfig | None = Field(None, description="Overrides defaults.backlog.")
+    freshness: FreshnessConfig | None = Field(None, description="Overrides defaults.freshness.")
     rules: list[RuleConfig] = Field(
         default_factory=list, description="Data-quality rules on each batch (config/rules.py)."
     )
@@ -414,3 +419,6 @@ class PipelineConfig(Model):
 
     def backlog_for(self, table: TableConfig) -> BacklogConfig:
         return table.backlog or self.defaults.backlog
+
+    def freshness_for(self, table: TableConfig) -> FreshnessConfig | None:
+        return table.freshness or self.defaults.freshness

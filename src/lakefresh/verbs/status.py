@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.bookkeeping import NEVER_AGAIN
+from lakefresh.clock import utc_now
 from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.results import TableStatus
 from lakefresh.secrets import redact
-from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.leases import Leases
+from lakefresh.verbs.freshness import source_listing
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig
@@ -26,6 +26,7 @@ def table_status(
     the batches its source holds that no run took (a source that cannot be listed is reported
     on its table, not raised). A table another run holds says who (its lease)."""
     control.ensure()
+    now = utc_now()
     leases = {r.table_name: r.describe() for r in Leases(backend, control.namespace).live()}
     out = []
     waiting_rows = {
@@ -50,13 +51,12 @@ def table_status(
                 counts[k] = counts.get(k, 0) + int(v)
         waiting, source_error = None, None
         if pending:  # a source that cannot be listed is reported on its table, not raised
-            done = {r["batch_id"] for r in rows}
-            done |= {a.batch_id for a in control.attempts(name) if a.status in NEVER_AGAIN}
             try:
-                source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
-                waiting = len([b for b in source.list_batches() if b.batch_id not in done])  # young too
+                waiting = source_listing(config, backend, control, base_dir, table)[1]  # young too
             except LakefreshError as exc:
                 source_error = redact(str(exc))
+        bounds = config.freshness_for(table)
+        age = (now - last["published_at"]).total_seconds() if last and last["published_at"] else None
         out.append(
             TableStatus(
                 table=table.name,
@@ -71,6 +71,7 @@ def table_status(
                 source_error=source_error,
                 quarantined=waiting_rows.get(name, 0),
                 lease=leases.get(name),
+                freshness=bounds.verdict(age) if bounds else None,
             )
         )
     return out

@@ -1,0 +1,86 @@
+"""`lakefresh freshness`: how long ago each target's newest batch was loaded, against its
+`freshness: {warn_after, error_after}` (config/freshness.py), as dbt's source freshness does for
+a scheduler: exit code 1 when a table is over its error bound.
+
+Beside the verdict it says where the delay is. For a source whose batches are files (a folder,
+a Synapse Link export) it lists the source: the newest batch there and how many no run took. A
+table that is late while its source holds batches waiting needs a run; a table whose source has
+nothing new is late because the source is.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakefresh.bookkeeping import NEVER_AGAIN
+from lakefresh.clock import utc_now
+from lakefresh.errors import LakefreshError
+from lakefresh.results import TableFreshness
+from lakefresh.secrets import redact
+from lakefresh.sources import SourceContext, make_source
+from lakefresh.state.control import VERB_PREFIX
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.state.control import ControlTables
+
+
+def table_freshness(
+    config: PipelineConfig,
+    backend: TableBackend,
+    control: ControlTables,
+    base_dir: str,
+    tables: list[TableConfig],
+    now: datetime | None = None,
+) -> list[TableFreshness]:
+    """Per table: its newest batch's load time and age, its verdict, and (for sources of files)
+    the newest batch its source holds and how many wait."""
+    control.ensure()
+    now = now or utc_now()
+    loaded = last_loaded(backend, control)
+    out = []
+    for table in tables:
+        bounds = config.freshness_for(table)
+        at = loaded.get(config.qualified(table))
+        age = None if at is None else (now - at).total_seconds()
+        item = TableFreshness(
+            table.name,
+            bounds.verdict(age) if bounds else "none",
+            at,
+            age,
+            bounds.warn_after if bounds else None,
+            bounds.error_after if bounds else None,
+        )
+        if table.source.location is not None and not table.source.change_feed:
+            try:
+                item.source_newest, item.pending = source_listing(config, backend, control, base_dir, table)
+            except LakefreshError as exc:  # reported on its table, as `status --pending` does
+                item.source_error = redact(str(exc))
+            if item.source_newest is not None:
+                item.source_age = (now - item.source_newest).total_seconds()
+        out.append(item)
+    return out
+
+
+def last_loaded(backend: TableBackend, control: ControlTables) -> dict[str, datetime]:
+    """Each target's newest published batch's publish time (a verb's commit is not a batch)."""
+    rows = backend.spark.sql(
+        f"SELECT table_name, max(published_at) FROM {backend.qualified(control.batches)} "
+        f"WHERE status = 'published' AND NOT startswith(batch_id, '{VERB_PREFIX}') GROUP BY table_name"
+    ).collect()
+    return {r[0]: r[1] for r in rows if r[1] is not None}
+
+
+def source_listing(
+    config: PipelineConfig, backend: TableBackend, control: ControlTables, base_dir: str, table: TableConfig
+) -> tuple[datetime | None, int]:
+    """The newest batch the table's source lists (its time), and how many of its batches no run
+    took yet (published, skipped or forgotten ones are taken)."""
+    name = config.qualified(table)
+    taken = {a.batch_id for a in control.attempts(name) if a.status == "published" or a.status in NEVER_AGAIN}
+    listed = make_source(table.source, SourceContext.of(config, backend, base_dir, table)).list_batches()
+    newest = max((ref.batch_time for ref in listed), default=None)
+    return newest, len([ref for ref in listed if ref.batch_id not in taken])
