@@ -75,8 +75,23 @@ def _kind_union(annotation: Any) -> bool:
     return len(members) > 1 and all(_is_model(m) and _kinds(m) for m in members)
 
 
-def _type_text(annotation: Any) -> str:
+DURATION = "duration (seconds, or 500ms, 90s, 5m, 1h, 2d)"
+
+
+def _is_duration(annotation: Any, metadata: list[Any] | None = None) -> bool:
+    """A field of the config's Duration type (config/base.py): a float read from text too."""
+    from lakefresh.config.base import Duration
+
+    marks = typing.get_args(Duration)[1:]
+    if typing.get_origin(annotation) is typing.Annotated:
+        metadata = list(typing.get_args(annotation)[1:])
+    return annotation is not type(None) and any(m in marks for m in metadata or [])
+
+
+def _type_text(annotation: Any, metadata: list[Any] | None = None) -> str:
     """A field's type as a reader writes it in YAML terms, models linked to their section."""
+    if _is_duration(annotation, metadata):
+        return DURATION
     annotation = _strip(annotation)
     if annotation is type(None):
         return "null"
@@ -160,7 +175,7 @@ def _model_section(model: type[BaseModel], where: str) -> list[str]:
     for name, field in model.model_fields.items():
         described = field.description or ("selects this kind" if name == "kind" and kinds else "")
         lines.append(
-            f"| `{field.alias or name}` | {_cell(_type_text(field.annotation))} "
+            f"| `{field.alias or name}` | {_cell(_type_text(field.annotation, field.metadata))} "
             f"| {_cell(_default_text(field))} | {_cell(described)} |"
         )
     return [*lines, ""]

@@ -162,6 +162,41 @@ def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = 
 
 @app.command()
 @reports_errors
+def init(
+    folder: Path = typer.Argument(Path("."), help="The project's folder (made if missing)."),
+    name: str | None = typer.Option(None, help="Catalog and namespace name; default: the folder's."),
+    output: Output = OUTPUT,
+) -> None:
+    """Start a project: a pipeline file that runs as it is, one batch, its JSON Schema."""
+    from lakefresh.starter import write_starter
+
+    written = write_starter(folder, name)
+    _emit(
+        output,
+        {"ok": True, "files": [str(p) for p in written]},
+        "\n".join(f"wrote {p}" for p in written) + f"\nnext: lakefresh run {folder / 'pipeline.yml'}",
+    )
+
+
+@app.command("schema")
+@reports_errors
+def schema_command(
+    file: Path | None = typer.Option(None, "--file", "-f", help="Write it here instead of printing it."),
+) -> None:
+    """The pipeline file's JSON Schema (for editors: completion and checks as you type)."""
+    import json
+
+    from lakefresh.starter import pipeline_schema
+
+    text = json.dumps(pipeline_schema(), indent=2)
+    if file is None:
+        print(text)
+    else:
+        file.write_text(text + "\n", encoding="utf-8")
+
+
+@app.command()
+@reports_errors
 def run(
     pipeline: Path = PIPELINE,
     table: list[str] = typer.Option([], "--table", "-t", help="Only these tables."),

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from lakefresh.config.base import IDENTIFIER, Model, parse_duration
+from lakefresh.config.base import IDENTIFIER, Duration, Model, parse_duration
 from lakefresh.config.checks import check_catalog_type, check_master
 
 TableFormat = Literal["iceberg", "delta"]
@@ -100,7 +100,7 @@ class RunConfig(Model):
         description="Take a lease on the tables a run (or a verb that rewrites them) writes. Off: "
         "overlapping runs still apply nothing twice, but the later one fails where they meet.",
     )
-    lease_ttl: float = Field(
+    lease_ttl: Duration = Field(
         120.0,
         description="How long a lease lasts unless renewed (90s, 2m, 1h): the run renews it every "
         "quarter of this while it lives, and a run that was killed holds its tables this long.",

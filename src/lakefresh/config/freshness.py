@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import Model, parse_duration
+from lakefresh.config.base import Duration, Model, parse_duration
 
 
 class FreshnessConfig(Model):
     """A target's freshness: its newest loaded batch may be this old (durations: 90m, 12h, 2d)."""
 
-    warn_after: float | None = Field(None, description="Warn when the newest batch was loaded longer ago.")
-    error_after: float | None = Field(
+    warn_after: Duration | None = Field(None, description="Warn when the newest batch was loaded longer ago.")
+    error_after: Duration | None = Field(
         None, description="An error (exit code 1 of `lakefresh freshness`) when it was loaded longer ago."
     )
 

@@ -6,20 +6,20 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import Model, parse_duration
+from lakefresh.config.base import Duration, Model, parse_duration
 
 
 class MaintenanceConfig(Model):
     """Upkeep of a target (`lakefresh maintain`, or after every run with `after_runs`)."""
 
     compact: bool = Field(True, description="Rewrite small data files and apply delete files.")
-    expire_after: float = Field(
+    expire_after: Duration = Field(
         7 * 86400.0,
         description="Expire snapshots older than this (`7d`, `12h`); never one a downstream "
         "`table_changes` load of this pipeline still starts from, never the newest `keep_snapshots`.",
     )
     keep_snapshots: int = Field(10, ge=1, description="Snapshots always kept, however old.")
-    remove_orphans_after: float | None = Field(
+    remove_orphans_after: Duration | None = Field(
         3 * 86400.0,
         description="Remove files no snapshot references that are older than this (`3d`: a write "
         "in progress is younger); null: never.",

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal, get_args
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import Model, parse_duration
+from lakefresh.config.base import Duration, Model, parse_duration
 from lakefresh.config.types import VALID_TYPES, type_problem
 
 
@@ -164,7 +164,7 @@ class FilesSourceConfig(SourceBase):
         description="With layout: folder, a subfolder is taken only once this file is in it; "
         "null takes every subfolder at once.",
     )
-    min_file_age: float = Field(
+    min_file_age: Duration = Field(
         0.0,
         description="A batch whose newest file was modified less than this long before the "
         "listing waits (it may still be written in place), and so does every batch after it: "
@@ -340,7 +340,7 @@ class SynapseLinkSourceConfig(SourceBase):
         "backfill: every complete folder from backfill_start_date is one batch "
         "(`lakefresh backfill` runs a table in this mode once).",
     )
-    look_back_interval: float = Field(
+    look_back_interval: Duration = Field(
         86400.0,
         description="Streaming reads folders from (changelog.info's time - this) on: 90s, 5m, 1h, 2d. "
         "A table fed before whose next folder is older fails instead of skipping it.",
@@ -348,7 +348,7 @@ class SynapseLinkSourceConfig(SourceBase):
     backfill_start_date: datetime | None = Field(
         None, description="Backfill reads folders from this time (UTC) on; default: the first."
     )
-    model_grace_period: float = Field(
+    model_grace_period: Duration = Field(
         3600.0,
         description="How long a finished folder (older than the one changelog.info names) may "
         "lack its model.json: until then it and the folders after it wait; after it the run "
@@ -399,7 +399,7 @@ class JdbcSourceConfig(SourceBase):
     initial_watermark: datetime | int | float | str = Field(
         description="The watermark while the target holds no row, e.g. 1970-01-01 00:00:00 or 0."
     )
-    look_back: float | None = Field(
+    look_back: Duration | None = Field(
         None,
         description="Read this much before the watermark again, for late commits: a duration "
         "(10m) for timestamp columns, a number for numeric ones. The keyed merge absorbs the overlap.",
