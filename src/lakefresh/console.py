@@ -31,6 +31,11 @@ def describe(result: BatchResult) -> str:
     ).replace("  ", " ")
 
 
+def resume_words(result: TableResult) -> str:
+    """What to do with the resume command: run it, or first fix what the error names."""
+    return "fix the pipeline file as the error says, then run" if result.fix_in_config else "resume with"
+
+
 def describe_refresh(table: str, refreshed: dict[str, Any]) -> str:
     """One line for a table's full refresh (TableResult.refreshed)."""
     how = "replaced by a new version of the table (a new schema)" if refreshed["new_version"] else "rebuilt"
@@ -75,7 +80,7 @@ class PlainConsole:
         if result.error:
             self._print(f"{result.table}: FAILED: {result.error}")
             if result.resume_command:
-                self._print(f"  resume with: {result.resume_command}")
+                self._print(f"  {resume_words(result)}: {result.resume_command}")
 
     def message(self, text: str) -> None:
         self._print(text)
@@ -113,7 +118,7 @@ class RichConsole:
         if result.error:
             self.console.print(f"[red]{result.table}: FAILED:[/] {result.error}")
             if result.resume_command:
-                self.console.print(f"  resume with: [bold]{result.resume_command}[/]")
+                self.console.print(f"  {resume_words(result)}: [bold]{result.resume_command}[/]")
 
     def message(self, text: str) -> None:
         self.console.print(text)

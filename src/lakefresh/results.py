@@ -39,6 +39,7 @@ class BatchResult:
     bytes_written: int = 0
     seconds: PhaseTimes = field(default_factory=PhaseTimes)
     error: str | None = None
+    in_config: bool = False  # it failed on the pipeline file (a transform, a view): fix it first
     effective_count: int | None = None  # rows of this batch in the target when it was published
     range_start: str | None = None  # the range a range strategy's batch replaced
     range_end: str | None = None
@@ -77,10 +78,17 @@ class TableResult:
     refreshed: dict[str, Any] | None = None  # a full refresh before its batches: what it did
     error: str | None = None
     resume_command: str | None = None
+    in_config: bool = False  # it stopped on the pipeline file (before any batch of its own)
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def fix_in_config(self) -> bool:
+        """Whether the fix is in the pipeline file: running again alone cannot help."""
+        failed = [b for b in self.batches if b.error is not None]
+        return self.in_config or bool(failed and failed[-1].in_config)
 
     @property
     def quarantined(self) -> int:
@@ -94,6 +102,7 @@ class TableResult:
             "error": self.error,
             "quarantined": self.quarantined,
             "resume_command": self.resume_command,
+            "fix_in_pipeline_file": self.fix_in_config,
             "recovered": self.recovered,
             "full_refresh": self.refreshed,
             "batches": [b.to_dict() for b in self.batches],

@@ -174,7 +174,7 @@ class Runner:
                 # a source with state of its own (a change feed) lists its next batch only now
                 pending = _pending(source, applied) if more else []
         except Exception as exc:  # the table stops with its cause; the other tables go on
-            outcome.error = error_text(exc)
+            outcome.error, outcome.in_config = error_text(exc), isinstance(exc, ConfigError)
         self._record(log, outcome)
         if outcome.error:
             outcome.resume_command = self.resume_hint.format(table=table.name)

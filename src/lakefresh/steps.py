@@ -32,6 +32,7 @@ from lakefresh.clock import utc_now
 from lakefresh.config import write_mode
 from lakefresh.errors import (
     AuditError,
+    ConfigError,
     LakefreshError,
     TakenError,
     TargetError,
@@ -236,6 +237,7 @@ class BatchSteps:
         result = a.result
         result.status = STATUS_OF.get(type(exc), "failed")
         result.error = error_text(exc)
+        result.in_config = isinstance(exc, ConfigError)
         if result.snapshot_id is not None:
             # The batch is in the target: only its record is incomplete, and the next run's
             # reconciliation with the lineage completes it. Nothing is rolled back.

@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN
+from lakefresh.columns import (
+    FILE_COLUMN,
+    LINE_COLUMN,
+    RAW_COLUMN,
+    REASON_COLUMN,
+    RECORD_COLUMN,
+    SYSTEM_PREFIX,
+)
+from lakefresh.config.base import hinted
 from lakefresh.errors import ConfigError
 from lakefresh.strategies.materialize import materialize
 
@@ -58,10 +66,28 @@ def transformed(
                 result = result.withColumn(column, F.lit(None).cast(kind))
         result = materialize(result)
     except AnalysisException as exc:
-        first = str(exc).strip().splitlines()[0]
-        raise ConfigError(f"table {table.name!r}: the transform SQL fails: {first}") from exc
+        raise ConfigError(
+            f"table {table.name!r}: the transform SQL fails: {analysis_text(exc, views)}"
+        ) from exc
     finally:
         for alias in views:
             spark.catalog.dropTempView(alias)
     unreadable = rows.filter(F.col(REASON_COLUMN).isNotNull()).select(*PROVENANCE_TYPES)
     return result.unionByName(unreadable, allowMissingColumns=True)
+
+
+def analysis_text(exc: Exception, views: dict[str, DataFrame]) -> str:
+    """Spark's analysis error in one line. A column it cannot resolve is named with the near
+    miss among the views' real columns (never lakefresh's own `_lf_` ones), and those columns."""
+    params = getattr(exc, "getMessageParameters", lambda: None)() or {}
+    name = params.get("objectName")
+    kind = getattr(exc, "getCondition", getattr(exc, "getErrorClass", lambda: None))() or ""
+    if not name or not kind.startswith("UNRESOLVED_COLUMN"):
+        return str(exc).strip().splitlines()[0]
+    column = name.replace("`", "").split(".")[-1]
+    listing = "; ".join(
+        f"{alias}: {', '.join(c for c in df.columns if not c.startswith(SYSTEM_PREFIX))}"
+        for alias, df in views.items()
+    )
+    known = [c for df in views.values() for c in df.columns if not c.startswith(SYSTEM_PREFIX)]
+    return hinted(f"column {name.replace('`', '')} does not exist", column, known, f"columns of {listing}")

@@ -36,12 +36,19 @@ def test_the_sql_joins_the_batch_with_another_table_and_its_rows_are_merged(ws):
     assert "key column order_id is NULL" in reasons[1][1]
 
 
-def test_sql_that_does_not_analyse_fails_the_batch_with_a_clear_error(ws):
+def test_sql_that_does_not_analyse_fails_the_batch_with_one_line_naming_the_near_miss(ws):
+    """A typo in a column of another view (which `validate` cannot know) fails the batch with
+    one line: the column, the near miss among the views' real columns (never lakefresh's `_lf_`
+    ones), and a fix that belongs in the pipeline file, not a plain run again."""
     ws.write("regions/r1.csv", "code,region\nNO,Nordic\n")
     ws.write("orders/o1.csv", "order_id,country,amount\n1,NO,5\n")
-    p = ws.pipeline(PIPELINE.replace("r.region", "r.colour"))
+    p = ws.pipeline(PIPELINE.replace("r.region", "r.regoin"))
     result = p.run()
     assert not result.ok
     error = result.batches[-1].error
-    assert "transform SQL fails" in error and "colour" in error
+    assert error == (
+        "table 'orders': the transform SQL fails: column r.regoin does not exist; did you mean "
+        "'region'? columns of batch: order_id, country, amount; dims: code, region"
+    )
+    assert result.tables[-1].fix_in_config and result.tables[-1].to_dict()["fix_in_pipeline_file"]
     assert not p.backend.exists(p.config.qualified(p.config.tables[1]))

@@ -301,6 +301,47 @@ def test_columns_are_not_checked_where_they_are_not_known_before_a_read(tmp_path
     valid(tmp_path, tables(ORDERS + lakefresh_own))
 
 
+def test_a_transform_is_checked_against_the_declared_schema_and_the_keys_against_its_columns(tmp_path):
+    """A typo in a transform over the declared schema is named with its near miss (lakefresh's
+    `_lf_` columns never offered); the keys are checked against what the SQL makes."""
+    typo = ORDERS + "    transform: {sql: 'SELECT b.order_id, b.ammount FROM batch b'}\n"
+    assert errors(tmp_path, tables(typo + "    strategy: {kind: append}\n")) == [
+        "tables[0] (orders).transform.sql: the SQL names column 'ammount', which the view batch does "
+        "not have; did you mean 'amount'? batch's columns (the source's schema): order_id, region, amount"
+    ]
+    renamed = ORDERS + "    transform: {sql: 'SELECT order_id AS id, amount FROM batch'}\n"
+    assert errors(tmp_path, tables(renamed + "    strategy: {kind: key, keys: [order_id]}\n")) == [
+        "tables[0] (orders).strategy.keys[0]: column 'order_id' is not in the transform's columns; "
+        "transform columns: id, amount"
+    ]
+
+
+def test_validate_warns_of_the_columns_it_cannot_know(tmp_path):
+    """A source without a schema, or a transform that reads another view, is checked when a
+    batch is read: `validate` says so instead of passing it in silence."""
+    files = "{kind: files, path: orders, format: csv}"
+    joined = (
+        ORDERS
+        + "    transform: {sql: 'SELECT b.* FROM batch b JOIN customers c ON b.order_id = c.customer_id',"
+        + " views: {customers: customers}}\n    strategy: {kind: append}\n"
+    )
+    path = write(
+        tmp_path, tables(CUSTOMERS, joined, f"\n  - {{name: o, source: {files}, strategy: {{kind: append}}}}")
+    )
+    shown = subprocess.run(
+        [sys.executable, "-m", "lakefresh", "validate", str(path), "--output", "json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert json.loads(shown.stdout)["warnings"] == [
+        "tables[1] (orders).transform.sql: reads views or tables whose columns are known only when it "
+        "runs: its columns are checked then",
+        "tables[2] (o): its source declares no schema: its columns (keys, transform) are known, and "
+        "checked, only when a batch is read",
+    ]
+
+
 # --- source folders -----------------------------------------------------------------------------
 
 

@@ -148,15 +148,23 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
 @app.command()
 @reports_errors
 def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = OUTPUT) -> None:
-    """Check a pipeline file without starting Spark: what a run would stop at."""
+    """Check a pipeline file without starting Spark: what a run would stop at; and warn of the
+    columns it cannot know before a batch is read."""
+    from lakefresh.config.checks import unknown_columns
     from lakefresh.config.loader import validate_pipeline
 
     config = validate_pipeline(pipeline, _variables(var))
     names = [t.name for t in config.tables]
+    warnings = unknown_columns(config.tables)
     _emit(
         output,
-        {"ok": True, "tables": names},
-        f"{pipeline}: valid ({len(names)} table(s): {', '.join(names)})",
+        {"ok": True, "tables": names, "warnings": warnings},
+        "\n".join(
+            [
+                f"{pipeline}: valid ({len(names)} table(s): {', '.join(names)})",
+                *(f"  warning: {w}" for w in warnings),
+            ]
+        ),
     )
 
 

@@ -14,8 +14,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakefresh.columns import SYSTEM_PREFIX
+from lakefresh.columns import PROVENANCE_COLUMNS, SYSTEM_PREFIX
 from lakefresh.config.base import FieldPath, hinted
+from lakefresh.config.expressions import QueryColumns, query_columns
 from lakefresh.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -158,9 +159,56 @@ def _top(column: str) -> str:
 
 # Columns a strategy adds to its target (besides `_lf_` ones), by the field that names them.
 def batch_columns(table: TableConfig) -> list[str] | None:
-    """The columns a table's batches are declared to have; None when they are known only once a
-    batch is read (no `schema`, a table or query source, or a `transform` making its own)."""
-    return None if table.transform is not None else table.source.declared_columns
+    """The columns a table's batches are declared to have, after its transform; None when they
+    are known only once a batch is read (no `schema`, a table or query source, a transform that
+    reads other views or that names a column the batch lacks)."""
+    if table.transform is None:
+        return table.source.declared_columns
+    found = transform_columns(table)
+    return None if found is None or found.unknown else found.output
+
+
+def transform_columns(table: TableConfig) -> QueryColumns | None:
+    """The transform's SQL resolved against the view `batch` (the declared schema, and the
+    provenance columns lakefresh adds); None without a transform, or when its columns are known
+    only once a batch is read."""
+    declared = table.source.declared_columns
+    if table.transform is None or declared is None:
+        return None
+    return query_columns(table.transform.sql, {"batch": [*declared, *PROVENANCE_COLUMNS]})
+
+
+def transform_problems(table: TableConfig) -> Problems:
+    """A column the transform names that the batch does not have (its declared schema), with
+    the near miss among the columns it has (never lakefresh's own `_lf_` ones)."""
+    found = transform_columns(table)
+    if found is None or found.unknown is None:
+        return []
+    declared = table.source.declared_columns or []
+    message = f"the SQL names column {found.unknown!r}, which the view batch does not have"
+    listing = f"batch's columns (the source's schema): {', '.join(declared)}"
+    return [(("transform", "sql"), hinted(message, found.unknown, declared, listing))]
+
+
+def unknown_columns(tables: list[TableConfig]) -> list[str]:
+    """Tables whose columns `validate` cannot know (they are checked when a batch is read),
+    one line each: what `lakefresh validate` warns of."""
+    lines = []
+    for position, table, parent in table_positions(tables):
+        where = f"tables[{position}] ({table.name})"
+        if parent is not None:  # a history table: its table's line says it
+            continue
+        if table.source.declared_columns is None:
+            lines.append(
+                f"{where}: its source declares no schema: its columns (keys, transform) are "
+                "known, and checked, only when a batch is read"
+            )
+        elif table.transform is not None and transform_columns(table) is None:
+            lines.append(
+                f"{where}.transform.sql: reads views or tables whose columns are known only "
+                "when it runs: its columns are checked then"
+            )
+    return lines
 
 
 def column_problems(table: TableConfig) -> Problems:
@@ -170,11 +218,13 @@ def column_problems(table: TableConfig) -> Problems:
     if declared is None:
         return []
     problems: Problems = []
-    listing = f"schema columns: {', '.join(declared)}"
+    declared = [c for c in declared if not c.startswith(SYSTEM_PREFIX)]  # never offered
+    made = "the transform's columns" if table.transform is not None else "the source's schema"
+    listing = f"{'transform' if table.transform is not None else 'schema'} columns: {', '.join(declared)}"
 
     def check(path: FieldPath, column: str, known: list[str]) -> None:
         if column not in known and not column.startswith(SYSTEM_PREFIX):
-            message = f"column {column!r} is not in the source's schema"
+            message = f"column {column!r} is not in {made}"
             problems.append((path, hinted(message, column, known, listing)))
 
     for path, column in table.strategy.column_fields():
@@ -192,12 +242,12 @@ def column_problems(table: TableConfig) -> Problems:
     for i, transform in enumerate(table.partition_by):
         column = partition_column(transform)
         if column.lower() not in target and not column.startswith(SYSTEM_PREFIX):
-            message = f"partition column {column!r} is not in the source's schema"
+            message = f"partition column {column!r} is not in {made}"
             problems.append((("partition_by", i), hinted(message, column, declared, listing)))
     for i, term in enumerate(table.sort_by):
         column = partition_column(term.rsplit(" ", 3)[0])
         if column.lower() not in target and not column.startswith(SYSTEM_PREFIX):
-            message = f"sort column {column!r} is not in the source's schema"
+            message = f"sort column {column!r} is not in {made}"
             problems.append((("sort_by", i), hinted(message, column, declared, listing)))
     return problems
 

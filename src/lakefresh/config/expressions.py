@@ -207,3 +207,35 @@ def ends_in_order_by(query: str, dialect: str | None = "spark") -> bool | None:
     while isinstance(tree, exp.Subquery) and not tree.alias:  # (SELECT ... ORDER BY ...)
         tree = tree.this
     return isinstance(tree, exp.Query) and tree.args.get("order") is not None
+
+
+@dataclass(frozen=True)
+class QueryColumns:
+    """What a transform's SQL reads and makes, as far as its text tells: the column it names
+    that no view has (with the view's columns, for a near miss), and the columns it makes."""
+
+    unknown: str | None  # a column no view has, as written
+    output: list[str] | None  # the SELECT's columns; None when they cannot be told (SELECT *)
+
+
+def query_columns(text: str, views: dict[str, list[str]]) -> QueryColumns | None:
+    """Resolve the columns of a transform's SQL against `views` (name -> columns); None when
+    the SQL reads a table or view whose columns are not given (they are known only once read).
+    Names compare without case, as Spark's do."""
+    from sqlglot.errors import OptimizeError
+    from sqlglot.optimizer.qualify import qualify
+
+    tree = _parse(text)[0]
+    ctes = {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+    read = {t.name.lower() for t in tree.find_all(exp.Table)} - ctes
+    known = {name.lower(): columns for name, columns in views.items()}
+    if not read <= set(known):
+        return None
+    schema: dict[str, object] = {n: {c: "string" for c in cols} for n, cols in known.items() if n in read}
+    try:
+        qualified = qualify(tree, schema=schema, dialect="spark", validate_qualify_columns=True)
+    except OptimizeError as exc:
+        found = re.search(r"(?:Unknown column: |Column ')([^' ]+)", str(exc))
+        return QueryColumns(found.group(1) if found else str(exc), None)
+    selects = getattr(qualified, "named_selects", None)
+    return QueryColumns(None, list(selects) if selects and "*" not in selects else None)

@@ -14,6 +14,7 @@ from lakefresh.config.checks import (
     partition_column,
     reference_problems,
     sort_term,
+    transform_problems,
 )
 from lakefresh.config.engine import CatalogConfig, RunConfig, SparkConfig, TableFormat
 from lakefresh.config.expressions import check_query
@@ -292,8 +293,10 @@ class TableConfig(Model):
 
     @model_validator(mode="after")
     def _keys_and_columns(self) -> TableConfig:
-        # with a transform, the strategy sees the SQL's columns, not the source's: not checked
-        problems = column_problems(self) + overlap_problems(self) + feed_problems(self)
+        # with a transform, the strategy sees the SQL's columns (when its text tells them)
+        problems = (
+            transform_problems(self) + column_problems(self) + overlap_problems(self) + feed_problems(self)
+        )
         if problems:
             raise ConfigProblems(problems)
         return self
