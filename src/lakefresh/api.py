@@ -340,7 +340,29 @@ class Pipeline:
         config = self._table(table)
         with self.lease(self._with_history([config.name]), verb):
             base = str(self.base_dir)
-            return rebuild(self.config, self.backend, self.control, base, config, verb, batches, self._hint())
+            done = rebuild(self.config, self.backend, self.control, base, config, verb, batches, self._hint())
+        done.also_in = self._also_loaded(config, batches)
+        return done
+
+    def _also_loaded(self, table: TableConfig, batches: list[str]) -> dict[str, list[str]]:
+        """The other tables that read `table`'s source (the same location) and hold some of
+        `batches`: an unload or a reload changes only its own table, and says where else."""
+        where = table.source.location
+        if not batches or where is None:
+            return {}
+        mine = {table.name, f"{table.name}_history"}
+        out = {}
+        for other in self.config.tables:
+            if other.name in mine or other.source.location != where or other.source.kind != table.source.kind:
+                continue
+            held = {
+                a.batch_id
+                for a in self.control.attempts(self.config.qualified(other))
+                if a.status == "published"
+            }
+            if found := [b for b in batches if b in held]:
+                out[other.name] = found
+        return out
 
     def _hint(self) -> str:
         if self.path:

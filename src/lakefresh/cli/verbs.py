@@ -160,4 +160,9 @@ def _rebuild(path: Path, var: list[str], output: Output, verb: Any) -> None:
         f"row(s) (snapshot {done.snapshots[name]})"
         for name, batches in done.applied.items()
     ]
+    lines += [
+        f"{other} reads the same source and holds {', '.join(held)} too: only {done.table} changed; "
+        f"for {other}: lakefresh {done.verb} {path} --table {other} " + " ".join(f"--batch {b}" for b in held)
+        for other, held in done.also_in.items()
+    ]
     _emit(output, done.to_dict(), "\n".join(lines))

@@ -118,16 +118,20 @@ class OperatorMarks:
             self.backend.spark.catalog.dropTempView(view)
 
     def mark_rolled_back(self, table: str, batch_ids: list[str]) -> None:
-        """Published batches that are no longer in the target's lineage (it was rolled back)."""
+        """Published batches that are no longer in the target's lineage (it was rolled back):
+        the table holds none of their rows."""
         if batch_ids:
             ids = ", ".join(sql_literal(b) for b in batch_ids)
-            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", {"status": "'rolled_back'"})
+            gone = {"status": "'rolled_back'", "effective_count": "0"}
+            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", gone)
 
     def mark_unloaded(self, table: str, batch_ids: list[str]) -> None:
-        """Published batches the operator undid (`rollback`): never taken again."""
+        """Published batches the operator undid (`rollback`, `unload`): never taken again, and
+        the table holds none of their rows."""
         if batch_ids:
             ids = ", ".join(sql_literal(b) for b in batch_ids)
-            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", {"status": "'unloaded'"})
+            gone = {"status": "'unloaded'", "effective_count": "0"}
+            self._update(table, f"batch_id IN ({ids}) AND status = 'published'", gone)
 
     def settle_rolled_back(self, table: str, batch_ids: list[str], decision: str) -> None:
         """The operator's decision on rolled-back batches. `forget`: they become `forgotten` and

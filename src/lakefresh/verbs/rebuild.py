@@ -102,6 +102,9 @@ class RebuildResult:
     reloaded: list[BatchResult] = field(default_factory=list)  # a reload's batches, new counts
     dropped: dict[str, list[str]] = field(default_factory=dict)  # table -> batches a refresh left out
     new_version: dict[str, bool] = field(default_factory=dict)  # table -> replaced (a new schema)
+    # other tables of the pipeline that read the same source and hold some of the named batches:
+    # the verb changed only its own table (table -> those batches)
+    also_in: dict[str, list[str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -3,6 +3,7 @@ listing of what waits)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 from lakefresh.clock import utc_now
@@ -14,6 +15,8 @@ from lakefresh.state.leases import Leases
 from lakefresh.verbs.freshness import source_listing
 
 if TYPE_CHECKING:
+    from pyspark.sql import Row
+
     from lakefresh.config.models import PipelineConfig
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.state.control import ControlTables
@@ -39,12 +42,13 @@ def table_status(
     for table in config.tables:
         name = config.qualified(table)
         exists = backend.exists(name)
-        rows = backend.spark.sql(
+        logged = backend.spark.sql(
             f"SELECT * FROM {backend.qualified(control.batches)} "
-            f"WHERE table_name = {sql_literal(name)} AND status = 'published' "
+            f"WHERE table_name = {sql_literal(name)} AND status IN ('published', 'reloaded') "
             "AND NOT startswith(batch_id, 'lakefresh:') ORDER BY published_at"  # a verb's commit
         ).collect()
-        last = rows[-1] if rows else None
+        rows = [r for r in logged if r["status"] == "published"]
+        last = newest_in_order(logged, rows)
         counts: dict[str, int] = {}
         for r in rows:
             for k, v in (r["status_counts"] or {}).items():
@@ -75,3 +79,17 @@ def table_status(
             )
         )
     return out
+
+
+def newest_in_order(logged: list[Row], published: list[Row]) -> Row | None:
+    """The published batch that came last in the source's order: the one first published last
+    (a reload publishes a batch again in its old place; it is not the newest for that)."""
+    first: dict[str, datetime] = {}
+    for r in logged:  # published and reloaded attempts, oldest first
+        if r["published_at"] is not None:
+            first.setdefault(r["batch_id"], r["published_at"])
+    return max(
+        published,
+        key=lambda r: (first.get(r["batch_id"], datetime.min), r["source_position"] or ""),
+        default=None,
+    )
