@@ -16,10 +16,11 @@ from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, REASON_COLUMN
 from lakefresh.errors import AuditError, ConfigError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pyspark.sql import Column, DataFrame
 
     from lakefresh.config.models import TableConfig
-    from lakefresh.config.rules import RuleConfig
     from lakefresh.lakehouse.backend import TableBackend
 
 
@@ -65,13 +66,19 @@ def apply_row_rules(table: TableConfig, rows: DataFrame) -> tuple[DataFrame, dic
 
 
 def check_batch_rules(
-    backend: TableBackend, table: TableConfig, batch: DataFrame, target: str, staged_snapshot: int
+    backend: TableBackend,
+    table: TableConfig,
+    batch: DataFrame,
+    target: str,
+    staged_snapshot: int,
+    resolve: Callable[[str], str],
 ) -> dict[str, int]:
     """Each batch rule's result over the views `batch` and `staged` (1: it did not hold);
-    AuditError when a `fail` rule does not hold."""
+    AuditError when a `fail` rule does not hold. `resolve` names another table as Spark reads
+    it (a `relationships` rule's)."""
     from pyspark.errors import AnalysisException
 
-    rules = [r for r in table.rules if r.batch is not None]
+    rules = [r for r in table.rules if r.checks_batch]
     if not rules:
         return {}
     spark = backend.spark
@@ -80,10 +87,11 @@ def check_batch_rules(
     out: dict[str, int] = {}
     try:
         for rule in rules:
-            out[rule.name] = 0 if _holds(spark, table, rule, AnalysisException) else 1
+            query = rule.query(resolve)
+            out[rule.name] = 0 if _holds(spark, table, rule.name, query, AnalysisException) else 1
             if out[rule.name] and rule.action == "fail":
                 raise AuditError(
-                    f"rule {rule.name!r} failed: `{rule.batch}` is not true for the staged batch; "
+                    f"rule {rule.name!r} failed: `{query}` is not true for the staged batch; "
                     "nothing was published"
                 )
     finally:
@@ -92,10 +100,10 @@ def check_batch_rules(
     return out
 
 
-def _holds(spark: object, table: TableConfig, rule: RuleConfig, analysis: type[Exception]) -> bool:
+def _holds(spark: object, table: TableConfig, name: str, query: str, analysis: type[Exception]) -> bool:
     try:
-        row = spark.sql(rule.batch).first()  # type: ignore[attr-defined]
+        row = spark.sql(query).first()  # type: ignore[attr-defined]
     except analysis as exc:
         first = str(exc).strip().splitlines()[0]
-        raise ConfigError(f"table {table.name!r}: rule {rule.name!r} cannot be evaluated: {first}") from exc
+        raise ConfigError(f"table {table.name!r}: rule {name!r} cannot be evaluated: {first}") from exc
     return bool(row is not None and row[0] is True)

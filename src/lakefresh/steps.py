@@ -88,6 +88,13 @@ class BatchSteps:
             if taken := [b for b in batch_ids if b in published]:
                 raise TakenError(name, taken)
 
+    def _table_named(self, name: str) -> str:
+        """A table a rule names, as Spark reads it: a table of the pipeline, or `namespace.table`."""
+        known = {t.name for t in self.config.tables}
+        return self.backend.qualified(
+            self.config.qualified(self.config.table(name)) if name in known else name
+        )
+
     @releasing  # the attempt's materialized rows, once it has ended
     def apply(self, a: Attempt, source: Source, log: PublishLog) -> BatchResult:
         """Every step in order; the result says how far the batch got. A TransientError (the
@@ -193,7 +200,10 @@ class BatchSteps:
             if dupes:
                 shown = [tuple(r[k] for k in keys) for r in dupes]
                 raise AuditError(f"staged snapshot has duplicate keys {shown}; nothing was published")
-        a.result.rules.update(check_batch_rules(self.backend, a.table, rows.good, a.name, staged.snapshot_id))
+        found = check_batch_rules(
+            self.backend, a.table, rows.good, a.name, staged.snapshot_id, self._table_named
+        )
+        a.result.rules.update(found)
         a.times.audit = time.perf_counter() - clock
         checkpoint("after_audit", a.ref.batch_id)
 

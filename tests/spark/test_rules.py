@@ -80,3 +80,51 @@ def test_a_failing_batch_rule_publishes_nothing(ws):
         "staged batch; nothing was published",
     )
     assert not p.backend.exists(f"{ws.namespace}.clickstream")  # a failed first batch leaves no table
+
+
+DBT_TESTS = """
+- name: customers
+  source: {kind: files, path: customers, format: csv, schema: {id: int, name: string}}
+  strategy: {kind: key, keys: [id]}
+- name: orders
+  source: {kind: files, path: in, format: csv, schema: {order_id: int, customer_id: int, status: string}}
+  strategy: {kind: append}
+  rules:
+    - {name: order_id_unique, unique: order_id, action: warn}
+    - {name: order_id_not_null, not_null: order_id, action: warn}
+    - name: status_accepted
+      accepted_values: {column: status, values: [placed, shipped, completed, returned]}
+      action: warn
+    - name: customer_exists
+      relationships: {column: customer_id, to: customers, field: id}
+      action: {customer_action}
+"""
+
+
+def test_dbts_four_generic_tests_as_rules_with_dbts_example(ws):
+    """dbt's data tests example (docs.getdbt.com/docs/build/data-tests: orders.order_id unique and
+    not_null, status accepted_values placed/shipped/completed/returned, customer_id relationships
+    to customers.id), each a rule in one line with dbt's meaning: NULL passes all but not_null;
+    unique is over the table as the batch leaves it. Given an order id twice, one NULL, an
+    unknown status and an unknown customer: each rule counts its violation; then a batch whose
+    customer does not exist fails the relationship and publishes nothing."""
+    ws.write("customers/c1.csv", "id,name\n1,ada\n2,grace\n")
+    ws.write(
+        "in/o1.csv",
+        "order_id,customer_id,status\n1,1,placed\n1,2,shipped\n,2,completed\n3,9,lost\n4,,returned\n",
+    )
+    p = ws.pipeline(DBT_TESTS.replace("{customer_action}", "warn"))
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.tables[1].batches[0].rules == {
+        "order_id_unique": 1,
+        "order_id_not_null": 1,
+        "status_accepted": 1,
+        "customer_exists": 1,
+    }
+
+    ws.write("in/o2.csv", "order_id,customer_id,status\n5,7,placed\n")
+    p = ws.pipeline(DBT_TESTS.replace("{customer_action}", "fail"))
+    [failed] = p.run().tables[1].batches
+    assert failed.status == "audit_failed" and "rule 'customer_exists' failed" in failed.error
+    assert rows(p.table("orders"), ["order_id"]) == [(1,), (1,), (3,), (4,), (None,)]

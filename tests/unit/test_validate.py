@@ -539,3 +539,19 @@ def test_a_change_feed_into_an_append_target_keeps_its_change_type_or_is_refused
         tmp_path,
         tables(f"\n  - {{name: changes, source: {feed}, transform: {keep}, strategy: {{kind: append}}}}"),
     )
+
+
+def test_dbt_tests_as_rules_are_one_test_each_and_name_their_table(tmp_path):
+    both = (
+        ORDERS
+        + "    strategy: {kind: append}\n    rules:\n      - {name: r, unique: order_id, not_null: order_id}\n"
+    )
+    assert "needs exactly one of" in errors(tmp_path, tables(both))[0]
+    linked = ORDERS + (
+        "    strategy: {kind: append}\n    rules:\n"
+        "      - {name: r, relationships: {column: order_id, to: custmers, field: id}}\n"
+    )
+    assert errors(tmp_path, tables(CUSTOMERS, linked)) == [
+        "tables[1] (orders).rules[0].relationships.to: unknown table 'custmers' (or give namespace.table); "
+        "did you mean 'customers'? tables: customers, orders"
+    ]

@@ -270,6 +270,11 @@ def reference_problems(tables: list[TableConfig]) -> Problems:
         for j, lookup in enumerate(table.lookups):
             found = lookup_problems(lookup, {t.name: t for t in tables}, listing)
             problems += [(("tables", i, "lookups", j, *path), message) for path, message in found]
+        for j, rule in enumerate(table.rules):  # a catalog table is named with its namespace
+            other = rule.relationships.to if rule.relationships else None
+            if other is not None and other not in names and "." not in other:
+                message = hinted(f"unknown table {other!r} (or give namespace.table)", other, names, listing)
+                problems.append((("tables", i, "rules", j, "relationships", "to"), message))
     return problems
 
 

@@ -303,8 +303,9 @@ class TableConfig(Model):
 
     def upstream(self, names: list[str]) -> list[str]:
         """Tables of the pipeline (`names`) refreshed before this one: `depends_on`, looked-up
-        dimensions and transform views."""
+        dimensions, transform views and the tables its `relationships` rules read."""
         implied = [lk.dimension for lk in self.lookups]
+        implied += [r.relationships.to for r in self.rules if r.relationships and r.relationships.to in names]
         if self.transform:
             implied += [t for t in self.transform.views.values() if t in names]
         return list(dict.fromkeys([*self.depends_on, *implied]))
