@@ -55,7 +55,7 @@ def instrument() -> None:
 
     for name in ("record_attempt", "record_published", "published", "attempts", "tidy"):
         timed(ControlTables, name)
-    for name in ("reconcile", "effective", "check_config"):
+    for name in ("assess", "settle", "effective", "check_config"):
         timed(Bookkeeping, name)
     for name in ("stage", "publish", "head", "live_records", "published_batches"):
         timed(IcebergBackend, name)

@@ -55,7 +55,8 @@ def traced(spark: Any, prefix: str) -> dict[str, float]:
     undo.clear()
     for step in ("read", "stage", "write", "audit", "record", "publish"):
         wrap(steps.BatchSteps, step, step)
-    wrap(Bookkeeping, "reconcile", "reconcile")
+    wrap(Bookkeeping, "assess", "reconcile")  # the table's assessment, then what it found written
+    wrap(Bookkeeping, "settle", "reconcile")
     wrap(runner.Runner, "_record", "record the run")
     return seconds
 

@@ -1,9 +1,10 @@
 """The runner's bookkeeping: the `batches` log kept in line with the target's lineage.
 
-- :meth:`Bookkeeping.reconcile` runs before a table's batches: published batches the log missed
-  are recorded (a crash between publish and record), attempts that never published are
-  abandoned, and batches a rollback of the target removed are detected and held until the
-  operator decides (forget them, or apply them again).
+- :meth:`Bookkeeping.settle` runs before a table's batches and writes what its assessment found
+  (assessment.py, which reads only): published batches the log missed are recorded (a crash
+  between publish and record), attempts that never published are abandoned, and batches a
+  rollback of the target removed are marked and held until the operator decides (forget them,
+  or apply them again).
 - :meth:`Bookkeeping.effective` computes, after a publish, the batch's effective metrics and
   those of the earlier batches it superseded: rows still in the target, ranges still owned.
 - :meth:`Bookkeeping.recount` recounts them from the target when the log cannot say.
@@ -18,15 +19,15 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.assessment import Assessment, Recovered, assess
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, LINE_COLUMN, REASON_COLUMN
-from lakefresh.config.fingerprint import changes, fingerprint
 from lakefresh.errors import AuditError, BatchRefused, ConfigChanged, ConfigError, LineageError, TargetError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, TableResult
-from lakefresh.state.control import AttemptRow, ControlTables, is_verb
-from lakefresh.state.published import RECORD_PROPERTY, Effective, Published, PublishedBatch, PublishLog
+from lakefresh.state.control import ControlTables
+from lakefresh.state.published import Effective, Published, PublishedBatch, PublishLog
 from lakefresh.strategies import ChangeSet, Strategy
 
 if TYPE_CHECKING:
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 
 # The status a failed attempt is recorded with, by the error that ended it (else `failed`).
 STATUS_OF: dict[type[Exception], str] = {AuditError: "audit_failed", BatchRefused: "refused"}
-# Attempts whose batch is never taken again: undone on purpose, or skipped by the operator.
-NEVER_AGAIN = ("forgotten", "skipped", "unloaded")
 
 
 def refusal(batch_id: str, table: str, bad: DataFrame, count: int, why: str | None = None) -> str:
@@ -65,71 +64,67 @@ class Bookkeeping:
         self.backend = backend
         self.control = control
 
-    def reconcile(
-        self, name: str, outcome: TableResult, strategy: Strategy, hint: str, decision: str | None
+    def assess(self, name: str, table: TableConfig) -> Assessment:
+        """What the target's lineage and the log say of the table, written nowhere (assessment.py)."""
+        return assess(self.backend, self.control, name, table)
+
+    def settle(
+        self, found: Assessment, outcome: TableResult, strategy: Strategy, hint: str, decision: str | None
     ) -> set[str]:
-        """Bring the `batches` log in line with the target's lineage; return the batch ids not to
-        take again (applied, or forgotten after a rollback)."""
-        exists = self.backend.exists(name)
-        lineage = self.backend.published_batches(name) if exists else {}
-        attempts = self.control.attempts(name)
-        logged = {a.batch_id for a in attempts if a.status == "published"}
-        if not exists and logged:
+        """Write what the assessment found, bringing the `batches` log in line with the target's
+        lineage; return the batch ids not to take again (applied, or forgotten after a rollback).
+        A dropped target, or a rolled-back one without the operator's `decision`, stops here."""
+        name = found.name
+        if found.dropped:
             raise TargetError(
-                f"{name} does not exist, but its log holds {len(logged)} published batch(es): the "
+                f"{name} does not exist, but its log holds {found.dropped} published batch(es): the "
                 f"table was dropped. Make it again from its batches: {hint} --full-refresh"
             )
-        if self._settle_cut_verbs(name, lineage, attempts, outcome):
-            attempts = self.control.attempts(name)
-        logged = {a.batch_id for a in attempts if a.status == "published"}
-        undone = self.undone(name, lineage)
-        self.control.mark_unloaded(name, sorted(undone & logged))  # a crash lost that record
-        logged -= undone
+        for verb in found.cut_verbs:  # first: what they did decides which batches are live
+            self.settle_verb(name, verb, None)
+            outcome.recovered.append(verb.batch_id)
+        if found.cut_verbs:  # the rest, as the log they settled says it
+            found = self.assess(name, found.table)
+        self.control.mark_unloaded(name, found.unloaded)  # a crash lost that record
         marks, carried = [], []
-        for batch_id, snapshot_id in lineage.items():
-            if batch_id in logged or batch_id in undone:
-                continue
-            staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
-            match = [a for a in staged if a.staged_snapshot_id == snapshot_id] or staged[-1:]
-            when = self.backend.committed_at(name, snapshot_id)
-            record = None if match else self.backend.commit_properties(name, snapshot_id).get(RECORD_PROPERTY)
-            if match:
-                marks.append(Published(batch_id, match[0].attempt, snapshot_id, when))
-            elif record is not None:  # its record travelled in its commit
-                carried.append(_carried_row(name, batch_id, snapshot_id, when, record))
+        for batch in found.recovered:
+            if batch.attempt is not None:
+                marks.append(Published(batch.batch_id, batch.attempt, batch.snapshot_id, batch.published_at))
+            elif batch.record is not None:  # its record travelled in its commit
+                carried.append(_carried_row(name, batch, batch.record))
             else:
-                self.control.record_recovered(name, batch_id, snapshot_id, when)
-            outcome.recovered.append(batch_id)
+                self.control.record_recovered(name, batch.batch_id, batch.snapshot_id, batch.published_at)
+            outcome.recovered.append(batch.batch_id)
         self.control.record_published(name, marks, None, carried)  # one commit for all a crash left
-        staged = [a for a in attempts if a.status == "staged"]
-        stale = [a for a in staged if a.batch_id not in lineage]
-        cut = {a.staged_snapshot_id for a in stale if is_verb(a.batch_id)}  # a verb's staged rows
-        stale += [a for a in staged if a not in stale and a.staged_snapshot_id in cut]
-        self.control.mark_abandoned(name, stale)
+        self.control.mark_abandoned(name, found.stale)
         if outcome.recovered:  # their effects on the effective counts were never recorded
             self.recount(name, strategy)
-        gone = self._rolled_back(name, lineage, attempts, strategy, hint, decision)
-        outcome.reapplied = sorted(gone) if decision == "reapply" else []
-        forgotten = {a.batch_id for a in attempts if a.status in NEVER_AGAIN}
-        if decision == "forget":
-            forgotten |= gone
-        return set(lineage) | (logged - gone) | forgotten
+        self._settle_rolled_back(found, strategy, hint, decision)
+        outcome.reapplied = list(found.waiting) if decision == "reapply" else []
+        return found.not_again(decision)
 
-    def _settle_cut_verbs(
-        self, name: str, lineage: dict[str, int], attempts: list[AttemptRow], outcome: TableResult
-    ) -> bool:
-        """Verbs whose commit is in the lineage but whose record a crash cut short: settled first,
-        since what they did decides which batches are live. Whether there were any."""
-        logged = {a.batch_id for a in attempts if a.status == "published"}
-        settled = False
-        for batch_id, snapshot_id in lineage.items():
-            staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
-            if is_verb(batch_id) and batch_id not in logged and staged:
-                when = self.backend.committed_at(name, snapshot_id)
-                self.settle_verb(name, Published(batch_id, staged[-1].attempt, snapshot_id, when), None)
-                outcome.recovered.append(batch_id)
-                settled = True
-        return settled
+    def _settle_rolled_back(
+        self, found: Assessment, strategy: Strategy, hint: str, decision: str | None
+    ) -> None:
+        """Published batches that a rollback of the target removed from its lineage are marked
+        `rolled_back`, and the table stops, naming them, until the operator decides: `forget`
+        them (never taken again) or `reapply` them (taken again in order). Either way the
+        effective counts of the batches still in the target are recounted, since the
+        rolled-back ones had superseded some of their rows."""
+        name = found.name
+        self.control.mark_rolled_back(name, found.rolled_back)
+        if not found.waiting:
+            return
+        if decision is None:
+            listed = ", ".join(found.waiting)
+            raise LineageError(
+                f"{len(found.waiting)} published batch(es) of {name} are no longer in its lineage: the "
+                f"table was rolled back ({listed}); nothing was applied on top. Run again with "
+                f"`--rolled-back forget` to never take them again, or `--rolled-back reapply` to "
+                f"apply them again in order ({hint} --rolled-back forget|reapply)"
+            )
+        self.control.settle_rolled_back(name, found.waiting, decision)
+        self.recount(name, strategy)
 
     def settle_verb(self, name: str, verb: Published, configuration: tuple[str, str] | None) -> None:
         """A verb's commit is published (`verb` marks its attempt): the log says what it did.
@@ -137,7 +132,7 @@ class Bookkeeping:
         beside its own on the same staged snapshot, become `published` and the attempts they
         replace `reloaded`; the status counts it gave the batches it applied again are stored,
         with the configuration it applied them under. The verb does this right after its publish;
-        the next reconciliation does it when a crash came between the two (idempotent)."""
+        the next settlement does it when a crash came between the two (idempotent)."""
         replay = json.loads(self.control.replays(name, [verb.batch_id]).get(verb.batch_id) or "{}")
         attempts = self.control.attempts(name)
         staged = next((a.staged_snapshot_id for a in attempts if a.attempt == verb.attempt), None)
@@ -147,7 +142,7 @@ class Bookkeeping:
             for a in attempts
             if a.batch_id in named and a.status == "staged" and a.staged_snapshot_id == staged
         }
-        # every mark before the verb's own: until it is `published`, the next reconciliation
+        # every mark before the verb's own: until it is `published`, the next settlement
         # settles it again (each mark is idempotent)
         self.control.mark_unloaded(name, list(replay.get("unloaded", [])))
         for batch_id, attempt in reloads.items():
@@ -157,67 +152,6 @@ class Bookkeeping:
             self.control.correct_counts(name, replay["counts"], *configuration)
         marks = [Published(b, a, verb.snapshot_id, verb.published_at) for b, a in reloads.items()]
         self.control.record_published(name, [verb, *marks])
-
-    def undone(self, name: str, lineage: dict[str, int]) -> set[str]:
-        """The batches the lineage holds whose rows a later verb commit in it removed (`unload`)
-        and no verb after that brought back (`reload`): their commits are still ancestors, but
-        the table no longer holds them."""
-        verbs = [b for b in lineage if is_verb(b)]
-        if not verbs:
-            return set()
-        replays = self.control.replays(name, verbs)
-        out: set[str] = set()
-        for verb in reversed(verbs):  # oldest first
-            spec = json.loads(replays.get(verb) or "{}")
-            out |= set(spec.get("unloaded", []))
-            out -= set(spec.get("reloaded", []))
-        return out
-
-    def _rolled_back(
-        self,
-        name: str,
-        lineage: dict[str, int],
-        attempts: list[AttemptRow],
-        strategy: Strategy,
-        hint: str,
-        decision: str | None,
-    ) -> set[str]:
-        """Published batches that a rollback of the target removed from its lineage.
-
-        They are marked `rolled_back` and the table stops, naming them, until the operator
-        decides: `forget` them (never taken again) or `reapply` them (taken again in order). Either
-        way the effective counts of the batches still in the target are recounted, since the
-        rolled-back ones had superseded some of their rows. Snapshots that expired as ancestors
-        (expiry) and commits without a batch (compaction) are not a rollback."""
-        published = {a.batch_id: a for a in attempts if a.status == "published"}
-        missing = [
-            a for b, a in published.items() if b not in lineage and a.published_snapshot_id is not None
-        ]
-        newly: set[str] = set()
-        if missing:
-            view = self.backend.lineage(name)
-            newly = {
-                a.batch_id
-                for a in missing
-                if a.published_snapshot_id is not None
-                and view.rolled_back(a.published_snapshot_id, a.published_millis)
-            }
-            self.control.mark_rolled_back(name, sorted(newly))
-        still_published = published.keys() - newly
-        waiting = ({a.batch_id for a in attempts if a.status == "rolled_back"} | newly) - still_published
-        if not waiting:
-            return set()
-        if decision is None:
-            listed = ", ".join(sorted(waiting))
-            raise LineageError(
-                f"{len(waiting)} published batch(es) of {name} are no longer in its lineage: the "
-                f"table was rolled back ({listed}); nothing was applied on top. Run again with "
-                f"`--rolled-back forget` to never take them again, or `--rolled-back reapply` to "
-                f"apply them again in order ({hint} --rolled-back forget|reapply)"
-            )
-        self.control.settle_rolled_back(name, sorted(waiting), decision)
-        self.recount(name, strategy)
-        return waiting
 
     def recount(self, name: str, strategy: Strategy) -> None:
         """Recount the effective metrics of the batches the target holds now (one aggregate):
@@ -317,23 +251,18 @@ class Bookkeeping:
                 out.append(Effective(other, counts.get(other, 0), row.effective_ranges))
         return out
 
-    def check_config(self, name: str, table: TableConfig) -> None:
+    def check_config(self, found: Assessment) -> None:
         """Stop a table whose result-shaping configuration changed since its last published
         batch (config/fingerprint.py), naming the changes and the ways on."""
-        last = self.control.last_fingerprint(name)
-        if last is None:
-            return
-        batch_id, attempt, recorded = last
-        now, text = fingerprint(table)
-        found = changes(self.control.config_text(name, attempt), text) if now != recorded else []
-        if found:
+        if found.config_changes:
+            table = found.table.name
             raise ConfigChanged(
-                f"the configuration of table {table.name!r} changed since batch {batch_id} was "
-                f"published, in ways that change results: {'; '.join(found)}. New batches "
+                f"the configuration of table {table!r} changed since batch {found.config_since} was "
+                f"published, in ways that change results: {'; '.join(found.config_changes)}. New batches "
                 "under it would mix with the earlier ones in one table: revert the change, take "
-                f"it for the new batches only (lakefresh run PIPELINE --table {table.name} "
+                f"it for the new batches only (lakefresh run PIPELINE --table {table} "
                 f"--accept-config-change), or rebuild the table under it (lakefresh reset "
-                f"PIPELINE --table {table.name}); lakefresh plan shows what a run would take"
+                f"PIPELINE --table {table}); lakefresh plan shows what a run would take"
             )
 
     def skip(
@@ -373,7 +302,7 @@ class Bookkeeping:
         return out
 
 
-def _carried_row(name: str, batch_id: str, snapshot_id: int, when: datetime, record: str) -> dict[str, Any]:
+def _carried_row(name: str, batch: Recovered, record: str) -> dict[str, Any]:
     """The `batches` row of a published batch whose record travelled in its commit (steps.py)."""
     row: dict[str, Any] = json.loads(record)
     if row.get("started_at"):
@@ -381,11 +310,11 @@ def _carried_row(name: str, batch_id: str, snapshot_id: int, when: datetime, rec
     return {
         **row,
         "table_name": name,
-        "batch_id": batch_id,
+        "batch_id": batch.batch_id,
         "status": "published",
-        "staged_snapshot_id": snapshot_id,
-        "published_snapshot_id": snapshot_id,
-        "published_at": when,
+        "staged_snapshot_id": batch.snapshot_id,
+        "published_snapshot_id": batch.snapshot_id,
+        "published_at": batch.published_at,
     }
 
 

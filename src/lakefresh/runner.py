@@ -3,10 +3,11 @@ steps.py (read -> stage -> write, staged and invisible -> audit -> record -> pub
 run's published batches are recorded in the log in one commit at the table's end.
 
 Exactly once. A batch is *applied* when its id is in the target's current lineage (a published
-snapshot carries the batch id it was staged with). Before anything else, the runner reconciles the
-`batches` log with that lineage: published batches whose log says `staged` become `published`;
-published batches with no log row get a recovered row; staged attempts that never published are
-marked `abandoned`. Then it takes every batch the source lists that is not applied, in order.
+snapshot carries the batch id it was staged with). Before anything else, the runner assesses the
+table (assessment.py: the lineage against the `batches` log, read only) and settles what it found
+(Bookkeeping.settle): published batches whose log says `staged` become `published`; published
+batches with no log row get a recovered row; staged attempts that never published are marked
+`abandoned`. Then it takes every batch the source lists that is not applied, in order.
 A crash at any point therefore leaves the target at its last published batch, and the next run
 continues from there. A re-run with nothing new writes nothing.
 """
@@ -127,8 +128,8 @@ class Runner:
                 table.source, SourceContext.of(self.config, self.backend, self.base_dir, table)
             )
             strategy = make_strategy(table.strategy)
-            hint = self.resume_hint.format(table=table.name)
-            applied = self.books.reconcile(name, outcome, strategy, hint, self.rolled_back)
+            found = self.books.assess(name, table)  # reads only; settled before anything is taken
+            applied = self.books.settle(found, outcome, strategy, self._hint(table), self.rolled_back)
             if outcome.reapplied and isinstance(source, Reopening):  # its positions move back
                 source.reopen(outcome.reapplied)
             self._layout(table, name)
@@ -140,7 +141,7 @@ class Runner:
                 applied |= {b.batch_id for b in skipped}
                 pending = _pending(source, applied)
             if pending and not self.accept_config_change:
-                self.books.check_config(name, table)  # batches under two configurations would mix
+                self.books.check_config(found)  # batches under two configurations would mix
             self.console.table_started(table.name, len(pending))
             grouped = backlog.why_not(self.config, table, strategy) is None
             while pending and not outcome.error:
@@ -177,9 +178,13 @@ class Runner:
             outcome.error, outcome.in_config = error_text(exc), isinstance(exc, ConfigError)
         self._record(log, outcome)
         if outcome.error:
-            outcome.resume_command = self.resume_hint.format(table=table.name)
+            outcome.resume_command = self._hint(table)
         self.console.table_done(outcome)
         return outcome
+
+    def _hint(self, table: TableConfig) -> str:
+        """The command that runs the table again."""
+        return self.resume_hint.format(table=table.name)
 
     def _layout(self, table: TableConfig, name: str) -> None:
         """An existing target whose write mode or sort order must change gets it before its next
@@ -215,15 +220,14 @@ class Runner:
 
     def apply_batch(self, table: TableConfig, ref: BatchRef) -> BatchResult:
         """Apply one batch the source does not list (a replay of corrected rows) as a run would
-        apply a new batch: after the log is reconciled and the configuration checked."""
+        apply a new batch: after the table is assessed and settled and the configuration checked."""
         name = self.config.qualified(table)
         source = make_source(table.source, SourceContext.of(self.config, self.backend, self.base_dir, table))
         strategy = make_strategy(table.strategy)
         self.control.ensure()
-        self.books.reconcile(
-            name, TableResult(table.name), strategy, self.resume_hint.format(table=table.name), None
-        )
-        self.books.check_config(name, table)
+        found = self.books.assess(name, table)
+        self.books.settle(found, TableResult(table.name), strategy, self._hint(table), None)
+        self.books.check_config(found)
         log = PublishLog(self.control, name)
         result = self._apply_with_retries(table, name, strategy, source, ref, log)
         log.flush()

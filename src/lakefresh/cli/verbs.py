@@ -41,6 +41,7 @@ def _plan_lines(t: Any, shown: int = 20) -> str:
     if t.stops:
         lines.append(f"  stops before taking a batch: {t.stops}")
     lines += [f"  config change: {c}" for c in t.config_changes]
+    lines += [f"  records first: {b}, published but not in the log ({how})" for b, how in t.recovered.items()]
     lines += [
         f"  take {b.batch_id}  position {b.position}  at {b.batch_time}  {b.files} file(s)"
         + ("" if b.bytes is None else f" {b.bytes} bytes")

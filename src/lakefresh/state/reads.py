@@ -1,7 +1,7 @@
 """The runner's reads of the `batches` log: one query per table and log snapshot.
 
-Before its batches, a table's run asks the log three things: its attempts (the reconciliation),
-the configuration its last published batch was applied under (the configuration check), and the
+Before its batches, a table's run asks the log three things: its attempts and the configuration
+its last published batch was applied under (both for its assessment, assessment.py), and the
 effective metrics of its published batches (the first batch that supersedes rows). Each was a query
 of its own, a Spark job of about 0.15 s on a tiny table. Now one query reads the columns all three
 need, and its rows are kept with the log's snapshot (its head); a later read that finds the head
@@ -186,25 +186,26 @@ class LogReads:
             if r.attempt.status == "published"
         }
 
-    def last_fingerprint(self, table: str) -> tuple[str, str, str] | None:
-        """(batch id, attempt, config fingerprint) of the table's newest published batch that
-        recorded its configuration (batches of state version 2 did not)."""
-        recorded = [
-            r
-            for r in self.log_rows(table)
-            if r.attempt.status == "published" and r.config_fingerprint is not None and r.has_config
-        ]
-        if not recorded:
-            return None
-        newest = max(recorded, key=lambda r: (r.published_micros or 0, r.started_micros or 0))
-        return newest.attempt.batch_id, newest.attempt.attempt, newest.config_fingerprint or ""
-
     def config_text(self, table: str, attempt: str) -> str:
         row = self.backend.spark.sql(
             f"SELECT config FROM {self.backend.qualified(self.batches)} WHERE table_name = "
             f"{sql_literal(table)} AND attempt = {sql_literal(attempt)} AND config IS NOT NULL LIMIT 1"
         ).first()
         return "" if row is None else str(row[0])
+
+
+def last_recorded(rows: list[LogRow]) -> tuple[str, str, str] | None:
+    """(batch id, attempt, config fingerprint) of the newest published batch among `rows` that
+    recorded its configuration (batches of state version 2 did not)."""
+    recorded = [
+        r
+        for r in rows
+        if r.attempt.status == "published" and r.config_fingerprint is not None and r.has_config
+    ]
+    if not recorded:
+        return None
+    newest = max(recorded, key=lambda r: (r.published_micros or 0, r.started_micros or 0))
+    return newest.attempt.batch_id, newest.attempt.attempt, newest.config_fingerprint or ""
 
 
 def _in_order(rows: list[LogRow]) -> list[LogRow]:

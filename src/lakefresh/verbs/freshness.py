@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakefresh.bookkeeping import NEVER_AGAIN
+from lakefresh.assessment import NEVER_AGAIN
 from lakefresh.clock import utc_now
 from lakefresh.errors import LakefreshError
 from lakefresh.results import TableFreshness

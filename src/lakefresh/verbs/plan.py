@@ -2,10 +2,12 @@
 
 Per table, in the order a run takes them:
 
-1. whether a run would stop the table before taking a batch, and why: published batches a
-   rollback removed (the run waits for `--rolled-back forget|reapply`), or a result-shaping
-   configuration change since the last published batch (`changes`, each named as the run
-   names it; `--accept-config-change` or `lakefresh reset` are the ways on);
+1. the table's assessment, as a run's would find it (assessment.py): the published batches the
+   log does not know, which the run records first (`recovered`); whether a run would stop the
+   table before taking a batch, and why: its target was dropped (`--full-refresh`), published
+   batches a rollback removed (the run waits for `--rolled-back forget|reapply`), or a
+   result-shaping configuration change since the last published batch (`changes`, each named
+   as the run names it; `--accept-config-change` or `lakefresh reset` are the ways on);
 2. the batches the run would take, in order, with their positions, batch times, files and bytes;
 3. what the source holds but would not list yet, with the reason (a folder without its
    completion marker, a Synapse Link folder still being written);
@@ -14,9 +16,9 @@ Per table, in the order a run takes them:
    (compaction of a merge-on-read target holding many delete files, `after_runs`).
 
 Nothing is written: no control table is created, no load is opened (a `table_changes` table's
-next load is listed, not read), the log is not reconciled.
-The applied batches are those the target's lineage holds and those the log says are never to be
-taken again, as a run's reconciliation would find them.
+next load is listed, not read), the assessment is not settled.
+The applied batches are the assessment's: those the target's lineage holds, those the log holds
+as published, and those it says are never to be taken again.
 """
 
 from __future__ import annotations
@@ -25,9 +27,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakefresh import backlog
-from lakefresh.bookkeeping import NEVER_AGAIN
+from lakefresh.assessment import Assessment, assess
 from lakefresh.columns import SYSTEM_PREFIX
-from lakefresh.config.fingerprint import changes, fingerprint
 from lakefresh.config.graph import dependency_order
 from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.failures import describe
@@ -66,6 +67,9 @@ class TablePlan:
     commits: int = 0  # target commits the batches take (a backlog's groups: backlog.py)
     maintenance: list[str] = field(default_factory=list)  # upkeep due, and when it happens
     config_changes: list[str] = field(default_factory=list)
+    # published batches the log does not know, by how the run records them first: `staged` (its
+    # attempt), `carried` (the record its commit carries), `lineage` (no counts), `verb` (a verb's)
+    recovered: dict[str, str] = field(default_factory=dict)
     stops: str | None = None  # why a run would stop this table before taking a batch
     error: str | None = None  # the source could not be listed
 
@@ -97,50 +101,38 @@ def plan(
         name = config.qualified(table)
         out = TablePlan(table.name, backend.exists(name))
         try:
-            _plan_table(config, backend, control if logged else None, base_dir, table, out)
+            found = assess(backend, control if logged else None, name, table)
+            _plan_table(config, backend, base_dir, found, out)
         except Exception as exc:  # reported on its table; the other tables are planned
             out.error = redact(str(exc)) if isinstance(exc, LakefreshError) else describe(exc)
         result.tables.append(out)
     return result
 
 
-def _plan_table(
-    config: PipelineConfig,
-    backend: TableBackend,
-    control: ControlTables | None,
-    base_dir: str,
-    table: TableConfig,
-    out: TablePlan,
-) -> None:
-    name = config.qualified(table)
-    lineage = backend.published_batches(name) if out.exists else {}
-    attempts = control.attempts(name) if control else []
-    applied = set(lineage) | {a.batch_id for a in attempts if a.status in NEVER_AGAIN}
-    gone = [
-        a.batch_id
-        for a in attempts
-        if a.status == "published" and a.batch_id not in lineage and a.published_snapshot_id is not None
-    ]
-    if gone and out.exists:  # 1.
-        view = backend.lineage(name)
-        by_id = {a.batch_id: a for a in attempts if a.status == "published"}
-        lost = sorted(
-            b
-            for b in gone
-            if view.rolled_back(by_id[b].published_snapshot_id or 0, by_id[b].published_millis)
+def _stop(found: Assessment) -> str | None:
+    """Why a run would stop the table before taking a batch, whatever it lists (1.)."""
+    if found.dropped:
+        return (
+            f"the table was dropped, but its log holds {found.dropped} published batch(es): run "
+            "with --full-refresh"
         )
-        lost += sorted({a.batch_id for a in attempts if a.status == "rolled_back"} - set(lineage))
-        if lost:
-            out.stops = (
-                f"{len(lost)} published batch(es) are no longer in its lineage (rolled back: "
-                f"{', '.join(lost[:5])}): run with --rolled-back forget|reapply"
-            )
-    applied |= {b for b in gone if not out.stops}
-    last = control.last_fingerprint(name) if control else None
-    if last is not None and control is not None:
-        now, text = fingerprint(table)
-        out.config_changes = changes(control.config_text(name, last[1]), text) if now != last[2] else []
+    if found.waiting:
+        return (
+            f"{len(found.waiting)} published batch(es) are no longer in its lineage (rolled back: "
+            f"{', '.join(found.waiting[:5])}): run with --rolled-back forget|reapply"
+        )
+    return None
 
+
+def _plan_table(
+    config: PipelineConfig, backend: TableBackend, base_dir: str, found: Assessment, out: TablePlan
+) -> None:
+    table, name = found.table, found.name
+    out.stops = _stop(found)  # 1.
+    out.recovered = {v.batch_id: "verb" for v in found.cut_verbs} | {
+        r.batch_id: r.how for r in found.recovered
+    }
+    out.config_changes = list(found.config_changes)
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
     # a change feed's listing needs the loads log; its read opens a load
     feed = table.source.change_feed
@@ -149,11 +141,11 @@ def _plan_table(
             {"name": "first load", "reason": "the changes from the source's first snapshot, when run"}
         ]
         return
-    pending, young = ready(source.list_batches(), applied)  # 2.
+    pending, young = ready(source.list_batches(), set(found.applied))  # 2.
     out.take = [_planned(backend, ref) for ref in pending]
     if out.config_changes and pending and not out.stops:
         out.stops = (
-            f"the configuration changed since batch {last[0] if last else '?'} in ways that change "
+            f"the configuration changed since batch {found.config_since} in ways that change "
             "results: run with --accept-config-change, or rebuild with lakefresh reset"
         )
     if isinstance(source, Waits):  # 3.

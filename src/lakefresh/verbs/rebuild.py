@@ -20,7 +20,8 @@ That is exact for every strategy (each batch is staged by the table's own strate
 the batches before it made), and the same for the `<t>_history` table that `history: true` brings.
 Steps:
 
-1. The log is reconciled with the lineage, as a run does; a table with rolled-back batches stops.
+1. The table is assessed and settled, as a run does (assessment.py, `Bookkeeping.settle`); a
+   table with rolled-back batches stops.
    `unload` and `reload` refuse when the configuration changed since the last batch (they would
    apply the new one to every batch silently): `reset` is the verb for that.
 2. The live batches: the published ones in the log (a verb's own commits aside), less B for
@@ -43,7 +44,7 @@ Steps:
 
 A crash before 4's publish leaves the table as it was (the next verb drops the scratch table;
 the next run abandons the staged rows). A crash after it leaves the table rebuilt: the next
-run's reconciliation finds the verb in the lineage and settles it from its staged rows, as 5.
+run's assessment finds the verb in the lineage and settles it from its staged rows, as 5.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from lakefresh import backlog
-from lakefresh.bookkeeping import NEVER_AGAIN, Bookkeeping
+from lakefresh.assessment import NEVER_AGAIN
+from lakefresh.bookkeeping import Bookkeeping
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
@@ -79,6 +81,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
+    from lakefresh.assessment import Assessment
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.sources import BatchRef
@@ -181,14 +184,15 @@ def _plan(
     name = config.qualified(table)
     strategy = make_strategy(table.strategy)
     exists = backend.exists(name)
-    if exists:  # a full refresh also rebuilds a table that was dropped
-        books.reconcile(name, TableResult(table.name), strategy, hint, None)  # 1.
+    found = books.assess(name, table) if exists else None  # a full refresh also rebuilds a dropped table
+    if found is not None:
+        books.settle(found, TableResult(table.name), strategy, hint, None)  # 1.
         _refuse_foreign_rows(backend, name, table.name, verb)
     head = backend.head(name) if exists else None
     attempts = control.attempts(name)
     live = {a.batch_id for a in attempts if a.status == "published" and not is_verb(a.batch_id)}
-    if verb in ("unload", "reload"):
-        _refuse_other_configurations(books, control, name, table, verb, live)
+    if verb in ("unload", "reload") and found is not None:
+        _refuse_other_configurations(books, control, found, verb, live)
     source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
     listed = source.list_batches() if table.source.retains_batches else []
     dropped: list[str] = []
@@ -203,7 +207,7 @@ def _plan(
         replays = replayed_refs(control, name, live - {ref.batch_id for ref in listed})
         ordered = with_replays(listed, live, replays)
         _refuse_missing(table, verb, live - {ref.batch_id for ref in ordered})
-    rank = {b: n for n, b in enumerate(reversed(list(backend.published_batches(name))))} if exists else {}
+    rank = {b: n for n, b in enumerate(reversed(list(found.lineage)))} if found is not None else {}
     if all(ref.batch_id in rank for ref in ordered):  # in the order they were applied
         ordered.sort(key=lambda ref: rank[ref.batch_id])
     return _Plan(config, name, table, strategy, source, ordered, named, head, dropped)
@@ -242,12 +246,13 @@ def _refuse_foreign_rows(backend: TableBackend, name: str, table: str, verb: Ver
 
 
 def _refuse_other_configurations(
-    books: Bookkeeping, control: ControlTables, name: str, table: TableConfig, verb: Verb, live: set[str]
+    books: Bookkeeping, control: ControlTables, found: Assessment, verb: Verb, live: set[str]
 ) -> None:
     """`unload` and `reload` apply no configuration the live batches were not applied under."""
-    books.check_config(name, table)
+    books.check_config(found)
+    table = found.table
     now = fingerprint(table)[0]
-    older = sorted(b for b, fp in control.fingerprints(name).items() if b in live and fp != now)
+    older = sorted(b for b, fp in control.fingerprints(found.name).items() if b in live and fp != now)
     if older:
         raise ConfigError(
             f"cannot {verb} {table.name!r}: batches {_some(older)} were applied under another "
@@ -399,7 +404,7 @@ class _VerbRecord:
         }
         row["config_fingerprint"], row["config"] = self.configuration
         # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
-        # whatever happens after the publish, the next reconciliation can finish the record (5.)
+        # whatever happens after the publish, the next settlement can finish the record (5.)
         news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in self.outcomes]
         reloaded = [reload_row(plan.name, plan.config, o, new, staged, self.started) for o, _, new in news]
         control.record_attempts([row, *reloaded])

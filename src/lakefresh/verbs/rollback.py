@@ -7,8 +7,8 @@ which changes no row): the table is then exactly what it was when B was publishe
 what applying the batches up to B gives. A commit after B by another writer would be undone
 too, so the rollback is refused, naming it. Steps:
 
-1. The log is reconciled with the lineage first (a batch whose record a crash lost is
-   recorded), and a table with rolled-back batches stops as a run would.
+1. The table is assessed and settled first, as a run does (a batch whose record a crash lost
+   is recorded), and a table with rolled-back batches stops as a run would.
 2. B must be in the current lineage; every table rolled back (the table, and the
    `<t>_history` that `history: true` brings, when it holds B) is checked before any changes.
    A reset, unload or reload after B is refused: it settled the log too (batches `unloaded`,
@@ -72,8 +72,9 @@ def roll_back(
     for each in table_and_history(config, backend, table, "roll back"):
         name = config.qualified(each)
         strategy = make_strategy(each.strategy)
-        books.reconcile(name, TableResult(each.name), strategy, hint, None)  # 1.
-        published = backend.published_batches(name)
+        found = books.assess(name, each)
+        books.settle(found, TableResult(each.name), strategy, hint, None)  # 1.
+        published = found.lineage
         if to_batch not in published:
             if each is not table:
                 continue  # the history table never took B: it is left as it is
