@@ -47,6 +47,7 @@ from lakefresh.verbs import (
     replay,
     roll_back,
 )
+from lakefresh.verbs.common import VerbContext
 from lakefresh.verbs.maintain import compaction_due
 from lakefresh.verbs.rebuild import Verb
 from lakefresh.verbs.status import table_status
@@ -117,6 +118,11 @@ class Pipeline:
     @cached_property
     def control(self) -> ControlTables:
         return ControlTables(self.backend, self.config.catalog.control_namespace)
+
+    @property
+    def _verbs(self) -> VerbContext:
+        """What the verbs work with (verbs/common.py)."""
+        return VerbContext(self.config, self.backend, self.control, str(self.base_dir))
 
     @cached_property
     def leases(self) -> Leases:
@@ -210,10 +216,10 @@ class Pipeline:
         ]
         due = [t for t in took if self.config.maintenance_for(t).after_runs]
         if due:
-            maintain(self.config, self.backend, self.control, str(self.base_dir), due)
+            maintain(self._verbs, due)
         compact = [t for t in took if t not in due and compaction_due(self.config, self.backend, t)]
         if compact:  # merge-on-read's delete files applied before readers pay much for them
-            maintain(self.config, self.backend, self.control, str(self.base_dir), compact, only_compact=True)
+            maintain(self._verbs, compact, only_compact=True)
         return result
 
     def _full_refresh(
@@ -265,7 +271,7 @@ class Pipeline:
             check_table_names(self.config.tables, tables)
         chosen = [t for t in self.config.tables if not tables or t.name in tables]
         with self.lease([t.name for t in chosen], "maintain"):
-            return maintain(self.config, self.backend, self.control, str(self.base_dir), chosen)
+            return maintain(self._verbs, chosen)
 
     def rollback(self, table: str, to_batch: str) -> RollbackResult:
         """Undo the batches published after `to_batch` in one commit (Iceberg's rollback; also
@@ -273,7 +279,7 @@ class Pipeline:
         Refused, changing nothing, when a commit after it was not a lakefresh batch."""
         config = self._table(table)
         with self.lease(self._with_history([config.name]), "rollback"):
-            return roll_back(self.config, self.backend, self.control, config, to_batch, self._hint())
+            return roll_back(self._verbs, config, to_batch, self._hint())
 
     def replay(self, table: str, batch: str, fixed: str | Path) -> ReplayResult:
         """Apply a corrected file of batch `batch`'s quarantined rows as a new batch linked to it
@@ -282,19 +288,7 @@ class Pipeline:
         path = str(fixed) if "://" in str(fixed) else str(Path(fixed).resolve())
         runner = self._runner(self.config)
         with self.lease([config.name], "replay"):
-            return self._replay(config, batch, path, runner)
-
-    def _replay(self, config: TableConfig, batch: str, path: str, runner: Runner) -> ReplayResult:
-        return replay(
-            self.config,
-            self.backend,
-            self.control,
-            str(self.base_dir),
-            config,
-            batch,
-            path,
-            runner.apply_batch,
-        )
+            return replay(self._verbs, config, batch, path, runner.apply_batch)
 
     def report(self, path: str | Path = "report.html") -> Path:
         """Write the pipeline's report, one self-contained HTML file with a section per table
@@ -318,7 +312,7 @@ class Pipeline:
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
             tables = self._with_history(tables)
-        return plan(self.config, self.backend, self.control, str(self.base_dir), tables)
+        return plan(self._verbs, tables)
 
     def reset(self, table: str) -> RebuildResult:
         """Rebuild the table (and its `<t>_history`) from its retained raw batches with today's
@@ -339,8 +333,7 @@ class Pipeline:
     def _rebuild(self, table: str, verb: Verb, batches: list[str]) -> RebuildResult:
         config = self._table(table)
         with self.lease(self._with_history([config.name]), verb):
-            base = str(self.base_dir)
-            done = rebuild(self.config, self.backend, self.control, base, config, verb, batches, self._hint())
+            done = rebuild(self._verbs, config, verb, batches, self._hint())
         done.also_in = self._also_loaded(config, batches)
         return done
 
@@ -429,7 +422,7 @@ class Pipeline:
     def status(self, pending: bool = False) -> list[TableStatus]:
         """Per table: batches published, the last one and its position, rows, counts; with
         `pending`, how many batches its source holds that no run took yet."""
-        return table_status(self.config, self.backend, self.control, str(self.base_dir), pending)
+        return table_status(self._verbs, pending)
 
     def freshness(self, tables: list[str] | None = None, now: datetime | None = None) -> list[TableFreshness]:
         """Per table (or for `tables`): when its newest batch was loaded and how long ago, its
@@ -440,7 +433,7 @@ class Pipeline:
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
         chosen = [t for t in self.config.tables if not tables or t.name in tables]
-        return table_freshness(self.config, self.backend, self.control, str(self.base_dir), chosen, now)
+        return table_freshness(self._verbs, chosen, now)
 
     def history(self, table: str) -> list[dict[str, Any]]:
         """The table's batches, one row per attempt, oldest first."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import ConfigError
+from lakefresh.sources import SourceContext, make_source
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -13,6 +15,23 @@ if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.results import BatchResult
+    from lakefresh.sources import Source
+    from lakefresh.state.control import ControlTables
+
+
+@dataclass(frozen=True)
+class VerbContext:
+    """What every verb works with: the pipeline, its targets' format backend, the control tables,
+    and the folder the pipeline's relative paths start from."""
+
+    config: PipelineConfig
+    backend: TableBackend
+    control: ControlTables
+    base_dir: str
+
+    def source(self, table: TableConfig) -> Source:
+        """The table's source, as a run makes it."""
+        return make_source(table.source, SourceContext.of(self.config, self.backend, self.base_dir, table))
 
 
 def table_and_history(

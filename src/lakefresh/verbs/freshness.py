@@ -17,27 +17,23 @@ from lakefresh.clock import utc_now
 from lakefresh.errors import LakefreshError
 from lakefresh.results import TableFreshness
 from lakefresh.secrets import redact
-from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import VERB_PREFIX
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.config.models import TableConfig
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.state.control import ControlTables
+    from lakefresh.verbs.common import VerbContext
 
 
 def table_freshness(
-    config: PipelineConfig,
-    backend: TableBackend,
-    control: ControlTables,
-    base_dir: str,
-    tables: list[TableConfig],
-    now: datetime | None = None,
+    ctx: VerbContext, tables: list[TableConfig], now: datetime | None = None
 ) -> list[TableFreshness]:
     """Per table: its newest batch's load time and age, its verdict, and (for sources of files)
     the newest batch its source holds and how many wait."""
+    config, backend, control = ctx.config, ctx.backend, ctx.control
     control.ensure()
     now = now or utc_now()
     loaded = last_loaded(backend, control)
@@ -56,7 +52,7 @@ def table_freshness(
         )
         if table.source.location is not None and not table.source.change_feed:
             try:
-                item.source_newest, item.pending = source_listing(config, backend, control, base_dir, table)
+                item.source_newest, item.pending = source_listing(ctx, table)
             except LakefreshError as exc:  # reported on its table, as `status --pending` does
                 item.source_error = redact(str(exc))
             if item.source_newest is not None:
@@ -74,13 +70,12 @@ def last_loaded(backend: TableBackend, control: ControlTables) -> dict[str, date
     return {r[0]: r[1] for r in rows if r[1] is not None}
 
 
-def source_listing(
-    config: PipelineConfig, backend: TableBackend, control: ControlTables, base_dir: str, table: TableConfig
-) -> tuple[datetime | None, int]:
+def source_listing(ctx: VerbContext, table: TableConfig) -> tuple[datetime | None, int]:
     """The newest batch the table's source lists (its time), and how many of its batches no run
     took yet (published, skipped or forgotten ones are taken)."""
-    name = config.qualified(table)
-    taken = {a.batch_id for a in control.attempts(name) if a.status == "published" or a.status in NEVER_AGAIN}
-    listed = make_source(table.source, SourceContext.of(config, backend, base_dir, table)).list_batches()
+    name = ctx.config.qualified(table)
+    attempts = ctx.control.attempts(name)
+    taken = {a.batch_id for a in attempts if a.status == "published" or a.status in NEVER_AGAIN}
+    listed = ctx.source(table).list_batches()
     newest = max((ref.batch_time for ref in listed), default=None)
     return newest, len([ref for ref in listed if ref.batch_id not in taken])

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.clock import utc_now
 from lakefresh.config.write_mode import change_feed_readers
-from lakefresh.sources import SourceContext, TableChangesSource, make_source
+from lakefresh.sources import TableChangesSource
 from lakefresh.state.control import verb_batch_id
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
-    from lakefresh.state.control import ControlTables
+    from lakefresh.verbs.common import VerbContext
 
 
 @dataclass
@@ -64,16 +64,10 @@ def compaction_due(config: PipelineConfig, backend: TableBackend, table: TableCo
     return policy.compaction_due(found.files, found.rows, found.stored)
 
 
-def maintain(
-    config: PipelineConfig,
-    backend: TableBackend,
-    control: ControlTables,
-    base_dir: str,
-    tables: list[TableConfig],
-    only_compact: bool = False,
-) -> MaintainResult:
+def maintain(ctx: VerbContext, tables: list[TableConfig], only_compact: bool = False) -> MaintainResult:
     """Each table's upkeep by its policy; `only_compact`: compaction alone (after a run that left
     a merge-on-read target holding many delete files)."""
+    config, backend, control = ctx.config, ctx.backend, ctx.control
     control.ensure()
     result = MaintainResult()
     now = utc_now()
@@ -88,7 +82,7 @@ def maintain(
             upkeep.unlogged = sorted(set(backend.published_batches(name)) - logged)
         cutoff: datetime | None = now - timedelta(seconds=policy.expire_after)
         for reader in [] if only_compact else change_feed_readers(config, table):
-            source = make_source(reader.source, SourceContext.of(config, backend, base_dir, reader))
+            source = ctx.source(reader)
             assert isinstance(source, TableChangesSource)
             start = source.needed_from()
             upkeep.kept_for.append(reader.name)

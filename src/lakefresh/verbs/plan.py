@@ -33,17 +33,17 @@ from lakefresh.config.graph import dependency_order
 from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.failures import describe
 from lakefresh.secrets import redact
-from lakefresh.sources import SourceContext, Waits, make_source, ready
+from lakefresh.sources import Waits, ready
 from lakefresh.state.control import LOADS_TABLE
 from lakefresh.strategies import make_strategy
 from lakefresh.transform import transformed
+from lakefresh.verbs.common import VerbContext
 from lakefresh.verbs.maintain import compaction_due
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.sources import BatchRef
-    from lakefresh.state.control import ControlTables
 
 
 @dataclass
@@ -86,23 +86,17 @@ class PlanResult:
         return asdict(self)
 
 
-def plan(
-    config: PipelineConfig,
-    backend: TableBackend,
-    control: ControlTables,
-    base_dir: str,
-    only: list[str] | None = None,
-) -> PlanResult:
-    logged = backend.exists(control.batches)
+def plan(ctx: VerbContext, only: list[str] | None = None) -> PlanResult:
+    logged = ctx.backend.exists(ctx.control.batches)
     result = PlanResult()
-    for table in dependency_order(config.tables):
+    for table in dependency_order(ctx.config.tables):
         if only and table.name not in only:
             continue
-        name = config.qualified(table)
-        out = TablePlan(table.name, backend.exists(name))
+        name = ctx.config.qualified(table)
+        out = TablePlan(table.name, ctx.backend.exists(name))
         try:
-            found = assess(backend, control if logged else None, name, table)
-            _plan_table(config, backend, base_dir, found, out)
+            found = assess(ctx.backend, ctx.control if logged else None, name, table)
+            _plan_table(ctx, found, out)
         except Exception as exc:  # reported on its table; the other tables are planned
             out.error = redact(str(exc)) if isinstance(exc, LakefreshError) else describe(exc)
         result.tables.append(out)
@@ -124,16 +118,14 @@ def _stop(found: Assessment) -> str | None:
     return None
 
 
-def _plan_table(
-    config: PipelineConfig, backend: TableBackend, base_dir: str, found: Assessment, out: TablePlan
-) -> None:
-    table, name = found.table, found.name
+def _plan_table(ctx: VerbContext, found: Assessment, out: TablePlan) -> None:
+    config, backend, table, name = ctx.config, ctx.backend, found.table, found.name
     out.stops = _stop(found)  # 1.
     out.recovered = {v.batch_id: "verb" for v in found.cut_verbs} | {
         r.batch_id: r.how for r in found.recovered
     }
     out.config_changes = list(found.config_changes)
-    source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
+    source = ctx.source(table)
     # a change feed's listing needs the loads log; its read opens a load
     feed = table.source.change_feed
     if feed and not backend.exists(f"{config.catalog.control_namespace}.{LOADS_TABLE}"):

@@ -67,14 +67,14 @@ from lakefresh.lakehouse.checkpoints import released_after
 from lakefresh.lakehouse.commit import Transaction
 from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
-from lakefresh.sources import Source, SourceContext, make_source
+from lakefresh.sources import Source
 from lakefresh.state.control import is_verb, verb_batch_id
 from lakefresh.state.published import Published
 from lakefresh.state.reads import AttemptRow
 from lakefresh.strategies import StageContext, make_strategy
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import Member
-from lakefresh.verbs.common import reload_row, table_and_history
+from lakefresh.verbs.common import VerbContext, reload_row, table_and_history
 from lakefresh.verbs.replay import replayed_refs, with_replays
 
 if TYPE_CHECKING:
@@ -128,16 +128,7 @@ class _Plan:
     dropped: list[str] = field(default_factory=list)  # a refresh's batches the source no longer holds
 
 
-def rebuild(
-    config: PipelineConfig,
-    backend: TableBackend,
-    control: ControlTables,
-    base_dir: str,
-    table: TableConfig,
-    verb: Verb,
-    batches: list[str],
-    hint: str,
-) -> RebuildResult:
+def rebuild(ctx: VerbContext, table: TableConfig, verb: Verb, batches: list[str], hint: str) -> RebuildResult:
     """Reset, unload or reload `table` (and its `<t>_history`), each in one commit; or refresh
     `table` in full (its history is a table of the run of its own)."""
     if verb in ("unload", "reload") and not batches:
@@ -148,39 +139,34 @@ def rebuild(
             "its batches, so they cannot be read again. Nothing was changed"
             + (" (a change feed starts again: lakefresh reset-load)" if table.source.change_feed else "")
         )
-    control.ensure()
+    ctx.control.ensure()
     key = table.strategy.surrogate()
     if key is not None and key.generator == "sequence":
         raise ConfigError(
             f"cannot {verb} {table.name!r}: rebuilding it would renumber its sequence surrogate "
             "keys, which facts refer to (generator: hash keys survive a rebuild)"
         )
-    books = Bookkeeping(backend, control)
-    tables = [table] if verb == "refresh" else table_and_history(config, backend, table, verb)
-    plans = [
-        _plan(config, backend, control, books, base_dir, each, verb, batches, hint, main=each is table)
-        for each in tables
-    ]
+    books = Bookkeeping(ctx.backend, ctx.control)
+    tables = [table] if verb == "refresh" else table_and_history(ctx.config, ctx.backend, table, verb)
+    plans = [_plan(ctx, books, each, verb, batches, hint, main=each is table) for each in tables]
     result = RebuildResult(verb, table.name, list(batches))
     for plan in plans:
         if plan is not None:  # a history table that never held the batches is left as it is
             with released_after():  # the rows it rebuilt from, once its table is done
-                _apply(backend, control, books, plan, verb, result)
+                _apply(ctx, books, plan, verb, result)
     return result
 
 
 def _plan(
-    config: PipelineConfig,
-    backend: TableBackend,
-    control: ControlTables,
+    ctx: VerbContext,
     books: Bookkeeping,
-    base_dir: str,
     table: TableConfig,
     verb: Verb,
     batches: list[str],
     hint: str,
     main: bool,
 ) -> _Plan | None:
+    config, backend, control = ctx.config, ctx.backend, ctx.control
     name = config.qualified(table)
     strategy = make_strategy(table.strategy)
     exists = backend.exists(name)
@@ -193,7 +179,7 @@ def _plan(
     live = {a.batch_id for a in attempts if a.status == "published" and not is_verb(a.batch_id)}
     if verb in ("unload", "reload") and found is not None:
         _refuse_other_configurations(books, control, found, verb, live)
-    source = make_source(table.source, SourceContext.of(config, backend, base_dir, table))
+    source = ctx.source(table)
     listed = source.list_batches() if table.source.retains_batches else []
     dropped: list[str] = []
     if verb == "refresh":  # 2.
@@ -297,14 +283,8 @@ def _refuse_missing(table: TableConfig, verb: Verb, missing: set[str]) -> None:
         )
 
 
-def _apply(
-    backend: TableBackend,
-    control: ControlTables,
-    books: Bookkeeping,
-    plan: _Plan,
-    verb: Verb,
-    result: RebuildResult,
-) -> None:
+def _apply(ctx: VerbContext, books: Bookkeeping, plan: _Plan, verb: Verb, result: RebuildResult) -> None:
+    backend, control = ctx.backend, ctx.control
     name, table = plan.name, plan.config
     verb_id = verb_batch_id(verb)
     reloads = [ref for ref in plan.live if verb in ("reload", "refresh") and ref.batch_id in plan.named]

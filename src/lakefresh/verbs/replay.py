@@ -27,9 +27,8 @@ from lakefresh.sources import BatchRef, SourceContext
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.backend import TableBackend
-    from lakefresh.state.control import ControlTables
+    from lakefresh.config.models import TableConfig
+    from lakefresh.verbs.common import VerbContext
 
 FOLDER = "_lakefresh_replays"
 MARK = "#replay-"
@@ -47,10 +46,7 @@ class ReplayResult:
 
 
 def replay(
-    config: PipelineConfig,
-    backend: TableBackend,
-    control: ControlTables,
-    base_dir: str,
+    ctx: VerbContext,
     table: TableConfig,
     batch_id: str,
     fixed: str,
@@ -58,6 +54,7 @@ def replay(
 ) -> ReplayResult:
     """Apply `fixed` as batch `<batch_id>#replay-<n>` with `apply` (the runner's, as a run applies
     a batch), then mark the batch's quarantine rows resolved by it."""
+    config, backend, control = ctx.config, ctx.backend, ctx.control
     if not table.source.replays_files:
         raise ConfigError(
             f"table {table.name!r} reads a {table.source.kind} source: replay applies a corrected "
@@ -83,7 +80,7 @@ def replay(
     made = {a.batch_id for a in attempts} | set(backend.published_batches(name))
     numbers = [b[len(batch_id + MARK) :] for b in made if b.startswith(batch_id + MARK)]
     n = 1 + max((int(x) for x in numbers if x.isdigit()), default=0)
-    folder = SourceContext.of(config, backend, base_dir, table).resolve(table.source.location or "")
+    folder = SourceContext.of(config, backend, ctx.base_dir, table).resolve(table.source.location or "")
     suffix = "".join(PurePosixPath(fixed).suffixes) or ".csv"
     place = f"{folder.rstrip('/')}/{FOLDER}/{table.name}/{batch_id}/replay-"
     while storage.exists(f"{place}{n}{suffix}"):

@@ -33,12 +33,10 @@ from lakefresh.errors import ConfigError, TargetError
 from lakefresh.results import TableResult
 from lakefresh.state.control import VERB_PREFIX, is_verb
 from lakefresh.strategies import make_strategy
-from lakefresh.verbs.common import table_and_history
+from lakefresh.verbs.common import VerbContext, table_and_history
 
 if TYPE_CHECKING:
-    from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.backend import TableBackend
-    from lakefresh.state.control import ControlTables
+    from lakefresh.config.models import TableConfig
 
 
 MAINTAIN = f"{VERB_PREFIX}maintain:"  # a compaction's commit changes no row: rolled back with the rest
@@ -57,14 +55,8 @@ class RollbackResult:
         return asdict(self)
 
 
-def roll_back(
-    config: PipelineConfig,
-    backend: TableBackend,
-    control: ControlTables,
-    table: TableConfig,
-    to_batch: str,
-    hint: str,
-) -> RollbackResult:
+def roll_back(ctx: VerbContext, table: TableConfig, to_batch: str, hint: str) -> RollbackResult:
+    config, backend, control = ctx.config, ctx.backend, ctx.control
     books = Bookkeeping(backend, control)
     control.ensure()
     result = RollbackResult(table.name, to_batch)

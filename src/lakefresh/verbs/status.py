@@ -17,17 +17,14 @@ from lakefresh.verbs.freshness import source_listing
 if TYPE_CHECKING:
     from pyspark.sql import Row
 
-    from lakefresh.config.models import PipelineConfig
-    from lakefresh.lakehouse.backend import TableBackend
-    from lakefresh.state.control import ControlTables
+    from lakefresh.verbs.common import VerbContext
 
 
-def table_status(
-    config: PipelineConfig, backend: TableBackend, control: ControlTables, base_dir: str, pending: bool
-) -> list[TableStatus]:
+def table_status(ctx: VerbContext, pending: bool) -> list[TableStatus]:
     """Per table: batches published, the last one and its position, rows, counts; with `pending`,
     the batches its source holds that no run took (a source that cannot be listed is reported
     on its table, not raised). A table another run holds says who (its lease)."""
+    config, backend, control = ctx.config, ctx.backend, ctx.control
     control.ensure()
     now = utc_now()
     leases = {r.table_name: r.describe() for r in Leases(backend, control.namespace).live()}
@@ -56,7 +53,7 @@ def table_status(
         waiting, source_error = None, None
         if pending:  # a source that cannot be listed is reported on its table, not raised
             try:
-                waiting = source_listing(config, backend, control, base_dir, table)[1]  # young too
+                waiting = source_listing(ctx, table)[1]  # young too
             except LakefreshError as exc:
                 source_error = redact(str(exc))
         bounds = config.freshness_for(table)
