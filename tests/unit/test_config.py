@@ -245,7 +245,7 @@ def test_a_maintenance_policy_reads_durations_and_refuses_orphan_removal_under_a
     [
         (
             "[{name: r, action: warn}]",
-            "rule 'r' needs exactly one of `row` (a condition) or `batch` (a query)",
+            "rule 'r' needs exactly one of `row` (a condition), `batch` (a query), or one test",
         ),
         (
             "[{name: r, batch: SELECT true, action: drop}]",

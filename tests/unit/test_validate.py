@@ -542,10 +542,8 @@ def test_a_change_feed_into_an_append_target_keeps_its_change_type_or_is_refused
 
 
 def test_dbt_tests_as_rules_are_one_test_each_and_name_their_table(tmp_path):
-    both = (
-        ORDERS
-        + "    strategy: {kind: append}\n    rules:\n      - {name: r, unique: order_id, not_null: order_id}\n"
-    )
+    rule = "      - {name: r, unique: order_id, not_null: order_id}\n"
+    both = ORDERS + "    strategy: {kind: append}\n    rules:\n" + rule
     assert "needs exactly one of" in errors(tmp_path, tables(both))[0]
     linked = ORDERS + (
         "    strategy: {kind: append}\n    rules:\n"

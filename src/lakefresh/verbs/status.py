@@ -57,7 +57,8 @@ def table_status(ctx: VerbContext, pending: bool) -> list[TableStatus]:
             except LakefreshError as exc:
                 source_error = redact(str(exc))
         bounds = config.freshness_for(table)
-        age = (now - last["published_at"]).total_seconds() if last and last["published_at"] else None
+        loaded = max((r["published_at"] for r in rows if r["published_at"] is not None), default=None)
+        age = None if loaded is None else (now - loaded).total_seconds()  # as `freshness` measures
         out.append(
             TableStatus(
                 table=table.name,
