@@ -81,6 +81,8 @@ class Assessment:
     applied: frozenset[str] = frozenset()  # not to take again, before a decision on `waiting`
     config_since: str | None = None  # the batch whose recorded configuration today's is compared with
     config_changes: list[str] = field(default_factory=list)
+    # batches the operator took out and that are not in the table: never taken again, by status
+    held: dict[str, str] = field(default_factory=dict)
 
     def not_again(self, decision: str | None) -> set[str]:
         """The batch ids not to take again once the operator decided on the rolled-back ones."""
@@ -123,6 +125,7 @@ def assess(backend: TableBackend, control: ControlTables | None, name: str, tabl
         rolled_back=rolled_back,
         waiting=waiting,
         applied=frozenset(set(lineage) | (logged - set(waiting)) | never_again),
+        held={a.batch_id: a.status for a in attempts if a.status in NEVER_AGAIN and a.batch_id not in logged},
     )
     newest = [(b, settling[b]) for b in lineage if b in settling]
     return _with_config(found, control, rows, newest, undone | set(rolled_back))

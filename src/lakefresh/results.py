@@ -140,6 +140,7 @@ class TableStatus:
     rows: int | None
     counts: dict[str, int]
     pending: int | None = None
+    held: int | None = None  # batches its source holds that the operator took out (with pending)
     source_error: str | None = None  # why the source could not be listed (with pending)
     quarantined: int = 0  # its rows waiting in quarantine (not replayed)
     lease: str | None = None  # who holds the table's lease now, and until when

@@ -28,9 +28,10 @@ def three_batches(ws) -> None:
     ws.write("in/b3.csv", "id,v\n6,f\n", mtime=1_736_007_200)
 
 
-def test_a_rolled_back_batch_holds_no_rows_in_the_log(ws):
+def test_a_rolled_back_batch_holds_no_rows_in_the_log_and_its_file_is_shown_held_back(ws):
     """Given b1..b3 loaded and the table rolled back to b1: the history says b2 and b3 each hold
-    0 rows of the table (not the 3 and 1 they held before)."""
+    0 rows of the table (not the 3 and 1 they held before), and plan and status say that their
+    files, still in the folder, are held back."""
     three_batches(ws)
     p = ws.pipeline(KEYED)
     assert p.run().ok
@@ -41,6 +42,15 @@ def test_a_rolled_back_batch_holds_no_rows_in_the_log(ws):
         if not r["batch_id"].startswith("lakefresh:")
     }
     assert effective == {"b1.csv": ("published", 2), "b2.csv": ("unloaded", 0), "b3.csv": ("unloaded", 0)}
+    # their files are still in the folder: plan and status say they are held back, and why
+    (planned,) = p.plan().tables
+    assert [(h["name"], h["reason"].split(" (")[0]) for h in planned.held] == [
+        ("b2.csv", "unloaded"),
+        ("b3.csv", "unloaded"),
+    ]
+    assert planned.take == []
+    (status,) = p.status(pending=True)
+    assert (status.pending, status.held) == (0, 2)
 
 
 def test_the_last_batch_stays_the_newest_after_an_older_one_is_reloaded(ws):

@@ -32,7 +32,7 @@ def status(
     )
     for r in rows:
         counts = " ".join(f"{k}={v}" for k, v in sorted(r.counts.items()))
-        waiting = "-" if r.pending is None else str(r.pending)
+        waiting = "-" if r.pending is None else str(r.pending) + (f" (+{r.held} held back)" if r.held else "")
         grid.add_row(
             r.table,
             str(r.batches_published),

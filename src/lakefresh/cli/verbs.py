@@ -50,6 +50,7 @@ def _plan_lines(t: Any, shown: int = 20) -> str:
     if len(t.take) > shown:
         lines.append(f"  ... and {len(t.take) - shown} more")
     lines += [f"  not yet: {w['name']}: {w['reason']}" for w in t.waiting]
+    lines += [f"  held back: {h['name']}: {h['reason']}" for h in t.held]
     if t.new_columns:
         lines.append(f"  adds column(s): {', '.join(t.new_columns)}")
     lines += [f"  maintenance due: {m}" for m in t.maintenance]

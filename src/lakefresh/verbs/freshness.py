@@ -10,7 +10,7 @@ nothing new is late because the source is.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from lakefresh.assessment import NEVER_AGAIN
 from lakefresh.clock import utc_now
@@ -52,7 +52,7 @@ def table_freshness(
         )
         if table.source.location is not None and not table.source.change_feed:
             try:
-                item.source_newest, item.pending = source_listing(ctx, table)
+                item.source_newest, item.pending, _ = source_listing(ctx, table)
             except LakefreshError as exc:  # reported on its table, as `status --pending` does
                 item.source_error = redact(str(exc))
             if item.source_newest is not None:
@@ -70,12 +70,22 @@ def last_loaded(backend: TableBackend, control: ControlTables) -> dict[str, date
     return {r[0]: r[1] for r in rows if r[1] is not None}
 
 
-def source_listing(ctx: VerbContext, table: TableConfig) -> tuple[datetime | None, int]:
-    """The newest batch the table's source lists (its time), and how many of its batches no run
-    took yet (published, skipped or forgotten ones are taken)."""
+class Listing(NamedTuple):
+    """What a table's source holds, against its log."""
+
+    newest: datetime | None  # the newest batch's time
+    pending: int  # batches no run took yet
+    held: int  # batches the operator took out (unloaded, skipped, forgotten): never taken again
+
+
+def source_listing(ctx: VerbContext, table: TableConfig) -> Listing:
+    """The newest batch the table's source lists (its time), how many of its batches no run took
+    yet, and how many it holds that the operator took out."""
     name = ctx.config.qualified(table)
     attempts = ctx.control.attempts(name)
-    taken = {a.batch_id for a in attempts if a.status == "published" or a.status in NEVER_AGAIN}
+    published = {a.batch_id for a in attempts if a.status == "published"}
+    held = {a.batch_id for a in attempts if a.status in NEVER_AGAIN} - published
     listed = ctx.source(table).list_batches()
     newest = max((ref.batch_time for ref in listed), default=None)
-    return newest, len([ref for ref in listed if ref.batch_id not in taken])
+    pending = [ref for ref in listed if ref.batch_id not in published | held]
+    return Listing(newest, len(pending), len([ref for ref in listed if ref.batch_id in held]))

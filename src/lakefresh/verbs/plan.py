@@ -55,6 +55,14 @@ class PlannedBatch:
     bytes: int | None  # None when the source cannot say (a query, a change feed)
 
 
+# why a batch the source holds is never taken again, by its status in the log
+HELD = {
+    "unloaded": "unloaded (a rollback or an unload took it out): lakefresh reload brings it back",
+    "skipped": "skipped by the operator (run --skip-batch)",
+    "forgotten": "forgotten after a rollback (run --rolled-back forget)",
+}
+
+
 @dataclass
 class TablePlan:
     """What a run would do with one table."""
@@ -71,6 +79,8 @@ class TablePlan:
     # attempt), `carried` (the record its commit carries), `lineage` (no counts), `verb` (a verb's)
     recovered: dict[str, str] = field(default_factory=dict)
     stops: str | None = None  # why a run would stop this table before taking a batch
+    # batches its source still holds that no run takes again, and why (the operator's decision)
+    held: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None  # the source could not be listed
 
     @property
@@ -133,7 +143,13 @@ def _plan_table(ctx: VerbContext, found: Assessment, out: TablePlan) -> None:
             {"name": "first load", "reason": "the changes from the source's first snapshot, when run"}
         ]
         return
-    pending, young = ready(source.list_batches(), set(found.applied))  # 2.
+    listed = source.list_batches()
+    pending, young = ready(listed, set(found.applied))  # 2.
+    out.held = [
+        {"name": r.batch_id, "reason": HELD[found.held[r.batch_id]]}
+        for r in listed
+        if r.batch_id in found.held
+    ]
     out.take = [_planned(backend, ref) for ref in pending]
     if out.config_changes and pending and not out.stops:
         out.stops = (

@@ -50,10 +50,10 @@ def table_status(ctx: VerbContext, pending: bool) -> list[TableStatus]:
         for r in rows:
             for k, v in (r["status_counts"] or {}).items():
                 counts[k] = counts.get(k, 0) + int(v)
-        waiting, source_error = None, None
+        waiting, held, source_error = None, None, None
         if pending:  # a source that cannot be listed is reported on its table, not raised
             try:
-                waiting = source_listing(ctx, table)[1]  # young too
+                waiting, held = source_listing(ctx, table)[1:]  # young too
             except LakefreshError as exc:
                 source_error = redact(str(exc))
         bounds = config.freshness_for(table)
@@ -70,6 +70,7 @@ def table_status(ctx: VerbContext, pending: bool) -> list[TableStatus]:
                 rows=backend.read(name).count() if exists else None,
                 counts=counts,
                 pending=waiting,
+                held=held,
                 source_error=source_error,
                 quarantined=waiting_rows.get(name, 0),
                 lease=leases.get(name),
