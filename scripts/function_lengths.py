@@ -17,7 +17,6 @@ LONGER = {
     "strategies/key.py:KeyStrategy.stage": 147,
     "strategies/snapshot.py:SnapshotStrategy.stage": 101,
     "strategies/scd2/strategy.py:Scd2Strategy.stage": 93,
-    "lakehouse/session.py:spark_settings": 65,
     "strategies/group.py:stage_key_group": 64,
     "strategies/ledger.py:LedgerStrategy.stage": 63,
     "runner.py:Runner.run_table": 63,

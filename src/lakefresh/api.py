@@ -89,6 +89,7 @@ class Pipeline:
             delta=config.uses_delta(),
             iceberg=config.uses_iceberg(),
             archive=archive,
+            storage=config.storage,
         )
 
     @property

@@ -215,3 +215,45 @@ def test_a_local_session_starts_from_the_class_archive_once_one_was_made(monkeyp
     monkeypatch.delenv("JDK_JAVA_OPTIONS")
     monkeypatch.setenv("LAKEFRESH_CLASS_ARCHIVE", "0")
     assert mapped(options()) == []
+
+
+def test_an_s3_store_sets_s3a_and_s3fileio_from_one_section(monkeypatch):
+    from lakefresh.config.engine import S3Config, StorageConfig
+    from lakefresh.lakehouse import jars
+
+    monkeypatch.setattr(jars, "resolved", lambda coordinates: None)  # as before `lakefresh jars --s3`
+    s3 = S3Config(endpoint="http://127.0.0.1:9000", path_style=True, checksums="when_required")
+    catalog = CatalogConfig(
+        name="lake", type="rest", warehouse="s3://lake/wh", properties={"uri": "http://c"}
+    )
+    s = spark_settings(catalog, SparkConfig(), Path("/p"), storage=StorageConfig(s3=s3))
+    assert s["spark.hadoop.fs.s3a.endpoint"] == "http://127.0.0.1:9000"
+    assert s["spark.hadoop.fs.s3a.path.style.access"] == "true"
+    assert s["spark.hadoop.fs.s3a.endpoint.region"] == "us-east-1"  # an endpoint without a region
+    assert s["spark.hadoop.fs.s3.impl"] == "org.apache.hadoop.fs.s3a.S3AFileSystem"
+    assert s["spark.sql.catalog.lake.io-impl"] == "org.apache.iceberg.aws.s3.S3FileIO"
+    assert s["spark.sql.catalog.lake.s3.endpoint"] == "http://127.0.0.1:9000"
+    assert s["spark.sql.catalog.lake.s3.path-style-access"] == "true"
+    assert s["spark.sql.catalog.lake.uri"] == "http://c"
+    # no keys given: the AWS SDK's default chain (the environment, a profile, a role)
+    assert not [k for k in s if "access" in k and "key" in k]
+    for side in ("driver", "executor"):
+        assert "-Daws.requestChecksumCalculation=when_required" in s[f"spark.{side}.extraJavaOptions"]
+    # S3's connector with the runtime, never the whole AWS SDK bundle
+    packages = s["spark.jars.packages"].split(",")
+    assert "org.apache.hadoop:hadoop-aws:3.4.2" in packages or any("hadoop-aws" in p for p in packages)
+    assert any(p.startswith("software.amazon.awssdk:s3:") for p in packages)
+    assert s["spark.jars.excludes"] == "software.amazon.awssdk:bundle"
+
+
+def test_s3_keys_given_go_to_both_clients_and_a_local_warehouse_keeps_hadoop_file_io():
+    from lakefresh.config.engine import S3Config, StorageConfig
+
+    s3 = S3Config(access_key_id="AKIAEXAMPLE", secret_access_key="wJalrEXAMPLEKEY", region="eu-west-1")
+    s = spark_settings(CatalogConfig(), SparkConfig(jars="none"), Path("/p"), storage=StorageConfig(s3=s3))
+    assert s["spark.hadoop.fs.s3a.access.key"] == "AKIAEXAMPLE"
+    assert s["spark.hadoop.fs.s3a.secret.key"] == "wJalrEXAMPLEKEY"
+    assert s["spark.hadoop.fs.s3a.endpoint.region"] == "eu-west-1"
+    assert "spark.hadoop.fs.s3a.endpoint" not in s  # AWS's own
+    assert not [k for k in s if k.startswith("spark.sql.catalog.lakefresh_catalog.s3")]  # ./warehouse
+    assert "-Daws.requestChecksumCalculation" not in s.get("spark.executor.extraJavaOptions", "")

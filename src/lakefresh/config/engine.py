@@ -57,6 +57,50 @@ class CatalogConfig(Model):
         return check_catalog_type(value)
 
 
+ChecksumMode = Literal["when_supported", "when_required"]
+
+
+class S3Config(Model):
+    """Amazon S3 or an S3-compatible store (MinIO, Ceph, S3Proxy...): for Iceberg's own file IO
+    (S3FileIO, when the warehouse is on `s3://` or `s3a://`) and for Spark's file reads and Delta
+    tables (`s3a://`, and `s3://` mapped to the same connector)."""
+
+    endpoint: str | None = Field(
+        None,
+        description="URL of an S3-compatible server (http://127.0.0.1:9000); unset: AWS's own, by region.",
+    )
+    region: str | None = Field(
+        None,
+        description="The bucket's region; unset: from the environment (AWS_REGION), or us-east-1 "
+        "with an `endpoint`.",
+    )
+    path_style: bool = Field(
+        False,
+        description="Address buckets in the path (http://host/bucket/key), as most S3-compatible "
+        "servers need, instead of as a host name (bucket.host).",
+    )
+    access_key_id: str | None = Field(
+        None,
+        description="Unset (recommended): the AWS SDK's default chain (AWS_ACCESS_KEY_ID and "
+        "AWS_SECRET_ACCESS_KEY, a profile, an instance or pod role).",
+    )
+    secret_access_key: str | None = Field(
+        None, description="With access_key_id; give it from the environment ({{ env.X }})."
+    )
+    checksums: ChecksumMode = Field(
+        "when_supported",
+        description="when_supported: the AWS SDK's default (2.30 on), a checksum on every request; "
+        "when_required: only where S3 requires one, as S3-compatible servers that refuse the "
+        "SDK's newer checksums need ('x-amz-content-sha256' does not match).",
+    )
+
+
+class StorageConfig(Model):
+    """Where files live besides the local disk; settings by kind of store."""
+
+    s3: S3Config | None = Field(None, description="Amazon S3 or an S3-compatible store.")
+
+
 class SparkConfig(Model):
     """How the Spark session is made. Everything here can also come from the environment."""
 

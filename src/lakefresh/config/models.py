@@ -16,7 +16,7 @@ from lakefresh.config.checks import (
     sort_term,
     transform_problems,
 )
-from lakefresh.config.engine import CatalogConfig, RunConfig, SparkConfig, TableFormat
+from lakefresh.config.engine import CatalogConfig, RunConfig, SparkConfig, StorageConfig, TableFormat
 from lakefresh.config.expressions import check_query
 from lakefresh.config.freshness import FreshnessConfig
 from lakefresh.config.graph import dependency_order, with_history_tables
@@ -327,6 +327,7 @@ class PipelineConfig(Model):
 
     catalog: CatalogConfig = Field(default_factory=CatalogConfig)  # type: ignore[arg-type]
     spark: SparkConfig = Field(default_factory=SparkConfig)  # type: ignore[arg-type]
+    storage: StorageConfig = Field(default_factory=StorageConfig)  # type: ignore[arg-type]
     defaults: Defaults = Field(default_factory=Defaults)  # type: ignore[arg-type]
     run: RunConfig = Field(default_factory=RunConfig)  # type: ignore[arg-type]
     tables: list[TableConfig] = Field(min_length=1, description="The target tables.")

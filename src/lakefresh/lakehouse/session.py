@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lakefresh.config.engine import CatalogConfig, SparkConfig
+from lakefresh.config.engine import CatalogConfig, S3Config, SparkConfig, StorageConfig
 from lakefresh.errors import ConfigError, SetupError
 from lakefresh.lakehouse import class_archive
 from lakefresh.lakehouse import jars as jar_files
@@ -50,13 +50,15 @@ def resolve_warehouse(catalog: CatalogConfig, base_dir: Path) -> str | None:
     return str(path if path.is_absolute() else (base_dir / path).resolve())
 
 
-def jar_settings(spark: SparkConfig, delta: bool = False, iceberg: bool = True) -> dict[str, str]:
+def jar_settings(
+    spark: SparkConfig, delta: bool = False, iceberg: bool = True, s3: bool = False
+) -> dict[str, str]:
     """`spark.jars` / `spark.jars.packages` for the pipeline's choice of jars (no JVM needed).
 
     `maven` (default): the pinned Iceberg runtime (unless not `iceberg`; Delta Lake's with `delta`) plus
     `packages`, as the files `lakefresh jars` resolved them to, else as coordinates for Spark
-    to resolve; `none`: only `extra_jars` and `packages` (the platform provides Iceberg); a
-    list: those files."""
+    to resolve (with `s3`, S3's connector too: `jars.object_store`); `none`: only `extra_jars` and
+    `packages` (the platform provides Iceberg, and S3's connector); a list: those files."""
     jars_env = os.environ.get("LAKEFRESH_JARS")
     jars: str | list[str] = spark.jars
     if jars_env:
@@ -66,12 +68,14 @@ def jar_settings(spark: SparkConfig, delta: bool = False, iceberg: bool = True) 
     packages = list(spark.packages)
     if jars in ("maven", "bundled"):
         runtimes = jar_files.runtimes(spark.iceberg_version, spark.delta_version, delta, iceberg)
-        packages = [*runtimes, *packages]
+        packages = [*runtimes, *(jar_files.object_store() if s3 else []), *packages]
         found = jar_files.resolved(packages)
         if found is not None:
             files, packages = found, []
         else:
             out["spark.jars.ivy"] = str(jar_files.ivy_dir())
+            if s3:  # hadoop-aws's SDK bundle: jar_files.object_store takes its modules instead
+                out["spark.jars.excludes"] = ",".join(jar_files.EXCLUDES)
     if files or spark.extra_jars:
         out["spark.jars"] = ",".join([*files, *spark.extra_jars])
     if packages:
@@ -93,11 +97,13 @@ def spark_settings(
     delta: bool = False,
     iceberg: bool = True,
     archive: bool = True,
+    storage: StorageConfig | None = None,
 ) -> dict[str, str]:
     """Every Spark setting the session is built with, as plain strings (no JVM needed); with
     `delta`, Delta Lake's too; without `iceberg` (no table is an Iceberg table), none of
     Iceberg's: no runtime, no extensions, no catalog. Without `archive`, a local driver is not
-    given this machine's class archive (settings for a driver elsewhere: `lakefresh submit-args`)."""
+    given this machine's class archive (settings for a driver elsewhere: `lakefresh submit-args`).
+    With `storage.s3`, S3's (`s3_settings`)."""
     settings: dict[str, str] = {
         "spark.master": os.environ.get("LAKEFRESH_SPARK_MASTER") or spark.master,
         "spark.app.name": spark.app_name,
@@ -122,6 +128,9 @@ def spark_settings(
     warehouse = resolve_warehouse(catalog, base_dir)
     if warehouse:
         settings[f"spark.sql.catalog.{catalog.name}.warehouse"] = warehouse
+    s3 = storage.s3 if storage is not None else None
+    if s3 is not None:
+        settings.update(s3_settings(s3, catalog.name, warehouse))
     for key, value in catalog.properties.items():
         settings[f"spark.sql.catalog.{catalog.name}.{key}"] = value
     if not iceberg:  # Delta Lake only (its tables are named by path): no Iceberg catalog
@@ -133,39 +142,95 @@ def spark_settings(
             settings["spark.sql.extensions"] = f"{ICEBERG_EXTENSIONS},{DELTA_EXTENSIONS}"
         settings.update(DELTA_SETTINGS)
 
-    settings.update(jar_settings(spark, delta, iceberg))
+    settings.update(jar_settings(spark, delta, iceberg, s3=s3 is not None))
 
     settings.update(spark.conf)
-    conf_env = os.environ.get("LAKEFRESH_SPARK_CONF")
-    if conf_env:
-        try:
-            extra = json.loads(conf_env)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"LAKEFRESH_SPARK_CONF is not a JSON object: {exc}") from exc
-        if not isinstance(extra, dict):
-            raise ConfigError("LAKEFRESH_SPARK_CONF must be a JSON object of setting -> value")
-        settings.update({str(k): str(v) for k, v in extra.items()})
+    if s3 is not None and s3.checksums == "when_required":
+        add_java_options(settings, CHECKSUMS_WHEN_REQUIRED)
+    settings.update(env_conf())
     if settings["spark.master"].startswith("local"):
-        # the driver JVM starts after this, so these take effect, beside the JVM options the
-        # pipeline or the environment gives (which win: a log config or an inlining limit of
-        # theirs replaces ours)
-        options = settings.get("spark.driver.extraJavaOptions", "")
-        ours: list[str] = []
-        log_config = Path(__file__).with_name("log4j2.properties")
-        if log_config.is_file() and "log4j2.configurationFile" not in options:
-            ours.append(f"-Dlog4j2.configurationFile={log_config}")  # errors only
-        ours += [flag for flag in SHALLOW_INLINING.split() if f"{flag.split('=')[0]}=" not in options]
-        if archive and not class_archive.managed_elsewhere(options):  # Spark's classes, when made
-            ours += class_archive.options(class_archive.existing())
-        settings["spark.driver.extraJavaOptions"] = " ".join([*ours, options]).strip()
-        # Spark lists folders (Delta's VACUUM, a read of many files) in up to 10,000 tasks, a
-        # cluster's default; on one machine, as many as it has threads, which makes a small
-        # Delta table's VACUUM many times faster
-        settings.setdefault(LISTING_PARALLELISM, str(local_threads(settings["spark.master"])))
+        add_local_driver_settings(settings, archive)
     return settings
 
 
+def env_conf() -> dict[str, str]:
+    """The settings `LAKEFRESH_SPARK_CONF` gives (a JSON object of setting -> value), which win
+    over the pipeline's."""
+    conf_env = os.environ.get("LAKEFRESH_SPARK_CONF")
+    if not conf_env:
+        return {}
+    try:
+        extra = json.loads(conf_env)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"LAKEFRESH_SPARK_CONF is not a JSON object: {exc}") from exc
+    if not isinstance(extra, dict):
+        raise ConfigError("LAKEFRESH_SPARK_CONF must be a JSON object of setting -> value")
+    return {str(k): str(v) for k, v in extra.items()}
+
+
+def add_local_driver_settings(settings: dict[str, str], archive: bool) -> None:
+    """A local driver's JVM options and listing parallelism. The driver JVM starts after this, so
+    these take effect, beside the JVM options the pipeline or the environment gives (which win: a
+    log config or an inlining limit of theirs replaces ours)."""
+    options = settings.get("spark.driver.extraJavaOptions", "")
+    ours: list[str] = []
+    log_config = Path(__file__).with_name("log4j2.properties")
+    if log_config.is_file() and "log4j2.configurationFile" not in options:
+        ours.append(f"-Dlog4j2.configurationFile={log_config}")  # errors only
+    ours += [flag for flag in SHALLOW_INLINING.split() if f"{flag.split('=')[0]}=" not in options]
+    if archive and not class_archive.managed_elsewhere(options):  # Spark's classes, when made
+        ours += class_archive.options(class_archive.existing())
+    settings["spark.driver.extraJavaOptions"] = " ".join([*ours, options]).strip()
+    # Spark lists folders (Delta's VACUUM, a read of many files) in up to 10,000 tasks, a
+    # cluster's default; on one machine, as many as it has threads, which makes a small
+    # Delta table's VACUUM many times faster
+    settings.setdefault(LISTING_PARALLELISM, str(local_threads(settings["spark.master"])))
+
+
 LISTING_PARALLELISM = "spark.sql.sources.parallelPartitionDiscovery.parallelism"
+
+S3FILEIO = "org.apache.iceberg.aws.s3.S3FileIO"
+S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem"
+# the AWS SDK's checksums only where S3 requires them (SDK 2.30 on computes one for every request,
+# which S3-compatible servers that predate it refuse): its system properties, read by every SDK
+# client in the JVM (S3FileIO's and S3A's alike), as AWS_REQUEST_CHECKSUM_CALCULATION and
+# AWS_RESPONSE_CHECKSUM_VALIDATION would be
+CHECKSUMS_WHEN_REQUIRED = (
+    "-Daws.requestChecksumCalculation=when_required -Daws.responseChecksumValidation=when_required"
+)
+
+
+def s3_settings(s3: S3Config, catalog: str, warehouse: str | None) -> dict[str, str]:
+    """An S3 store's settings: Hadoop's S3A connector (`s3a://`, and `s3://` through it, for
+    Spark's file reads and Delta tables) and, with the warehouse on S3, Iceberg's S3FileIO for the
+    catalog. Credentials only when the pipeline gives them: else the AWS SDK's default chain."""
+    region = s3.region or ("us-east-1" if s3.endpoint else None)
+    hadoop = {
+        "fs.s3.impl": S3A,  # s3:// as S3A (Hadoop maps only s3a:// to it)
+        "fs.s3a.path.style.access": str(s3.path_style).lower(),
+        "fs.s3a.endpoint": s3.endpoint,
+        "fs.s3a.endpoint.region": region,
+        "fs.s3a.access.key": s3.access_key_id,
+        "fs.s3a.secret.key": s3.secret_access_key,
+    }
+    out = {f"spark.hadoop.{k}": v for k, v in hadoop.items() if v is not None}
+    if warehouse and warehouse.split("://", 1)[0] in ("s3", "s3a"):
+        iceberg = {
+            "io-impl": S3FILEIO,
+            "s3.endpoint": s3.endpoint,
+            "s3.path-style-access": str(s3.path_style).lower(),
+            "client.region": region,
+            "s3.access-key-id": s3.access_key_id,
+            "s3.secret-access-key": s3.secret_access_key,
+        }
+        out |= {f"spark.sql.catalog.{catalog}.{k}": v for k, v in iceberg.items() if v is not None}
+    return out
+
+
+def add_java_options(settings: dict[str, str], options: str) -> None:
+    """These JVM options on the driver and the executors, after any already set."""
+    for key in ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"):
+        settings[key] = f"{settings.get(key, '')} {options}".strip()
 
 
 def local_threads(master: str) -> int:
