@@ -94,6 +94,12 @@ jars_step() {
       $venv/bin/lakefresh jars --package "$pg" >/dev/null
       # the tests' sessions load Delta Lake (on 3.5, for the Delta contract with its control tables)
       $venv/bin/lakefresh jars --delta --package "$pg" >/dev/null
+      if [ "$line" = "$default_line" ]; then
+        # the lake's tests (tests/lake/): their session with S3's connector, an S3-compatible
+        # server and Iceberg's REST catalog server
+        $venv/bin/lakefresh jars --delta --s3 --package "$pg" >/dev/null
+        $venv/bin/python -m lakefresh.lakehouse.jars --test-servers >/dev/null
+      fi
     fi
   fi
 }

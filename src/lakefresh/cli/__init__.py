@@ -445,6 +445,7 @@ def jars(
     ),
     iceberg_version: str | None = typer.Option(None, help="Another Iceberg release than the pinned one."),
     delta: bool = typer.Option(False, "--delta", help="Also Delta Lake's runtime (Delta tables)."),
+    s3: bool = typer.Option(False, "--s3", help="Also S3's connector (a pipeline with storage.s3)."),
     iceberg: bool = typer.Option(
         True, "--iceberg/--no-iceberg", help="Iceberg's runtime (not for Delta only)."
     ),
@@ -456,8 +457,9 @@ def jars(
         "170 MB, once per JDK and Spark install; print its file).",
     ),
 ) -> None:
-    """Resolve (once) the Iceberg runtime (with --delta, Delta Lake's too; --no-iceberg: not
-    Iceberg's) and --package coordinates from Maven Central; print the jar files sessions will use."""
+    """Resolve (once) the Iceberg runtime (with --delta, Delta Lake's too; --s3, S3's connector;
+    --no-iceberg: not Iceberg's) and --package coordinates from Maven Central; print the jar files
+    sessions will use."""
     from lakefresh.lakehouse import class_archive as archive
     from lakefresh.lakehouse import jars as jar_files
 
@@ -467,7 +469,8 @@ def jars(
         except (LakefreshError, OSError) as exc:
             _fail(SetupError(f"no class archive: {exc}"))
         return
-    coordinates = [*jar_files.runtimes(iceberg_version, None, delta, iceberg), *package]
+    runtimes = jar_files.runtimes(iceberg_version, None, delta, iceberg)
+    coordinates = [*runtimes, *(jar_files.object_store() if s3 else []), *package]
     if not coordinates:
         raise ConfigError("nothing to resolve: --no-iceberg needs --delta or a --package")
     for jar in jar_files.resolve(coordinates, force=force):
