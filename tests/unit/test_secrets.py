@@ -19,6 +19,9 @@ from lakefresh.secrets import MASK, redact
         "PGPASSWORD",
         "s3.secret-access-key",
         "s3.access-key-id",
+        "secret_access_key",
+        "access_key_id",
+        "AWS_SECRET_ACCESS_KEY",
         "fs.azure.account.key.acct.dfs.core.windows.net",
         "token",
         "gcs.oauth2.token",
@@ -58,6 +61,8 @@ catalog:
   properties: {uri: "jdbc:postgresql://db/catalog", jdbc.user: lf, jdbc.password: catalog-pw-77c2}
 spark:
   conf: {spark.hadoop.fs.s3a.secret.key: s3-secret-9d0e}
+storage:
+  s3: {endpoint: "http://127.0.0.1:9000", access_key_id: AKIA-store-1f2e, secret_access_key: store-secret-0b7a}
 tables:
   - name: orders
     source:
@@ -74,7 +79,13 @@ tables:
     )
     load_config(tmp_path / "p.yml")
     known = secrets.registered()
-    for value in ("from-the-env-6a1f", "catalog-pw-77c2", "s3-secret-9d0e", "url-pw-31b8"):
+    for value in (
+        "from-the-env-6a1f",
+        "catalog-pw-77c2",
+        "s3-secret-9d0e",
+        "url-pw-31b8",
+        "store-secret-0b7a",
+    ):
         assert value in known
         # a database or a stack line quoting the value in its own words
         assert value not in redact(f"FATAL: role lf (password {value!r}) rejected")
@@ -108,3 +119,13 @@ def test_masked_settings_hold_no_secret_for_a_fingerprint():
         "catalog": {"properties": {"jdbc.password": MASK, "warehouse": "/w"}},
         "tables": [{"source": {"url": f"jdbc:x://u:{MASK}@h/db", "password": MASK}}],
     }
+
+
+def test_an_s3_checksum_refusal_says_which_setting_relaxes_it():
+    from lakefresh.lakehouse.failures import describe
+
+    refused = OSError(
+        "PUT s3://lake/wh/t/data/x.parquet: The provided 'x-amz-content-sha256' header does not match what "
+        "was computed. (Service: S3, Status Code: 400)"
+    )
+    assert "storage.s3.checksums: when_required" in describe(refused)

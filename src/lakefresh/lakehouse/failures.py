@@ -71,6 +71,12 @@ HINTS: tuple[tuple[tuple[str, ...], str], ...] = (
         "(e.g. org.postgresql:postgresql:42.7.4) or its jar to spark.extra_jars",
     ),
     (
+        ("x-amz-content-sha256", "XAmzContentSHA256Mismatch", "x-amz-checksum", "x-amz-trailer"),
+        "the S3-compatible server refuses the checksums the AWS SDK sends by default (SDK 2.30 "
+        "on): set storage.s3.checksums: when_required (or AWS_REQUEST_CHECKSUM_CALCULATION and "
+        "AWS_RESPONSE_CHECKSUM_VALIDATION to when_required in the environment)",
+    ),
+    (
         ("ClassNotFoundException", "NoClassDefFoundError"),
         "a class is missing from the JVM: a jar is not on the classpath (spark.jars, "
         "spark.packages, spark.extra_jars)",
