@@ -7,7 +7,7 @@
 #   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
 #                    tests and the `key` contract on Delta on Spark 3.5, then (once the default
 #                    line is set up) the Delta Lake tests, the peers' examples and slow files of
-#                    the main suite on 4.1
+#                    the main suite on 4.1, then the lake's tests (object storage, a REST catalog)
 #
 # Each pytest run has its one shared SparkSession. A run spends much of its time in
 # single-threaded driver work (planning, commits, Py4J), so two of them on two cores take about
@@ -32,6 +32,9 @@ PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spa
 # strategies)
 BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py tests/spark/test_scd2_properties.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
+# the lake's tests, in a run of their own after them: their session starts with S3's connector,
+# on the S3 and REST catalog servers they start (tests/lake/; not in pytest's testpaths)
+LAKE_TESTS=(tests/lake)
 
 work=$(mktemp -d -t lakefresh-test-XXXXXX)
 log=$work/side.log
@@ -48,7 +51,9 @@ default_line_ready() {
   LAKEFRESH_TEST_CLASS_ARCHIVE=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
   default_line_ready &&
   echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
-  .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
+  .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider &&
+  echo && echo "=== the lake: an S3-compatible server and a REST catalog on loopback (Spark 4.1) ===" &&
+  .venv/bin/pytest "${LAKE_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
 side=$!
 
 if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh; then

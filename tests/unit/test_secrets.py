@@ -62,7 +62,7 @@ catalog:
 spark:
   conf: {spark.hadoop.fs.s3a.secret.key: s3-secret-9d0e}
 storage:
-  s3: {endpoint: "http://127.0.0.1:9000", access_key_id: AKIA-store-1f2e, secret_access_key: store-secret-0b7a}
+  s3: {endpoint: "http://127.0.0.1:9000", access_key_id: AKIA-1f2e, secret_access_key: store-secret-0b7a}
 tables:
   - name: orders
     source:
