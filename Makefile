@@ -1,5 +1,5 @@
 .DEFAULT_GOAL := help
-.PHONY: help setup test-setup test-spark3.5 demo test lint docs unit bench bench-peers clean
+.PHONY: help setup test-setup test-spark3.5 demo demo-lake test lint docs unit bench bench-peers clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9.-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -9,6 +9,11 @@ setup: ## create .venv (Spark 4.1), install lakefresh, resolve the Iceberg runti
 
 demo: setup ## run the example pipeline on freshly generated data
 	@bash examples/orders/demo.sh
+
+demo-lake: setup ## the example on a lake on loopback: an S3-compatible server and a REST catalog, started and stopped here
+	@.venv/bin/lakefresh jars --delta --s3 >/dev/null
+	@.venv/bin/python -m lakefresh.lakehouse.jars --test-servers >/dev/null
+	.venv/bin/python examples/orders/demo_lake.py
 
 test: ## set up both Spark lines side by side, lint, build the docs, every test on 4.1 and, beside it, the contract suites on 3.5, then the Delta tests
 	@bash scripts/test.sh
