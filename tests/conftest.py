@@ -46,7 +46,16 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def spark(warehouse: Path) -> Iterator[Any]:
-    from lakefresh.config.engine import CatalogConfig, SparkConfig
+    from lakefresh.config.engine import CatalogConfig
+
+    session = start_session(CatalogConfig(name=CATALOG, warehouse=str(warehouse)))
+    yield session
+    session.stop()
+
+
+def start_session(catalog: Any, storage: Any = None, conf: dict[str, str] | None = None) -> Any:
+    """The tests' shared session, on this catalog (and storage, more settings: tests/lake/)."""
+    from lakefresh.config.engine import SparkConfig
     from lakefresh.lakehouse.class_archive import options as archive_options
     from lakefresh.lakehouse.jars import postgresql_driver
     from lakefresh.lakehouse.session import build_session, spark_settings
@@ -59,7 +68,7 @@ def spark(warehouse: Path) -> Iterator[Any]:
         os.environ["JDK_JAVA_OPTIONS"] = " ".join([SHORT_LIVED_JVM, *mapped])
 
     settings = spark_settings(
-        CatalogConfig(name=CATALOG, warehouse=str(warehouse)),
+        catalog,
         SparkConfig(
             master="local[2]",
             packages=[postgresql_driver()],  # from Maven Central, resolved by `make test-setup`
@@ -77,19 +86,19 @@ def spark(warehouse: Path) -> Iterator[Any]:
                 # lakefresh adds its shallow inlining (lakehouse/session.py, SHALLOW_INLINING),
                 # which cuts the JIT compiler's CPU by more than half at the same wall time
                 "spark.driver.extraJavaOptions": " ".join(["-XX:+UseParallelGC", *mapped]),
+                **(conf or {}),
             },
         ),
         Path.cwd(),
         delta=DELTA,
+        storage=storage,
     )
     short_lived = os.environ.pop("JDK_JAVA_OPTIONS", None)
     try:
-        session = build_session(settings)
+        return build_session(settings)
     finally:
         if short_lived is not None:
             os.environ["JDK_JAVA_OPTIONS"] = short_lived
-    yield session
-    session.stop()
 
 
 class Workspace:
@@ -130,10 +139,19 @@ class Workspace:
             os.utime(path, (mtime, mtime))
         return path
 
-    def pipeline_yaml(self, tables: str, defaults: str = "") -> str:
+    def uri(self, relative: str) -> str:
+        """Where a file or folder that `write` made is read from (a source's `path`)."""
+        return str(self.root / relative)
+
+    def catalog_yaml(self) -> str:
         return (
             f"catalog:\n  name: {CATALOG}\n  warehouse: {self.warehouse}\n"
             f"  control_namespace: {self.control_namespace}\n{self.catalog_extra}"
+        )
+
+    def pipeline_yaml(self, tables: str, defaults: str = "") -> str:
+        return (
+            f"{self.catalog_yaml()}"
             f"spark:\n  master: local[2]\n"
             f"defaults:\n  namespace: {self.namespace}\n{textwrap.indent(textwrap.dedent(defaults), '  ')}"
             f"tables:\n{textwrap.indent(textwrap.dedent(tables).strip(), '  ')}\n"

@@ -160,7 +160,7 @@ def check_contract(ws, monkeypatch, kind: Kind, table_format: str, every_point: 
     """The contract, for one strategy on one table format (tests/spark/test_delta.py: Delta).
     `every_point` False: two faults before the publish (`faults_before_publishing`)."""
     write_batches(ws)
-    folder = str(ws.root / "in")
+    folder = ws.uri("in")
     ref = ws.pipeline(table_yaml(kind, folder, table_format), name="reference.yml")
     first = ref.run()
     assert first.ok, first.to_dict()
