@@ -130,10 +130,15 @@ def postgresql_driver(version: str | None = None) -> str:
     return f"org.postgresql:postgresql:{version or POSTGRESQL_VERSION}"
 
 
+# hadoop-aws's (s3, s3-transfer-manager, sts) and S3FileIO's (kms, which its properties load; the
+# JDK-based HTTP client, as it is configured in lakehouse/session.py)
+OBJECT_STORE_SDK = ("s3", "s3-transfer-manager", "sts", "kms", "url-connection-client")
+
+
 def object_store(line: SparkLine | None = None) -> list[str]:
     """S3 (`s3a://`, and Iceberg's S3FileIO): hadoop-aws and the AWS SDK modules it needs."""
     line = line or spark_line()
-    sdk = [f"software.amazon.awssdk:{m}:{line.aws_sdk}" for m in ("s3", "s3-transfer-manager", "sts", "kms")]
+    sdk = [f"software.amazon.awssdk:{m}:{line.aws_sdk}" for m in OBJECT_STORE_SDK]
     return [f"org.apache.hadoop:hadoop-aws:{line.hadoop}", *sdk]
 
 

@@ -217,6 +217,9 @@ def s3_settings(s3: S3Config, catalog: str, warehouse: str | None) -> dict[str, 
     if warehouse and warehouse.split("://", 1)[0] in ("s3", "s3a"):
         iceberg = {
             "io-impl": S3FILEIO,
+            # Iceberg 1.12's `apache` client is the SDK's Apache 5 module, newer than the SDK
+            # pinned with hadoop-aws (jars.object_store): the JDK's own HTTP client instead
+            "http-client.type": "urlconnection",
             "s3.endpoint": s3.endpoint,
             "s3.path-style-access": str(s3.path_style).lower(),
             "client.region": region,
