@@ -12,7 +12,7 @@ demo: setup ## run the example pipeline on freshly generated data
 
 demo-lake: setup ## the example on a lake on loopback: an S3-compatible server and a REST catalog, started and stopped here
 	@.venv/bin/lakefresh jars --delta --s3 >/dev/null
-	@.venv/bin/python -m lakefresh.lakehouse.jars --test-servers >/dev/null
+	@.venv/bin/python -c "from lakefresh.lakehouse.jars import main; raise SystemExit(main(['--test-servers']))" >/dev/null
 	.venv/bin/python examples/orders/demo_lake.py
 
 test: ## set up both Spark lines side by side, lint, build the docs, every test on 4.1 and, beside it, the contract suites on 3.5, then the Delta tests

@@ -98,7 +98,7 @@ jars_step() {
         # the lake's tests (tests/lake/): their session with S3's connector, an S3-compatible
         # server and Iceberg's REST catalog server
         $venv/bin/lakefresh jars --delta --s3 --package "$pg" >/dev/null
-        $venv/bin/python -m lakefresh.lakehouse.jars --test-servers >/dev/null
+        $venv/bin/python -c "from lakefresh.lakehouse.jars import main; raise SystemExit(main(['--test-servers']))" >/dev/null
       fi
     fi
   fi
