@@ -6,6 +6,8 @@ changed. A catalog that is not Iceberg's is asked through Spark."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from lakefresh.lakehouse.iceberg import IcebergBackend
@@ -110,3 +112,31 @@ def test_a_catalog_that_caches_tables_still_sees_another_writers_commit(ws):
         assert sorted(r[0] for r in ws.spark.table(f"{cached}.{name}").collect()) == [1, 2]
         ws.spark.sql(f"DROP TABLE lf_test.{name}")
         assert not backend.exists(name)
+
+
+def test_a_catalog_first_asked_for_from_another_thread_is_found(ws):
+    """A catalog set on the session and not used yet, first asked for from a thread other than
+    the session's (a worker's, a scheduler's: it has no active session of its own), as a run in
+    a thread asks. Spark's catalog manager loads a catalog with the settings of the thread's
+    active session; lakefresh makes the pipeline's session that one first."""
+    fresh = f"lf_thread_{ws.namespace}"
+    settings = {
+        f"spark.sql.catalog.{fresh}": "org.apache.iceberg.spark.SparkCatalog",
+        f"spark.sql.catalog.{fresh}.type": "hadoop",
+        f"spark.sql.catalog.{fresh}.warehouse": str(ws.warehouse),
+    }
+    with settings_kept(ws.spark, list(settings)):
+        for key, value in settings.items():
+            ws.spark.conf.set(key, value)
+        found: dict[str, object] = {}
+
+        def ask() -> None:
+            try:
+                found["exists"] = IcebergCatalog(ws.spark, fresh).exists(f"{ws.namespace}.none")
+            except Exception as exc:  # CATALOG_NOT_FOUND, without the session made active
+                found["error"] = exc
+
+        worker = threading.Thread(target=ask)
+        worker.start()
+        worker.join(120)
+        assert found == {"exists": False}

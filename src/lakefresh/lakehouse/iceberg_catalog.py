@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from py4j.java_gateway import is_instance_of
 from py4j.protocol import Py4JJavaError
 
-from lakefresh.lakehouse.jvm import java_class
+from lakefresh.lakehouse.jvm import java_class, make_active
 from lakefresh.lakehouse.sql import qualified_name
 
 if TYPE_CHECKING:
@@ -54,6 +54,7 @@ class IcebergCatalog:
     def _iceberg(self) -> Any:
         """Iceberg's catalog, or None when the Spark catalog is not an Iceberg one."""
         if self._java is None:
+            make_active(self.spark)  # the catalog is loaded with the active session's settings
             manager = self.spark._jsparkSession.sessionState().catalogManager()
             self._spark_catalog = manager.catalog(self.catalog)
             gateway = self.spark.sparkContext._gateway

@@ -40,6 +40,19 @@ def java_class(spark: SparkSession, name: str) -> Any:
     return java
 
 
+def make_active(spark: SparkSession) -> None:
+    """Make `spark` the active session of the calling thread's JVM thread. Spark reads a session's
+    settings through the thread's active session where no session is passed along (its catalog
+    manager loads a catalog by name so): a thread other than the one that built the session (a
+    worker's, a scheduler's) has none, and would find none of the session's catalogs."""
+    getter = getattr(type(spark), "_get_j_spark_session_class", None)  # PySpark 4: the classic one
+    if getter is not None:
+        session_class = getter(spark.sparkContext._jvm)
+    else:
+        session_class = java_class(spark, "org.apache.spark.sql.SparkSession")
+    session_class.setActiveSession(spark._jsparkSession)
+
+
 class _KeptClass(JavaClass):  # type: ignore[misc]  # py4j has no types
     """A class whose static methods and nested classes, once looked up, are kept (a field's value
     is asked for again each time: it may change)."""
