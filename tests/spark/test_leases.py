@@ -114,3 +114,22 @@ def test_a_pipeline_that_takes_no_lease_never_touches_the_leases(ws):
     p.config = p.config.model_copy(update={"run": p.config.run.model_copy(update={"lease": False})})
     with pipeline(ws).lease(None, "run"):  # another run holds the table
         assert p.run().ok
+
+
+def test_a_lease_its_run_could_not_release_is_taken_over_by_the_next_run_of_its_process(ws, monkeypatch):
+    p = pipeline(ws)
+    release = Leases.release
+
+    def unreachable(self, holder):
+        raise OSError("the control tables' store is unreachable")
+
+    monkeypatch.setattr(Leases, "release", unreachable)
+    assert p.run().ok  # its lease stays behind, unexpired
+    monkeypatch.setattr(Leases, "release", release)
+    left = [r["table_name"] for r in p.backend.read_rows(p.leases.table)[1]]
+    assert left == [f"{ws.namespace}.t"]
+    assert p.leases.live() == []  # to this process, whose run it was, no run holds it
+    ws.write("in/b2.csv", "id\n2\n")
+    result = p.run()  # not LeaseHeld for two minutes: taken over
+    assert result.ok and [b.batch_id for b in result.batches] == ["b2.csv"]
+    assert p.backend.read_rows(p.leases.table)[1] == []  # the row left behind went with the take

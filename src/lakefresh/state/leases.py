@@ -6,7 +6,9 @@ takes the lease on every table it will write before it reads anything, in one co
 them; a run that finds a live lease of another run on any of them takes none and stops
 (LeaseHeld) or, told to wait, tries again until the lease is free. While the run lives a thread
 renews its leases every quarter of their time to live; the run releases them when it ends
-(failed, stopped by a signal or not). A killed run's lease is free once it expires.
+(failed, stopped by a signal or not). A killed run's lease is free once it expires. A run whose
+release failed (the store it is kept on was unreachable) ended all the same: its process knows
+it, and takes its leases over at the next run's start instead of waiting for them to expire.
 
 Every write replaces the table's rows in one commit that is refused if the table was written
 since the rows were read (`TableBackend.replace_rows`: a compare-and-swap), then is tried again
@@ -47,6 +49,14 @@ expires_at timestamp NOT NULL
 """
 ATTEMPTS = 12  # writes tried before a conflict is raised (many pipelines renewing at once)
 POLL_SECONDS = 3.0  # how often a waiting run looks again
+# the run ids of this process's runs that ended without releasing their leases: no run of theirs
+# lives, so their rows are not live leases to this process (other processes wait for them to expire)
+_ENDED: set[str] = set()
+
+
+def ended(holder: Holder) -> bool:
+    """Whether `holder` is a run of this process that ended without releasing its leases."""
+    return holder.run_id in _ENDED
 
 
 @dataclass(frozen=True)
@@ -135,18 +145,22 @@ class Leases:
         now = _now()
         _, rows = self.backend.read_rows(self.table)
         found = [LeaseRow.of(r) for r in rows]
-        return [r for r in found if r.expires_at > now and (tables is None or r.table_name in tables)]
+        return [
+            r
+            for r in found
+            if r.expires_at > now and not ended(r.holder) and (tables is None or r.table_name in tables)
+        ]
 
     def take(self, tables: list[str], holder: Holder, ttl: float) -> None:
         """The lease on every table of `tables` for `holder`, in one commit; LeaseHeld (naming
         the first table held) if another run holds a live lease on any of them."""
 
         def change(rows: list[LeaseRow], now: datetime) -> list[LeaseRow]:
-            held = [r for r in rows if r.table_name in tables and r.holder.run_id != holder.run_id]
-            live = [r for r in held if r.expires_at > now]
-            if live:
-                raise live[0].held()
-            kept = [r for r in rows if r.table_name not in tables and r.expires_at > now]
+            live = [r for r in rows if r.expires_at > now and not ended(r.holder)]
+            held = [r for r in live if r.table_name in tables and r.holder.run_id != holder.run_id]
+            if held:
+                raise held[0].held()
+            kept = [r for r in live if r.table_name not in tables]
             until = now + timedelta(seconds=ttl)
             return kept + [LeaseRow(t, holder, now, now, until) for t in tables]
 
@@ -243,8 +257,12 @@ class Lease:
             self._thread.join(timeout=60)
         try:
             self.leases.release(self.holder)
-        except Exception as error:  # the lease then expires on its own
-            self.say(f"the lease on {', '.join(self.tables)} was not released ({error}); it expires")
+        except Exception as error:  # it expires, unless a later run of this process takes it over
+            _ENDED.add(self.holder.run_id)
+            self.say(
+                f"the lease on {', '.join(self.tables)} was not released ({error}); it expires, or "
+                "the next run of this process takes it over"
+            )
 
     def _take(self) -> None:
         started = time.monotonic()
