@@ -247,13 +247,18 @@ class Lake:
 
 
 def upload(spark: Any, local: Path, uri: str) -> None:
-    """A local file or folder (recursively) to `uri` on the S3 server, through Hadoop's S3A."""
-    from lakefresh.lakehouse.jvm import java_class
+    """A local file or folder (recursively, in name order) to `uri` on the S3 server, file by file
+    through Hadoop's S3A output stream (lakefresh's Storage.copy, as LakeWorkspace.write). Not
+    S3A's copyFromLocalFile: on the lake's default settings it uploads through the AWS SDK's async
+    multipart client, whose trailing CRC32 checksum S3Proxy refuses (storage.s3.checksums:
+    when_required turns that road off)."""
+    from lakefresh.lakehouse.storage import Storage
 
-    conf = spark.sparkContext._jsc.hadoopConfiguration()
-    path = java_class(spark, "org.apache.hadoop.fs.Path")
-    target = path(uri)
-    target.getFileSystem(conf).copyFromLocalFile(False, True, path(str(local)), target)
+    storage = Storage(spark)
+    files = [local] if local.is_file() else sorted(p for p in local.rglob("*") if p.is_file())
+    for path in files:
+        target = uri if path == local else f"{uri}/{path.relative_to(local).as_posix()}"
+        storage.copy(str(path), target)
 
 
 def lake_pipeline(text: str, lake: Lake, catalog: str, data: str) -> str:

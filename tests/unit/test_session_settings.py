@@ -239,6 +239,9 @@ def test_an_s3_store_sets_s3a_and_s3fileio_from_one_section(monkeypatch):
     assert not [k for k in s if "access" in k and "key" in k]
     for side in ("driver", "executor"):
         assert "-Daws.requestChecksumCalculation=when_required" in s[f"spark.{side}.extraJavaOptions"]
+    # Hadoop's put of a local file goes through S3A's output stream, not the SDK's async multipart
+    # client (whose uploads carry a trailing checksum such servers refuse)
+    assert s["spark.hadoop.fs.s3a.optimized.copy.from.local.enabled"] == "false"
     # S3's connector with the runtime, never the whole AWS SDK bundle
     packages = s["spark.jars.packages"].split(",")
     assert "org.apache.hadoop:hadoop-aws:3.4.2" in packages or any("hadoop-aws" in p for p in packages)
@@ -257,3 +260,4 @@ def test_s3_keys_given_go_to_both_clients_and_a_local_warehouse_keeps_hadoop_fil
     assert "spark.hadoop.fs.s3a.endpoint" not in s  # AWS's own
     assert not [k for k in s if k.startswith("spark.sql.catalog.lakefresh_catalog.s3")]  # ./warehouse
     assert "-Daws.requestChecksumCalculation" not in s.get("spark.executor.extraJavaOptions", "")
+    assert "spark.hadoop.fs.s3a.optimized.copy.from.local.enabled" not in s  # S3A's default

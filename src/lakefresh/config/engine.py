@@ -91,7 +91,8 @@ class S3Config(Model):
         "when_supported",
         description="when_supported: the AWS SDK's default (2.30 on), a checksum on every request; "
         "when_required: only where S3 requires one, as S3-compatible servers that refuse the "
-        "SDK's newer checksums need ('x-amz-content-sha256' does not match).",
+        "SDK's newer checksums need ('x-amz-content-sha256' does not match); Hadoop's puts of "
+        "local files then go through S3A's output stream, not the SDK's async multipart client.",
     )
 
 

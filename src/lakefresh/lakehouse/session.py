@@ -194,7 +194,8 @@ S3A = "org.apache.hadoop.fs.s3a.S3AFileSystem"
 # the AWS SDK's checksums only where S3 requires them (SDK 2.30 on computes one for every request,
 # which S3-compatible servers that predate it refuse): its system properties, read by every SDK
 # client in the JVM (S3FileIO's and S3A's alike), as AWS_REQUEST_CHECKSUM_CALCULATION and
-# AWS_RESPONSE_CHECKSUM_VALIDATION would be
+# AWS_RESPONSE_CHECKSUM_VALIDATION would be; the SDK pinned here has no such setting for its async
+# multipart client, which S3A uses only for copyFromLocalFile (s3_settings turns that road off)
 CHECKSUMS_WHEN_REQUIRED = (
     "-Daws.requestChecksumCalculation=when_required -Daws.responseChecksumValidation=when_required"
 )
@@ -212,6 +213,10 @@ def s3_settings(s3: S3Config, catalog: str, warehouse: str | None) -> dict[str, 
         "fs.s3a.endpoint.region": region,
         "fs.s3a.access.key": s3.access_key_id,
         "fs.s3a.secret.key": s3.secret_access_key,
+        # a local file put with Hadoop (copyFromLocalFile) through S3A's output stream, as every
+        # other write, instead of the SDK's async multipart client, whose uploads carry a
+        # trailing CRC32 checksum (STREAMING-UNSIGNED-PAYLOAD-TRAILER) on the pinned SDK too
+        "fs.s3a.optimized.copy.from.local.enabled": "false" if s3.checksums == "when_required" else None,
     }
     out = {f"spark.hadoop.{k}": v for k, v in hadoop.items() if v is not None}
     if warehouse and warehouse.split("://", 1)[0] in ("s3", "s3a"):
