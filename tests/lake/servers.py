@@ -186,6 +186,12 @@ class RestCatalogServer(JavaServer):
             "CATALOG_S3_ACCESS__KEY__ID": ACCESS_KEY,
             "CATALOG_S3_SECRET__ACCESS__KEY": SECRET_KEY,
             "CATALOG_CLIENT_REGION": REGION,
+            # an S3 server on loopback that does not answer is down, not slow: the catalog server's
+            # S3 client gives up after a short retry too, as the tests' own clients do
+            # (tests/lake/conftest.py, FAIL_FAST; the defaults wait minutes per request)
+            "CATALOG_S3_RETRY_NUM__RETRIES": "2",
+            "CATALOG_S3_RETRY_MIN__WAIT__MS": "100",
+            "CATALOG_S3_RETRY_MAX__WAIT__MS": "500",
             "CATALOG_REST_PORT": str(self.port),
         }
         # Hadoop's Configuration, which the server builds its catalog with: pyspark's own client
