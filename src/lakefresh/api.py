@@ -298,7 +298,8 @@ class Pipeline:
         from lakefresh.strategies import status_codes
         from lakefresh.verbs.report import render, table_report
 
-        codes = {t.name: status_codes().get(t.strategy.kind, {}) for t in self.config.tables}
+        by_kind = status_codes()
+        codes = {t.name: by_kind.get(t.strategy.kind, {}) for t in self.config.tables}
         tables = [
             table_report(status, self.history(status.table), codes.get(status.table, {}))
             for status in self.status(pending=True)

@@ -45,6 +45,14 @@ if TYPE_CHECKING:
 NEVER_AGAIN = ("forgotten", "skipped", "unloaded")
 
 
+def held_back(attempts: list[AttemptRow], published: set[str] | None = None) -> dict[str, str]:
+    """The batches the operator took out that are not published now (`published`: the log's
+    published batches, else those of `attempts`), by their status: never taken again."""
+    if published is None:
+        published = {a.batch_id for a in attempts if a.status == "published"}
+    return {a.batch_id: a.status for a in attempts if a.status in NEVER_AGAIN and a.batch_id not in published}
+
+
 @dataclass(frozen=True)
 class Recovered:
     """A published batch the log does not know (a crash between its publish and its record)."""
@@ -125,7 +133,7 @@ def assess(backend: TableBackend, control: ControlTables | None, name: str, tabl
         rolled_back=rolled_back,
         waiting=waiting,
         applied=frozenset(set(lineage) | (logged - set(waiting)) | never_again),
-        held={a.batch_id: a.status for a in attempts if a.status in NEVER_AGAIN and a.batch_id not in logged},
+        held=held_back(attempts, logged),
     )
     newest = [(b, settling[b]) for b in lineage if b in settling]
     return _with_config(found, control, rows, newest, undone | set(rolled_back))

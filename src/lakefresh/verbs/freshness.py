@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from lakefresh.assessment import NEVER_AGAIN
+from lakefresh.assessment import held_back
 from lakefresh.clock import utc_now
 from lakefresh.errors import LakefreshError
 from lakefresh.results import TableFreshness
@@ -22,7 +22,7 @@ from lakefresh.state.control import VERB_PREFIX
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from lakefresh.config.models import TableConfig
+    from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.state.control import ControlTables
     from lakefresh.verbs.common import VerbContext
@@ -41,10 +41,10 @@ def table_freshness(
     for table in tables:
         bounds = config.freshness_for(table)
         at = loaded.get(config.qualified(table))
-        age = None if at is None else (now - at).total_seconds()
+        age, status = verdict(config, table, at, now)
         item = TableFreshness(
             table.name,
-            bounds.verdict(age) if bounds else "none",
+            status or "none",
             at,
             age,
             bounds.warn_after if bounds else None,
@@ -59,6 +59,16 @@ def table_freshness(
                 item.source_age = (now - item.source_newest).total_seconds()
         out.append(item)
     return out
+
+
+def verdict(
+    config: PipelineConfig, table: TableConfig, loaded_at: datetime | None, now: datetime
+) -> tuple[float | None, str | None]:
+    """The seconds since the table's newest batch was loaded, and its verdict against its
+    `freshness` (None without bounds): what `freshness` and `status` say."""
+    age = None if loaded_at is None else (now - loaded_at).total_seconds()
+    bounds = config.freshness_for(table)
+    return age, bounds.verdict(age) if bounds else None
 
 
 def last_loaded(backend: TableBackend, control: ControlTables) -> dict[str, datetime]:
@@ -84,7 +94,7 @@ def source_listing(ctx: VerbContext, table: TableConfig) -> Listing:
     name = ctx.config.qualified(table)
     attempts = ctx.control.attempts(name)
     published = {a.batch_id for a in attempts if a.status == "published"}
-    held = {a.batch_id for a in attempts if a.status in NEVER_AGAIN} - published
+    held = set(held_back(attempts))
     listed = ctx.source(table).list_batches()
     newest = max((ref.batch_time for ref in listed), default=None)
     pending = [ref for ref in listed if ref.batch_id not in published | held]

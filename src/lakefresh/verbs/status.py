@@ -12,7 +12,7 @@ from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.results import TableStatus
 from lakefresh.secrets import redact
 from lakefresh.state.leases import Leases
-from lakefresh.verbs.freshness import source_listing
+from lakefresh.verbs.freshness import source_listing, verdict
 
 if TYPE_CHECKING:
     from pyspark.sql import Row
@@ -56,9 +56,7 @@ def table_status(ctx: VerbContext, pending: bool) -> list[TableStatus]:
                 waiting, held = source_listing(ctx, table)[1:]  # young too
             except LakefreshError as exc:
                 source_error = redact(str(exc))
-        bounds = config.freshness_for(table)
         loaded = max((r["published_at"] for r in rows if r["published_at"] is not None), default=None)
-        age = None if loaded is None else (now - loaded).total_seconds()  # as `freshness` measures
         out.append(
             TableStatus(
                 table=table.name,
@@ -74,7 +72,7 @@ def table_status(ctx: VerbContext, pending: bool) -> list[TableStatus]:
                 source_error=source_error,
                 quarantined=waiting_rows.get(name, 0),
                 lease=leases.get(name),
-                freshness=bounds.verdict(age) if bounds else None,
+                freshness=verdict(config, table, loaded, now)[1],
             )
         )
     return out
