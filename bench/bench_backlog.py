@@ -1,14 +1,14 @@
 """Benchmark: the fixed cost of a batch in a backlog, and where it goes.
 
 A `key` table takes one 1-row batch, then BATCHES tiny CSV batches (5 rows each) wait in its
-folder and one `pipeline.run()` takes them all, as after downtime. Each runner step (steps.py),
+folder and one `pipeline.run()` takes them all, as after downtime. Each runner step (run/steps.py),
 the reconciliation and the log's record at the table's end are timed, and so are the calls to
 the control tables and the table backend; the script prints seconds per batch for each.
 Results go to stdout and bench/results/backlog.json.
 
 With --files N (the question: does a backlog of 100 ten-row files take at most 10x the time of
 one such file?), each round makes a fresh table with a 1-row batch, then times a run that takes
-one ten-row file, then a run that takes N such files waiting together (grouped, backlog.py), and,
+one ten-row file, then a run that takes N such files waiting together (grouped, run/backlog.py), and,
 with --alone, the same N files one commit each (`backlog.max_batches: 1`). Results go to
 bench/results/backlog_files.json.
 
@@ -47,11 +47,11 @@ def timed(cls: Any, name: str) -> None:
 
 
 def instrument() -> None:
-    from lakefresh.bookkeeping import Bookkeeping
     from lakefresh.lakehouse.iceberg import IcebergBackend
-    from lakefresh.runner import Runner
+    from lakefresh.run.bookkeeping import Bookkeeping
+    from lakefresh.run.runner import Runner
+    from lakefresh.run.steps import BatchSteps
     from lakefresh.state.control import ControlTables
-    from lakefresh.steps import BatchSteps
 
     for name in ("record_attempt", "record_published", "published", "attempts", "tidy"):
         timed(ControlTables, name)

@@ -1,7 +1,7 @@
 """Benchmark: every Spark job a `key` and an `scd2` batch runs, by the runner's step.
 
 One pipeline per strategy takes the initial load, then the 1 % batch of bench_key's data. During
-that batch each step of the runner (steps.py: read, stage, write, audit, record, publish; the
+that batch each step of the runner (run/steps.py: read, stage, write, audit, record, publish; the
 reconciliation before and the log's record after the table's run) runs under a Spark job group
 of its name, so Spark's status tracker says how many jobs each step ran, what they were (the
 call site Spark names a job after: `collect`, `count`, `save`...), and how many stages and
@@ -31,8 +31,8 @@ STRATEGIES = {
 def traced(spark: Any, prefix: str) -> dict[str, float]:
     """Run each runner step under a job group named after it (after `prefix`); return seconds
     per step."""
-    from lakefresh import runner, steps
-    from lakefresh.bookkeeping import Bookkeeping
+    from lakefresh.run import runner, steps
+    from lakefresh.run.bookkeeping import Bookkeeping
 
     seconds: Counter[str] = Counter()
 

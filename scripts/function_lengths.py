@@ -19,7 +19,7 @@ LONGER = {
     "strategies/scd2/strategy.py:Scd2Strategy.stage": 93,
     "strategies/group.py:stage_key_group": 64,
     "strategies/ledger.py:LedgerStrategy.stage": 63,
-    "runner.py:Runner.run_table": 63,
+    "run/runner.py:Runner.run_table": 63,
     "strategies/group.py:fold_statuses": 62,
     "strategies/custom.py:CustomStrategy.stage": 62,
 }

@@ -31,7 +31,7 @@ from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
 from lakefresh.results import RunResult, TableFreshness, TableResult, TableStatus
-from lakefresh.runner import Runner
+from lakefresh.run.runner import Runner
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
 from lakefresh.state.leases import Holder, Lease, Leases

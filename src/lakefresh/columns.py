@@ -13,7 +13,7 @@ Change columns come with a table's changes (`TableBackend.changes`, the `table_c
 
 FILE_COLUMN = "_lf_file"
 RECORD_COLUMN = "_lf_record"
-SEQ_COLUMN = "_lf_group_seq"  # a row's batch in a backlog group read as one (0 = oldest; backlog.py)
+SEQ_COLUMN = "_lf_group_seq"  # a row's batch in a backlog group read as one (0 = oldest; run/backlog.py)
 LINE_COLUMN = "_lf_line"
 REASON_COLUMN = "_lf_reason"
 RAW_COLUMN = "_lf_raw"

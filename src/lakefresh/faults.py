@@ -2,7 +2,7 @@
 
 Points, in the order a batch passes them: after_read, after_stage, after_write, after_audit,
 after_record_staged, after_publish, after_record (passed by every batch of a table's run once the
-commit that marks them published is made, at the run's end: steps.py). Actions: `raise` (default) raises
+commit that marks them published is made, at the run's end: run/steps.py). Actions: `raise` (default) raises
 :class:`InjectedFault`; `kill` ends the process at once with SIGKILL, as a crash would;
 `crash` raises :class:`SimulatedCrash`, a BaseException that no handler of lakefresh catches, so
 no clean-up runs and the durable state is what `kill` leaves, in the same process (the contract

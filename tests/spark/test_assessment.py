@@ -1,4 +1,4 @@
-"""Decide, then act: `plan` and `run` see one assessment of a table (assessment.py). The plan
+"""Decide, then act: `plan` and `run` see one assessment of a table (run/assessment.py). The plan
 shows what the run would settle and why it would stop, writing nothing; the run settles it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Backlogs in one commit (src/lakefresh/backlog.py): the batches waiting for a
+"""Backlogs in one commit (src/lakefresh/run/backlog.py): the batches waiting for a
 table are applied in groups, one staged commit per group, with each batch's counts exact and its
 id in the lineage; the result is the one applying them one by one gives.
 

@@ -233,9 +233,9 @@ def test_a_record_too_long_to_carry_is_written_as_a_staged_row_first(ws, monkeyp
     """The fallback of the lean path, as on an Iceberg before 1.12 (which drops the commit
     property) or for a batch of many files: the batch's row goes to the log `staged` before its
     publish, and the run's one MERGE marks it published."""
-    import lakefresh.steps
+    import lakefresh.run.steps
 
-    monkeypatch.setattr(lakefresh.steps, "MAX_CARRIED", 0)
+    monkeypatch.setattr(lakefresh.run.steps, "MAX_CARRIED", 0)
     ws.write("in/b1.csv", "id,v,ts\n1,a,2025-01-01 00:00:00\n2,b,2025-01-01 00:00:00\n")
     p = ws.pipeline(TABLE, defaults=ONE_BY_ONE)
     assert p.run().ok

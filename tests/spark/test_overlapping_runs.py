@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from lakefresh import backlog
+from lakefresh.run import backlog
 from lakefresh.strategies import make_strategy
 from tests.spark import test_contract_strategies as contract
 
@@ -37,7 +37,7 @@ BATCHES = {
 }
 ONE_BY_ONE = "backlog: {max_batches: 1}\n"
 PATHS = {"group": "", "single": ONE_BY_ONE}
-GROUPED = ("append", "key")  # the strategies with a group path (backlog.py; checked below)
+GROUPED = ("append", "key")  # the strategies with a group path (run/backlog.py; checked below)
 CASES = [(k, path) for k in contract.KINDS for path in PATHS if path == "single" or k.name in GROUPED]
 REFERENCE: dict[str, list[tuple]] = {}  # a strategy's target after one clean run of the batches
 

@@ -76,7 +76,7 @@ def test_a_plan_names_a_configuration_change_as_the_reason_a_run_would_stop(ws):
 
 
 def test_a_plan_counts_the_commits_of_a_backlog_and_names_the_upkeep_due(ws):
-    """Three waiting batches of one shape take one commit (backlog.py); a merge-on-read target
+    """Three waiting batches of one shape take one commit (run/backlog.py); a merge-on-read target
     holding as many delete files as its policy allows is due a compaction."""
     table = """
 - name: t

@@ -1,10 +1,10 @@
-"""How a backlog is cut into groups (src/lakefresh/backlog.py), and which tables are grouped."""
+"""How a backlog is cut into groups (src/lakefresh/run/backlog.py), and which tables are grouped."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from lakefresh.backlog import groups
+from lakefresh.run.backlog import groups
 from lakefresh.sources import BatchRef
 
 

@@ -47,7 +47,7 @@ class AuditConfig(Model):
 
 
 class BacklogConfig(Model):
-    """How pending batches of one table are grouped into one commit (backlog.py)."""
+    """How pending batches of one table are grouped into one commit (run/backlog.py)."""
 
     max_batches: int = Field(
         50, ge=1, description="Most pending batches applied in one commit; 1 applies each alone."

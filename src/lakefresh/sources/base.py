@@ -130,7 +130,7 @@ class Reopening(Protocol):
 
 @runtime_checkable
 class ReadsMany(Protocol):
-    """A source that reads several batches as one (a backlog group, backlog.py)."""
+    """A source that reads several batches as one (a backlog group, run/backlog.py)."""
 
     def read_many(self, refs: list[BatchRef], target_schema: StructType | None) -> DataFrame | None:
         """Their rows, each with its batch's index in `refs` (SEQ_COLUMN); None when they

@@ -111,7 +111,7 @@ class FilesSource:
         return lambda good: time_from_rows(good, column, ref.batch_id)
 
     def read_many(self, refs: list[BatchRef], target_schema: StructType | None) -> DataFrame | None:
-        """Several CSV batches of one header read as one (a backlog group, backlog.py), each row
+        """Several CSV batches of one header read as one (a backlog group, run/backlog.py), each row
         with its batch's index in `refs` (SEQ_COLUMN): one reader over all their files, not a
         union of one per batch. None when they cannot be: another format, headers that differ,
         column types left to inference (it could differ batch by batch), an unmatched file."""

@@ -1,7 +1,7 @@
 """The runner's reads of the `batches` log: one query per table and log snapshot.
 
 Before its batches, a table's run asks the log three things: its attempts and the configuration
-its last published batch was applied under (both for its assessment, assessment.py), and the
+its last published batch was applied under (both for its assessment, run/assessment.py), and the
 effective metrics of its published batches (the first batch that supersedes rows). Each was a query
 of its own, a Spark job of about 0.15 s on a tiny table. Now one query reads the columns all three
 need, and its rows are kept with the log's snapshot (its head); a later read that finds the head

@@ -155,7 +155,7 @@ class Strategy(Protocol):
 
 @runtime_checkable
 class GroupStaging(Protocol):
-    """A strategy that can stage several pending batches of a table as one commit (backlog.py)."""
+    """A strategy that can stage several pending batches of a table as one commit (run/backlog.py)."""
 
     def stage_group(self, ctx: StageContext, batch: DataFrame, members: list[Member]) -> GroupChange:
         """The group's one change set and each member's own counts (strategies/group.py)."""
@@ -163,7 +163,7 @@ class GroupStaging(Protocol):
 
 @runtime_checkable
 class Dimension(Protocol):
-    """A strategy whose table facts look surrogate keys up in (lookups.py)."""
+    """A strategy whose table facts look surrogate keys up in (run/lookups.py)."""
 
     def skeleton_rows(self, ctx: StageContext, missing: DataFrame) -> DataFrame:
         """Target-shaped rows for natural keys the table lacks (early-arriving facts)."""

@@ -1,5 +1,5 @@
 """Backlogs in one commit: what a strategy returns when it stages several pending batches of one
-table at once (backlog.py), and the group staging of the strategies that can.
+table at once (run/backlog.py), and the group staging of the strategies that can.
 
 A group's change set must leave the target exactly as applying its batches one by one would, and
 give every batch the counts it would have had. `append` proves it trivially (each batch's rows are

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from lakefresh.assessment import held_back
 from lakefresh.clock import utc_now
 from lakefresh.errors import LakefreshError
 from lakefresh.results import TableFreshness
+from lakefresh.run.assessment import held_back
 from lakefresh.secrets import redact
 from lakefresh.state.control import VERB_PREFIX
 

@@ -2,7 +2,7 @@
 
 Per table, in the order a run takes them:
 
-1. the table's assessment, as a run's would find it (assessment.py): the published batches the
+1. the table's assessment, as a run's would find it (run/assessment.py): the published batches the
    log does not know, which the run records first (`recovered`); whether a run would stop the
    table before taking a batch, and why: its target was dropped (`--full-refresh`), published
    batches a rollback removed (the run waits for `--rolled-back forget|reapply`), or a
@@ -12,7 +12,7 @@ Per table, in the order a run takes them:
 3. what the source holds but would not list yet, with the reason (a folder without its
    completion marker, a Synapse Link folder still being written);
 4. the columns those batches would add to the target (schema evolution);
-5. the commits they take (a backlog is applied in groups, backlog.py), and the upkeep due
+5. the commits they take (a backlog is applied in groups, run/backlog.py), and the upkeep due
    (compaction of a merge-on-read target holding many delete files, `after_runs`).
 
 Nothing is written: no control table is created, no load is opened (a `table_changes` table's
@@ -26,17 +26,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakefresh import backlog
-from lakefresh.assessment import Assessment, assess
 from lakefresh.columns import SYSTEM_PREFIX
 from lakefresh.config.graph import dependency_order
 from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.failures import describe
+from lakefresh.run import backlog
+from lakefresh.run.assessment import Assessment, assess
+from lakefresh.run.transform import transformed
 from lakefresh.secrets import redact
 from lakefresh.sources import Waits, ready
 from lakefresh.state.control import LOADS_TABLE
 from lakefresh.strategies import make_strategy
-from lakefresh.transform import transformed
 from lakefresh.verbs.common import VerbContext
 from lakefresh.verbs.maintain import compaction_due
 
@@ -72,7 +72,7 @@ class TablePlan:
     take: list[PlannedBatch] = field(default_factory=list)
     waiting: list[dict[str, str]] = field(default_factory=list)  # {"name": ..., "reason": ...}
     new_columns: list[str] = field(default_factory=list)
-    commits: int = 0  # target commits the batches take (a backlog's groups: backlog.py)
+    commits: int = 0  # target commits the batches take (a backlog's groups: run/backlog.py)
     maintenance: list[str] = field(default_factory=list)  # upkeep due, and when it happens
     config_changes: list[str] = field(default_factory=list)
     # published batches the log does not know, by how the run records them first: `staged` (its

@@ -20,7 +20,7 @@ That is exact for every strategy (each batch is staged by the table's own strate
 the batches before it made), and the same for the `<t>_history` table that `history: true` brings.
 Steps:
 
-1. The table is assessed and settled, as a run does (assessment.py, `Bookkeeping.settle`); a
+1. The table is assessed and settled, as a run does (run/assessment.py, `Bookkeeping.settle`); a
    table with rolled-back batches stops.
    `unload` and `reload` refuse when the configuration changed since the last batch (they would
    apply the new one to every batch silently): `reset` is the verb for that.
@@ -55,9 +55,6 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from lakefresh import backlog
-from lakefresh.assessment import NEVER_AGAIN
-from lakefresh.bookkeeping import Bookkeeping
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
@@ -65,8 +62,11 @@ from lakefresh.errors import AuditError, CommitConflictError, ConfigError, Targe
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.checkpoints import released_after
 from lakefresh.lakehouse.commit import Transaction
-from lakefresh.reading import read_batch, read_group
 from lakefresh.results import BatchResult, TableResult
+from lakefresh.run import backlog
+from lakefresh.run.assessment import NEVER_AGAIN
+from lakefresh.run.bookkeeping import Bookkeeping
+from lakefresh.run.reading import read_batch, read_group
 from lakefresh.sources import Source
 from lakefresh.state.control import is_verb, verb_batch_id
 from lakefresh.state.published import Published
@@ -81,9 +81,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
-    from lakefresh.assessment import Assessment
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.run.assessment import Assessment
     from lakefresh.sources import BatchRef
     from lakefresh.state.control import ControlTables
     from lakefresh.strategies import Strategy
@@ -450,7 +450,7 @@ def _build_aside(
 def _group_aside(
     backend: TableBackend, plan: _Plan, refs: list[BatchRef], scratch: str
 ) -> dict[str, dict[str, int]] | None:
-    """Batches applied to the scratch table in one write (backlog.py); their status counts, or
+    """Batches applied to the scratch table in one write (run/backlog.py); their status counts, or
     None when they cannot be one group. Their bad rows stay as their first load quarantined them."""
     strategy: Any = plan.strategy
     rows = read_group(plan.source, plan.config, strategy, refs, backend.schema(scratch))

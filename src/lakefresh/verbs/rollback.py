@@ -28,9 +28,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import Bookkeeping
 from lakefresh.errors import ConfigError, TargetError
 from lakefresh.results import TableResult
+from lakefresh.run.bookkeeping import Bookkeeping
 from lakefresh.state.control import VERB_PREFIX, is_verb
 from lakefresh.strategies import make_strategy
 from lakefresh.verbs.common import VerbContext, table_and_history

@@ -19,13 +19,13 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.assessment import Assessment, Recovered, assess
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, LINE_COLUMN, REASON_COLUMN
 from lakefresh.errors import AuditError, BatchRefused, ConfigChanged, ConfigError, LineageError, TargetError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, TableResult
+from lakefresh.run.assessment import Assessment, Recovered, assess
 from lakefresh.state.control import ControlTables
 from lakefresh.state.published import Effective, Published, PublishedBatch, PublishLog
 from lakefresh.strategies import ChangeSet, Strategy

@@ -9,17 +9,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.bookkeeping import refusal
 from lakefresh.columns import FILE_COLUMN, LINE_COLUMN, RAW_COLUMN, REASON_COLUMN, RECORD_COLUMN, SEQ_COLUMN
 from lakefresh.errors import BatchRefused
 from lakefresh.lakehouse.sql import quote
-from lakefresh.lookups import with_lookups
-from lakefresh.rules import apply_row_rules
+from lakefresh.run.bookkeeping import refusal
+from lakefresh.run.lookups import with_lookups
+from lakefresh.run.rules import apply_row_rules
+from lakefresh.run.transform import transformed
 from lakefresh.sources.base import ReadsMany
 from lakefresh.strategies.base import StageContext
 from lakefresh.strategies.materialize import materialize, materialize_observing
 from lakefresh.strategies.pruning import KeyPruning, KeyRange, observed_range
-from lakefresh.transform import transformed
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -26,8 +26,6 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from lakefresh.attempt import MAX_CARRIED, Attempt, json_text
-from lakefresh.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.clock import utc_now
 from lakefresh.config import write_mode
 from lakefresh.errors import (
@@ -42,8 +40,10 @@ from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.checkpoints import releasing
 from lakefresh.lakehouse.commit import Transaction
 from lakefresh.lakehouse.failures import describe
-from lakefresh.reading import read_batch
-from lakefresh.rules import check_batch_rules
+from lakefresh.run.attempt import MAX_CARRIED, Attempt, json_text
+from lakefresh.run.bookkeeping import STATUS_OF, Bookkeeping
+from lakefresh.run.reading import read_batch
+from lakefresh.run.rules import check_batch_rules
 from lakefresh.secrets import redact
 from lakefresh.state.control import AttemptRow
 from lakefresh.state.published import RECORD_PROPERTY, Published, PublishLog

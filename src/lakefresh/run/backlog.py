@@ -37,19 +37,19 @@ from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import GROUP_PROPERTY
 from lakefresh.lakehouse.checkpoints import releasing
 from lakefresh.lakehouse.commit import Transaction
-from lakefresh.reading import read_group
 from lakefresh.results import BatchResult
+from lakefresh.run.reading import read_group
+from lakefresh.run.steps import Attempt, BatchSteps, error_text
 from lakefresh.state.control import AttemptRow
 from lakefresh.state.published import Published
-from lakefresh.steps import Attempt, BatchSteps, error_text
 from lakefresh.strategies import GroupStaging, StageContext
 from lakefresh.strategies.base import shape_target
 from lakefresh.strategies.group import GroupChange, Member
 
 if TYPE_CHECKING:
-    from lakefresh.bookkeeping import Bookkeeping
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.lakehouse.backend import StagedCommit, TableBackend
+    from lakefresh.run.bookkeeping import Bookkeeping
     from lakefresh.sources import BatchRef, Source
     from lakefresh.state.control import ControlTables
     from lakefresh.state.published import PublishLog

@@ -18,18 +18,18 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lakefresh import backlog
-from lakefresh.bookkeeping import Bookkeeping
 from lakefresh.config import write_mode
 from lakefresh.config.graph import dependency_order
 from lakefresh.config.models import PipelineConfig, TableConfig
 from lakefresh.errors import ConfigError, TransientError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.results import BatchResult, RunResult, TableResult
+from lakefresh.run import backlog
+from lakefresh.run.bookkeeping import Bookkeeping
+from lakefresh.run.steps import Attempt, BatchSteps, error_text
 from lakefresh.sources import BatchRef, Reopening, Source, SourceContext, make_source, ready
 from lakefresh.state.control import ControlTables
 from lakefresh.state.published import PublishLog
-from lakefresh.steps import Attempt, BatchSteps, error_text
 from lakefresh.strategies import Strategy, make_strategy
 
 if TYPE_CHECKING:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from lakefresh.config.models import TableConfig
     from lakefresh.lakehouse.backend import StagedCommit
     from lakefresh.lakehouse.commit import Transaction
-    from lakefresh.reading import ReadRows
+    from lakefresh.run.reading import ReadRows
     from lakefresh.sources import BatchRef
     from lakefresh.strategies import ChangeSet, StageContext, Strategy
 
