@@ -5,7 +5,7 @@ false alternated round by round (the hand-written MERGE and the floor refuse suc
 several source rows match one target row).
 
 A batch with duplicate keys takes the materialized change set whatever `fastPath` says, because
-this benchmark measured the judged MERGE (key_merge.py) slower for it; so the two columns now
+this benchmark measured the judged MERGE (strategies/key/merge.py) slower for it; so the two columns now
 measure the same road, and a change that lets such a batch take the judged MERGE again can be
 measured against it.
 

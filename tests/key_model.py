@@ -1,4 +1,4 @@
-"""A small reference model of the `key` strategy's rules (src/lakefresh/strategies/key.py), for
+"""A small reference model of the `key` strategy's rules (src/lakefresh/strategies/key/strategy.py), for
 property tests: a table with hard deletes, one batch at a time."""
 
 from __future__ import annotations

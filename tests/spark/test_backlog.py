@@ -3,7 +3,7 @@ table are applied in groups, one staged commit per group, with each batch's coun
 id in the lineage; the result is the one applying them one by one gives.
 
 The property test checks the `key` strategy's group fold against a small reference model of
-key.py's rules (status per row, then the table), over random backlogs with duplicates, deletes,
+key/strategy.py's rules (status per row, then the table), over random backlogs with duplicates, deletes,
 older rows and re-sent rows; the other tests compare grouped runs with one-by-one runs of the
 same files, through faults, and the verbs that meet a group commit.
 """
@@ -65,7 +65,7 @@ backlogs = st.lists(st.lists(event, max_size=5), min_size=2, max_size=6)
 def test_a_grouped_backlog_equals_the_reference_model(
     spark, warehouse, tmp_path_factory, batches, size, by_batch_time
 ):
-    """Every row's status, each batch's duplicates and effective count, and the table, as key.py's
+    """Every row's status, each batch's duplicates and effective count, and the table, as key/strategy.py's
     rules give them one batch at a time; the backlog after the first batch (which creates the
     table) in groups of `size`."""
     ws = Workspace(tmp_path_factory.mktemp("backlog"), spark, warehouse)

@@ -88,7 +88,7 @@ def test_tombstones_one_by_one_equal_the_reference(spark, warehouse, tmp_path_fa
     )
 
 
-# --- a plain table's MERGE judges its batch rows (src/lakefresh/strategies/key_merge.py) ---------
+# --- a plain table's MERGE judges its batch rows (src/lakefresh/strategies/key/merge.py) ---------
 
 PLAIN = "{{kind: key, keys: [id], date_column: ts, delete: {{column: op, value: D}}, {options}}}"
 PLAIN_SCHEMA = "{id: int, v: string, ts: timestamp, op: string}"
@@ -147,7 +147,7 @@ plain_event = st.tuples(
 def test_a_plain_table_batch_by_batch_equals_the_reference_model(
     spark, warehouse, tmp_path_factory, batches, clauses
 ):
-    """Each batch's status counts, duplicates and effective count, and the table, as key.py's rules
+    """Each batch's status counts, duplicates and effective count, and the table, as key/strategy.py's rules
     give them, for a table whose MERGE judges each batch (hard deletes, `when_matched`,
     `when_not_matched`, duplicates, older rows): the batches where the writes outnumber the rows
     that change nothing take that path, the others the materialized change set."""
@@ -187,10 +187,10 @@ def test_the_merges_clauses_judge_as_the_status_codes_do(ws, clauses, monkeypatc
     table as the reference model, and as the materialized change set
     (`spark.lakefresh.key.fastPath` false), under every pair of `when_matched` and
     `when_not_matched`. A spy on `merge_judging` checks which road each batch took."""
-    from lakefresh.strategies import key, key_merge
+    from lakefresh.strategies.key import merge, strategy
 
     judged = []  # the batches the MERGE judged
-    monkeypatch.setattr(key, "merge_judging", lambda *a: judged.append(a) or key_merge.merge_judging(*a))
+    monkeypatch.setattr(strategy, "merge_judging", lambda *a: judged.append(a) or merge.merge_judging(*a))
     batches, each = judged_batches(clauses), judged_clauses(clauses)
     expected = in_order(key_reference(batches, clauses=each))
     assert in_order(plain_run(ws, batches, each)) == expected

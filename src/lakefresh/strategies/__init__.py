@@ -9,13 +9,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, get_args
 
-from lakefresh.config.strategies import StrategyBase, StrategyConfig
+from lakefresh.config.strategies import KeyStrategyConfig, StrategyBase, StrategyConfig
 from lakefresh.strategies.append import AppendStrategy
 from lakefresh.strategies.base import ChangeSet, Dimension, GroupStaging, StageContext, Strategy
 from lakefresh.strategies.custom import CustomStrategy
 from lakefresh.strategies.full import FullStrategy
-from lakefresh.strategies.key import KeyStrategy
-from lakefresh.strategies.key_log import KeyLogStrategy
+from lakefresh.strategies.key import KeyLogStrategy, KeyStrategy
 from lakefresh.strategies.ledger import LedgerStrategy
 from lakefresh.strategies.rebuild import Rebuild
 from lakefresh.strategies.scd2 import Scd2Strategy
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
 STRATEGIES: dict[type[StrategyBase], Callable[[Any], Strategy]] = {
     cls.config_type: cls
     for cls in (
-        KeyStrategy,  # a table, or an upsert stream's log (KeyLogStrategy)
+        KeyStrategy,
         Scd2Strategy,
         AppendStrategy,
         FullStrategy,
@@ -43,10 +42,21 @@ STRATEGIES: dict[type[StrategyBase], Callable[[Any], Strategy]] = {
 }
 assert set(STRATEGIES) == set(get_args(StrategyConfig)), "a strategy config without a strategy"
 
+# a kind whose change log (`output: change_log`) is a strategy of its own: the config model -> that
+# strategy (the other kinds that write a change log do it in their one strategy)
+CHANGE_LOG_STRATEGIES: dict[type[StrategyBase], Callable[[Any], Strategy]] = {
+    KeyStrategyConfig: KeyLogStrategy,  # an upsert stream's log
+}
+assert set(CHANGE_LOG_STRATEGIES) <= set(STRATEGIES), "a change-log strategy of no kind"
+
 
 def make_strategy(config: StrategyConfig) -> Strategy:
-    """The strategy for a config, by the config's model."""
-    return STRATEGIES[type(config)](config)
+    """The strategy for a config, by the config's model (and, for a kind with one, its change-log
+    strategy when the config writes a change log)."""
+    model = type(config)
+    if config.writes_change_log() and model in CHANGE_LOG_STRATEGIES:
+        return CHANGE_LOG_STRATEGIES[model](config)
+    return STRATEGIES[model](config)
 
 
 def status_codes() -> dict[str, dict[str, str]]:
@@ -59,6 +69,7 @@ def status_codes() -> dict[str, dict[str, str]]:
 
 
 __all__ = [
+    "CHANGE_LOG_STRATEGIES",
     "STRATEGIES",
     "AppendStrategy",
     "ChangeSet",

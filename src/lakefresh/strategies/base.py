@@ -72,7 +72,7 @@ class ChangeSet:
     """The staged result of the CDC phase."""
 
     rows: DataFrame  # target-shaped rows to write; materialized unless `judged`; may carry STATUS_COLUMN
-    judged: bool = False  # rows are intents, which the MERGE judges (strategies/key_merge.py)
+    judged: bool = False  # rows are intents, which the MERGE judges (strategies/key/merge.py)
     counts: dict[str, int] = field(default_factory=dict)
     record_count: int = 0
     duplicates: int = 0

@@ -4,7 +4,7 @@ table at once (run/backlog.py), and the group staging of the strategies that can
 A group's change set must leave the target exactly as applying its batches one by one would, and
 give every batch the counts it would have had. `append` proves it trivially (each batch's rows are
 appended with its id); `key` folds each key's rows over the group in batch order, from the stored
-row, with the same status rules as one batch (key.py): the fold's state is what the target would
+row, with the same status rules as one batch (key/strategy.py): the fold's state is what the target would
 hold for the key after each batch, so each row's status is the one it would get one by one, and
 the commit writes each key's final state. Both are checked against one-by-one runs by
 `tests/spark/test_backlog.py` (a property test over random backlogs).
@@ -117,7 +117,7 @@ def fold_statuses(joined: DataFrame, keys: list[str]) -> DataFrame:
     )
 
     def merge(acc: Column, x: Column) -> Column:
-        # the rules of key.py's status, against the state one-by-one would have stored by now
+        # the rules of key/strategy.py's status, against the state one-by-one would have stored by now
         status = (
             F.when(~acc["exists"] & x["del"], F.lit("U"))
             .when(~acc["exists"], F.lit("N"))
@@ -189,7 +189,7 @@ def group_counts(steps: DataFrame, members: list[Member]) -> GroupChange:
 
 
 def stage_key_group(strategy: Any, ctx: StageContext, batch: DataFrame, members: list[Member]) -> GroupChange:
-    """`key` (key.py's `stage_group`): each batch's duplicates are ranked as one batch's are,
+    """`key` (key/strategy.py's `stage_group`): each batch's duplicates are ranked as one batch's are,
     then each key's winning rows are folded over the batches (`fold_statuses`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F

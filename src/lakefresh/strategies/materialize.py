@@ -104,7 +104,7 @@ def counts_with_superseded(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """What `materialize_with_counts` counts, from a pass that keeps no row (a count, which the
     counts are an observation of: no aggregate's shuffle by code) for a change set that is not
-    materialized (strategies/key_merge.py). Not Spark's `noop` sink: Delta cannot plan a
+    materialized (strategies/key/merge.py). Not Spark's `noop` sink: Delta cannot plan a
     deletion-vector table's scan under that write ("non-pinned table snapshot")."""
     from pyspark.sql import Observation
 

@@ -1,6 +1,6 @@
 """`key` into a plain table: the MERGE judges each batch row against its stored row.
 
-`KeyStrategy.stage` gives every batch row a status against the stored row of its key (key.py's
+`KeyStrategy.stage` gives every batch row a status against the stored row of its key (strategy.py's
 table) and, on the general path, materializes that change set (the whole batch with its codes)
 before the MERGE reads it. For a table with none of the options whose rows exist only in the
 change set (a tombstone, a surrogate key, a skeleton row, a retired or truncated key), the MERGE

@@ -69,8 +69,8 @@ from lakefresh.strategies.base import (
     require_columns,
 )
 from lakefresh.strategies.group import GroupChange, Member, stage_key_group
-from lakefresh.strategies.key_deletes import REMOVES, retired, tombstones, truncated
-from lakefresh.strategies.key_merge import intents, judgeable, judged_by_merge, merge_judging
+from lakefresh.strategies.key.deletes import REMOVES, retired, tombstones, truncated
+from lakefresh.strategies.key.merge import intents, judgeable, judged_by_merge, merge_judging
 from lakefresh.strategies.materialize import (
     counts_and_superseded,
     counts_with_superseded,
@@ -111,14 +111,7 @@ class KeyStrategy:
         "E": "a stored key not newer than a truncate marker: deleted",
     }
     range_type = None
-    judging = True  # a plain table's MERGE may judge its batch rows (key_merge.py)
-
-    def __new__(cls, config: KeyStrategyConfig) -> KeyStrategy:
-        if cls is KeyStrategy and config.writes_change_log():  # an upsert stream's log
-            from lakefresh.strategies.key_log import KeyLogStrategy
-
-            cls = KeyLogStrategy
-        return object.__new__(cls)
+    judging = True  # a plain table's MERGE may judge its batch rows (merge.py)
 
     def __init__(self, config: KeyStrategyConfig) -> None:
         self.config = config
@@ -237,7 +230,7 @@ class KeyStrategy:
         )
         more = cfg.full_snapshots or truncation
         judging = False
-        if self.judging and judged_by_merge(cfg, ctx):  # counted alone: the MERGE judges (key_merge.py)
+        if self.judging and judged_by_merge(cfg, ctx):  # counted alone: the MERGE judges (merge.py)
             counts, superseded = counts_with_superseded(
                 staged, STATUS_COLUMN, STATUS_CODES, "_lf_t_batch", ("C", *REMOVES)
             )

@@ -1,6 +1,6 @@
 """Strategy `key` with `output: change_log`: an upsert stream (Open Data Fabric's UpsertStream).
 
-The batch is judged exactly as `key` judges it (strategies/key.py: the same status codes, dates,
+The batch is judged exactly as `key` judges it (strategies/key/strategy.py: the same status codes, dates,
 deletes, dedupe, full snapshots and match rules), against the log's current state instead of a
 table; then, instead of a MERGE, the outcome is appended as events (strategies/changelog.py):
 
@@ -39,7 +39,7 @@ from lakefresh.strategies.changelog import (
     keyed_order,
     state_columns,
 )
-from lakefresh.strategies.key import KeyStrategy
+from lakefresh.strategies.key.strategy import KeyStrategy
 from lakefresh.strategies.materialize import materialize, materialize_sized
 
 if TYPE_CHECKING:
