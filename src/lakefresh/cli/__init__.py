@@ -25,6 +25,7 @@ from lakefresh.secrets import redact
 
 if TYPE_CHECKING:
     from lakefresh.api import Pipeline
+    from lakefresh.results import RunResult
 
 app = typer.Typer(
     add_completion=False,
@@ -293,7 +294,7 @@ def backfill(
     _finish(result, output)
 
 
-def _finish(result: Any, output: Output, stopped: Callable[[], None] | None = None) -> None:
+def _finish(result: RunResult, output: Output, stopped: Callable[[], None] | None = None) -> None:
     """Report a run; `stopped()` (the exit code of a signal that stopped it, if one did), then
     exit code 1 when a table failed."""
     _report(result, output)
@@ -303,7 +304,7 @@ def _finish(result: Any, output: Output, stopped: Callable[[], None] | None = No
         raise typer.Exit(1)
 
 
-def _report(result: Any, output: Output) -> None:
+def _report(result: RunResult, output: Output) -> None:
     lines = []
     for t in result.tables:
         published = [b for b in t.batches if b.status == "published"]
@@ -327,7 +328,7 @@ class Stopping:
     left. A second signal stops at once. Installed once the Spark session is up: PySpark's own
     SIGINT handler cancels the running Spark jobs, which would fail the batch in progress."""
 
-    def __init__(self, p: Any) -> None:
+    def __init__(self, p: Pipeline) -> None:
         import threading
 
         self.p = p
@@ -361,7 +362,7 @@ class Stopping:
         self.stop.set()
         print(f"{signal.Signals(signum).name}: stopping after the commit in progress", file=sys.stderr)
 
-    def exit(self, only: list[str], result: Any) -> None:
+    def exit(self, only: list[str], result: RunResult) -> None:
         """After a run a signal stopped: what it did and left, and the signal's exit code."""
         if self.signal is None:
             return
@@ -379,7 +380,7 @@ class Stopping:
 
 
 def _run_continuously(
-    p: Any, tables: list[str] | None, seconds: float, output: Output, wait: float | None
+    p: Pipeline, tables: list[str] | None, seconds: float, output: Output, wait: float | None
 ) -> None:
     """Cycles until SIGINT or SIGTERM; the batch in progress is committed first. A failed table
     is reported and retried in the next cycle."""
@@ -467,7 +468,7 @@ def jars(
         try:
             print(archive.make(force=force))
         except (LakefreshError, OSError) as exc:
-            _fail(SetupError(f"no class archive: {exc}"))
+            raise SetupError(f"no class archive: {exc}") from exc
         return
     runtimes = jar_files.runtimes(iceberg_version, None, delta, iceberg)
     coordinates = [*runtimes, *(jar_files.object_store() if s3 else []), *package]

@@ -6,11 +6,17 @@ found or did (JSON with `--output json`)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from lakefresh.cli import OUTPUT, PIPELINE, VARS, Output, _emit, _load, app, reports_errors
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lakefresh.api import Pipeline
+    from lakefresh.verbs import RebuildResult, TablePlan
 
 TABLE = typer.Option(..., "--table", "-t", help="The table.")
 BATCHES = typer.Option(..., "--batch", "-b", help="A batch id (repeat the option for more).")
@@ -29,7 +35,7 @@ def plan(
     _emit(output, done.to_dict(), "\n".join(_plan_lines(t) for t in done.tables))
 
 
-def _plan_lines(t: Any, shown: int = 20) -> str:
+def _plan_lines(t: TablePlan, shown: int = 20) -> str:
     """One table's plan for people: a heading line, then what the run would do."""
     head = f"{t.table}: " + (
         f"cannot list its source: {t.error}"
@@ -154,7 +160,9 @@ def reload(
     _rebuild(pipeline, var, output, lambda p: p.reload(table, batch))
 
 
-def _rebuild(path: Path, var: list[str], output: Output, verb: Any) -> None:
+def _rebuild(
+    path: Path, var: list[str], output: Output, verb: Callable[[Pipeline], RebuildResult]
+) -> None:
     done = verb(_load(path, var, quiet=output is Output.json))
     named = f" {', '.join(done.batches)}" if done.batches else ""
     lines = [
