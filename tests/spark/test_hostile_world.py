@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from lakefresh.state.batch_row import BatchRow
 from tests.conftest import CATALOG, FORMATS, log_reads, rows, run_paused
 
 TABLE = """
@@ -325,8 +326,7 @@ def test_a_batch_another_process_skips_while_a_run_records_is_not_taken_by_the_n
     def skip_b3() -> None:
         batch(ws, "b3.csv", "3,c,2025-01-03 00:00:00")
         name = f"{ws.namespace}.t"
-        skipped = {"table_name": name, "batch_id": "b3.csv", "attempt": "skipped-1", "status": "skipped"}
-        other.control.record_attempt(skipped)
+        other.control.record_attempt(BatchRow(name, "b3.csv", "skipped-1", "skipped"))
 
     result = run_paused(p, monkeypatch, "after_publish@b2.csv", tmp_path / "go", skip_b3)
     assert result.ok, result.to_dict()
@@ -375,13 +375,7 @@ def test_a_process_that_runs_again_reads_no_table_of_the_log_while_only_its_own_
 
     # another process writes a row of a table that took no batch: the next run reads the log again
     ws.write("w/b2.csv", "id,v,ts\n1,z,2025-01-05 00:00:00\n")
-    skipped = {
-        "table_name": f"{ws.namespace}.w",
-        "batch_id": "b2.csv",
-        "attempt": "skip-1",
-        "status": "skipped",
-    }
-    fresh.control.record_attempt(skipped)
+    fresh.control.record_attempt(BatchRow(f"{ws.namespace}.w", "b2.csv", "skip-1", "skipped"))
     with log_reads() as reads:
         result = p.run()
     assert result.ok and result.batches == [] and len(reads) == 1

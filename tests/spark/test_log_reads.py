@@ -8,6 +8,7 @@ from datetime import datetime
 
 import pytest
 
+from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import ControlTables
 from tests.conftest import CATALOG, FORMATS, log_reads
 
@@ -18,15 +19,9 @@ TABLE = """
 """
 
 
-def attempt(name: str, attempt_id: str, day: int | None, status: str = "staged") -> dict:
+def attempt(name: str, attempt_id: str, day: int | None, status: str = "staged") -> BatchRow:
     started = None if day is None else datetime(2025, 1, day)
-    return {
-        "table_name": name,
-        "batch_id": "b1.csv",
-        "attempt": attempt_id,
-        "status": status,
-        "started_at": started,
-    }
+    return BatchRow(name, "b1.csv", attempt_id, status, started_at=started)
 
 
 def test_a_tables_log_rows_come_in_the_order_their_attempts_started_read_kept_or_read_ahead(ws):

@@ -10,8 +10,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.clock import utc_now
-from lakefresh.config.fingerprint import fingerprint
 from lakefresh.results import BatchResult, PhaseTimes
+from lakefresh.state.batch_row import BatchRow
 from lakefresh.strategies import Rebuild
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ class Attempt:
             "read_seconds", "stage_seconds", "config_fingerprint", "record_count",
             "quarantined_count", "duplicate_count", "status_counts", "range_start", "range_end",
         )  # fmt: skip
-        row = self.row("published", **self.counts())
+        row = self.row("published", **self.counts()).columns()
         return {k: row[k] for k in keep}
 
     def counts(self) -> dict[str, Any]:
@@ -90,16 +90,10 @@ class Attempt:
             "range_end": r.range_end,
         }
 
-    def row(self, status: str, **more: Any) -> dict[str, Any]:
+    def row(self, status: str, **more: Any) -> BatchRow:
         """The attempt's row of the `batches` log."""
         r, staged = self.result, self.staged
-        row: dict[str, Any] = {
-            "table_name": self.name,
-            "batch_id": self.ref.batch_id,
-            "attempt": self.id,
-            "status": status,
-            "source_kind": self.table.source.kind,
-            "strategy": self.table.strategy.kind,
+        columns: dict[str, Any] = {
             "source_position": self.ref.position,
             "replay": json_text(self.ref.replay),
             "started_at": self.started,
@@ -108,16 +102,17 @@ class Attempt:
             "audit_seconds": round(self.times.audit, 3),
             **more,
         }
-        row["config_fingerprint"], row["config"] = fingerprint(self.table)
         if staged is not None:
-            row.update(
+            columns.update(
                 **self.counts(),
                 staged_snapshot_id=staged.snapshot_id,
                 files_written=r.files_written,
                 bytes_written=r.bytes_written,
                 rule_results=dict(r.rules) or None,
             )
-        return row
+        return BatchRow.of_table(
+            self.name, self.table, self.ref.batch_id, self.id, status, configured=True, **columns
+        )
 
 
 def json_text(value: object) -> str:

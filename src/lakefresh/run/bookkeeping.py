@@ -26,6 +26,7 @@ from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.ranges import effective_ranges
 from lakefresh.results import BatchResult, TableResult
 from lakefresh.run.assessment import Assessment, Recovered, assess
+from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import ControlTables
 from lakefresh.state.published import Effective, Published, PublishedBatch, PublishLog
 from lakefresh.strategies import ChangeSet, Strategy
@@ -285,37 +286,36 @@ class Bookkeeping:
             ref = waiting[batch_id]
             now = utc_now()
             self.control.record_attempt(
-                {
-                    "table_name": name,
-                    "batch_id": batch_id,
-                    "attempt": f"skipped-{uuid.uuid4().hex[:8]}",
-                    "status": "skipped",
-                    "source_kind": table.source.kind,
-                    "strategy": table.strategy.kind,
-                    "source_position": ref.position,
-                    "replay": json.dumps(ref.replay, default=str, sort_keys=True),
-                    "started_at": now,
-                    "error": "skipped by the operator (run --skip-batch): never taken",
-                }
+                BatchRow.of_table(
+                    name,
+                    table,
+                    batch_id,
+                    f"skipped-{uuid.uuid4().hex[:8]}",
+                    "skipped",
+                    source_position=ref.position,
+                    replay=json.dumps(ref.replay, default=str, sort_keys=True),
+                    started_at=now,
+                    error="skipped by the operator (run --skip-batch): never taken",
+                )
             )
             out.append(BatchResult(name, batch_id, "skipped", ref.position))
         return out
 
 
-def _carried_row(name: str, batch: Recovered, record: str) -> dict[str, Any]:
+def _carried_row(name: str, batch: Recovered, record: str) -> BatchRow:
     """The `batches` row of a published batch whose record travelled in its commit (steps.py)."""
     row: dict[str, Any] = json.loads(record)
     if row.get("started_at"):
         row["started_at"] = datetime.fromisoformat(row["started_at"])
-    return {
-        **row,
-        "table_name": name,
-        "batch_id": batch.batch_id,
-        "status": "published",
-        "staged_snapshot_id": batch.snapshot_id,
-        "published_snapshot_id": batch.snapshot_id,
-        "published_at": batch.published_at,
-    }
+    return BatchRow.from_record(
+        row,
+        table_name=name,
+        batch_id=batch.batch_id,
+        status="published",
+        staged_snapshot_id=batch.snapshot_id,
+        published_snapshot_id=batch.snapshot_id,
+        published_at=batch.published_at,
+    )
 
 
 def _decremented(

@@ -48,6 +48,7 @@ from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
 from lakefresh.secrets import redact
+from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.marks import OperatorMarks
 from lakefresh.state.published import RANGES_TYPE, PublishMarks
 from lakefresh.state.reads import AttemptRow, LogReads, LogRow
@@ -254,17 +255,15 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
             self._batches_schema = self.backend.schema(self.batches)
         return self._batches_schema
 
-    def full_row(self, row: dict[str, Any]) -> dict[str, Any]:
-        """A `batches` row with every column (None where `row` has none), this lakefresh's version."""
-        full = {f.name: row.get(f.name) for f in self.batches_schema().fields}
-        full["lakefresh_version"] = _version()
-        return full
+    def full_row(self, row: BatchRow) -> dict[str, Any]:
+        """A `batches` row's columns, with this lakefresh's version."""
+        return {**row.columns(), "lakefresh_version": _version()}
 
-    def record_attempt(self, row: dict[str, Any]) -> None:
+    def record_attempt(self, row: BatchRow) -> None:
         """Append one attempt row (status staged, failed or audit_failed)."""
         self.record_attempts([row])
 
-    def record_attempts(self, rows: list[dict[str, Any]]) -> None:
+    def record_attempts(self, rows: list[BatchRow]) -> None:
         """Append attempt rows in one commit (a backlog group's staged rows)."""
         full = [self.full_row(row) for row in rows]
         schema = self.batches_schema()
@@ -317,15 +316,15 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         """A batch found in the target's lineage with no staged record (its log write was lost),
         published at `when` (its commit's time)."""
         self.record_attempt(
-            {
-                "table_name": table,
-                "batch_id": batch_id,
-                "attempt": f"recovered-{snapshot_id}",
-                "status": "published",
-                "published_snapshot_id": snapshot_id,
-                "published_at": when,
-                "error": "recovered from the target's lineage; counts were not recorded",
-            }
+            BatchRow(
+                table,
+                batch_id,
+                f"recovered-{snapshot_id}",
+                "published",
+                published_snapshot_id=snapshot_id,
+                published_at=when,
+                error="recovered from the target's lineage; counts were not recorded",
+            )
         )
 
     def _update(self, table: str, where: str, assignments: dict[str, str]) -> None:

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.state.batch_row import BatchRow
     from lakefresh.state.reads import LogRow
 
 RANGES_TYPE = "array<struct<start: string, end: string, start_inclusive: boolean, end_inclusive: boolean>>"
@@ -108,7 +109,7 @@ class PublishMarks:
     def batches_schema(self) -> StructType:
         raise NotImplementedError
 
-    def full_row(self, row: dict[str, Any]) -> dict[str, Any]:
+    def full_row(self, row: BatchRow) -> dict[str, Any]:
         raise NotImplementedError
 
     def published(self, table: str) -> dict[str, PublishedBatch]:
@@ -132,7 +133,7 @@ class PublishMarks:
         table: str,
         marks: list[Published],
         effective: list[Effective] | None = None,
-        new: list[dict[str, Any]] | None = None,
+        new: list[BatchRow] | None = None,
     ) -> None:
         """One MERGE: these attempts marked published, each with its effective metrics when
         `effective` holds them; the effective metrics of other published batches; and `new`
@@ -143,7 +144,7 @@ class PublishMarks:
         new = new or []
         metrics = self._stored(table, effective or [], new)
         rows = [
-            {**self.full_row(r), **_metrics(metrics.pop(r["batch_id"], None)), "_mark": "new"} for r in new
+            {**self.full_row(r), **_metrics(metrics.pop(r.batch_id, None)), "_mark": "new"} for r in new
         ]
         for mark in marks:
             rows.append(_mark_row(mark, metrics.pop(mark.batch_id, None)))
@@ -201,13 +202,13 @@ class PublishMarks:
         return new
 
     def _stored(
-        self, table: str, effective: list[Effective], new: list[dict[str, Any]]
+        self, table: str, effective: list[Effective], new: list[BatchRow]
     ) -> dict[str, Effective]:
         """The counts to store for these effective metrics, by batch id. A row's count is read
         less what published rows' `superseded` maps took from it, so a count written now is the
         batch's count plus what the log's published rows, and the rows written with it, say was
         taken."""
-        taken = taken_from(r.get("superseded") for r in new)
+        taken = taken_from(r.superseded for r in new)
         if effective:  # a kept read, as a rule: the log's head has not moved since the last one
             for batch_id, row in self.published(table).items():
                 taken[batch_id] = taken.get(batch_id, 0) + row.taken
@@ -271,7 +272,7 @@ class PublishLog:
         self.table = table
         self._published: dict[str, PublishedBatch] | None = None
         self._marks: list[Published] = []
-        self._new: list[dict[str, Any]] = []
+        self._new: list[BatchRow] = []
         self._changed: dict[str, Effective] = {}
         self._unread: dict[str, PublishedBatch] = {}  # this run's unwritten batches, log not read
         self._since: float | None = None
@@ -286,7 +287,7 @@ class PublishLog:
         mark: Published,
         span: tuple[str, str] | None,
         effective: list[Effective],
-        row: dict[str, Any] | None = None,
+        row: BatchRow | None = None,
     ) -> None:
         """A batch just published, with the effective metrics its publish changed; `row`: its
         whole `batches` row when none is in the log yet (it is inserted, not marked)."""
@@ -315,14 +316,14 @@ class PublishLog:
         if row is None:
             self._marks.append(mark)
         else:
-            self._new.append({**row, "superseded": {b: n for b, n in taken.items() if n} or None})
+            self._new.append(replace(row, superseded={b: n for b, n in taken.items() if n} or None))
         if self._since is None:
             self._since = time.monotonic()
 
     @property
     def waiting(self) -> list[str]:
         """The batches published in this run whose mark is not written yet."""
-        return [m.batch_id for m in self._marks] + [r["batch_id"] for r in self._new]
+        return [m.batch_id for m in self._marks] + [r.batch_id for r in self._new]
 
     def due(self) -> bool:
         return self._since is not None and time.monotonic() - self._since >= FLUSH_SECONDS

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import ConfigError
 from lakefresh.sources import SourceContext, make_source
+from lakefresh.state.batch_row import BatchRow
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -47,25 +47,23 @@ def table_and_history(
 
 def reload_row(
     name: str, table: TableConfig, outcome: BatchResult, attempt: str, staged: int | None, started: datetime
-) -> dict[str, Any]:
+) -> BatchRow:
     """A reloaded batch's new attempt, staged on the verb's staged snapshot (None: its commit is
     still to come)."""
-    row: dict[str, Any] = {
-        "table_name": name,
-        "batch_id": outcome.batch_id,
-        "attempt": attempt,
-        "status": "staged",
-        "source_kind": table.source.kind,
-        "strategy": table.strategy.kind,
-        "source_position": outcome.position,
-        "record_count": outcome.record_count,
-        "quarantined_count": outcome.quarantined,
-        "duplicate_count": outcome.duplicates,
-        "status_counts": dict(outcome.counts),
-        "range_start": outcome.range_start,
-        "range_end": outcome.range_end,
-        "staged_snapshot_id": staged,
-        "started_at": started,
-    }
-    row["config_fingerprint"], row["config"] = fingerprint(table)
-    return row
+    return BatchRow.of_table(
+        name,
+        table,
+        outcome.batch_id,
+        attempt,
+        "staged",
+        configured=True,
+        source_position=outcome.position,
+        record_count=outcome.record_count,
+        quarantined_count=outcome.quarantined,
+        duplicate_count=outcome.duplicates,
+        status_counts=dict(outcome.counts),
+        range_start=outcome.range_start,
+        range_end=outcome.range_end,
+        staged_snapshot_id=staged,
+        started_at=started,
+    )

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.clock import utc_now
 from lakefresh.config.write_mode import change_feed_readers
 from lakefresh.sources import TableChangesSource
+from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import verb_batch_id
 
 if TYPE_CHECKING:
@@ -103,17 +104,17 @@ def maintain(ctx: VerbContext, tables: list[TableConfig], only_compact: bool = F
         )
         upkeep.expired_before = None if cutoff is None else cutoff.isoformat()
         control.record_attempt(
-            {
-                "table_name": name,
-                "batch_id": verb_batch_id("maintain"),
-                "attempt": uuid.uuid4().hex[:16],
-                "status": "maintained",
-                "source_kind": "lakefresh",
-                "strategy": table.strategy.kind,
-                "replay": json.dumps(asdict(upkeep), sort_keys=True),
-                "started_at": now,
-                "published_at": utc_now(),
-            }
+            BatchRow.of_table(
+                name,
+                table,
+                verb_batch_id("maintain"),
+                uuid.uuid4().hex[:16],
+                "maintained",
+                verb=True,
+                replay=json.dumps(asdict(upkeep), sort_keys=True),
+                started_at=now,
+                published_at=utc_now(),
+            )
         )
         result.tables.append(upkeep)
     return result

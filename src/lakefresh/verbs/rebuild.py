@@ -68,6 +68,7 @@ from lakefresh.run.assessment import NEVER_AGAIN
 from lakefresh.run.bookkeeping import Bookkeeping
 from lakefresh.run.reading import read_batch, read_group
 from lakefresh.sources import Source
+from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import is_verb, verb_batch_id
 from lakefresh.state.published import Published
 from lakefresh.state.reads import AttemptRow
@@ -369,26 +370,28 @@ class _VerbRecord:
         # one before it is unloaded or reloaded); a reloaded batch's are in its new attempt
         reloading = self.verb in ("reload", "refresh")
         replay["counts"] = {b: c for b, c in self.counts.items() if b not in named or not reloading}
-        row: dict[str, Any] = {
-            "table_name": plan.name,
-            "batch_id": self.verb_id,
-            "attempt": self.attempt,
-            "status": "staged",
-            "source_kind": "lakefresh",
-            "strategy": plan.config.strategy.kind,
-            "source_position": plan.live[-1].position if plan.live else None,
-            "replay": json.dumps(replay, sort_keys=True),
-            "record_count": self.expected,
-            "staged_snapshot_id": staged,
-            "started_at": self.started,
-        }
-        row["config_fingerprint"], row["config"] = self.configuration
+        fingerprinted, configured = self.configuration
+        row = BatchRow.of_table(
+            plan.name,
+            plan.config,
+            self.verb_id,
+            self.attempt,
+            "staged",
+            verb=True,
+            source_position=plan.live[-1].position if plan.live else None,
+            replay=json.dumps(replay, sort_keys=True),
+            record_count=self.expected,
+            staged_snapshot_id=staged,
+            started_at=self.started,
+            config_fingerprint=fingerprinted,
+            config=configured,
+        )
         # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
         # whatever happens after the publish, the next settlement can finish the record (5.)
         news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in self.outcomes]
         reloaded = [reload_row(plan.name, plan.config, o, new, staged, self.started) for o, _, new in news]
         control.record_attempts([row, *reloaded])
-        self.written = [AttemptRow(r["batch_id"], r["attempt"], "staged", staged) for r in [row, *reloaded]]
+        self.written = [AttemptRow(r.batch_id, r.attempt, "staged", staged) for r in [row, *reloaded]]
         for outcome, bad, new in news:
             if bad is not None:
                 control.record_quarantine(plan.name, outcome.batch_id, new, bad)
