@@ -4,7 +4,7 @@ rolled back, unloaded, forgotten, reloaded, resolved quarantine rows, corrected 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.session import parse_schema
@@ -14,21 +14,32 @@ if TYPE_CHECKING:
     from lakefresh.lakehouse.backend import TableBackend
 
 
-class OperatorMarks:
+class MarksHost(Protocol):
+    """What :class:`OperatorMarks` needs of its host (:class:`lakefresh.state.control.ControlTables`):
+    the control tables and their writes, each tried again while another pipeline's commit
+    conflicts."""
+
     backend: TableBackend
     batches: str
     quarantine: str
 
     def _update(self, table: str, where: str, assignments: dict[str, str]) -> None:
-        raise NotImplementedError
+        """The table's rows of `batches` that meet `where` get these SQL values."""
+        ...
 
     def _mark(self, control_table: str, assignments: dict[str, str], where: str) -> None:
-        raise NotImplementedError
+        """A control table's rows that meet `where` get these SQL values."""
+        ...
 
     def _sql(self, statement: str) -> None:
-        raise NotImplementedError
+        """A write to a control table."""
+        ...
 
-    def replays(self, table: str, batch_ids: list[str]) -> dict[str, str]:
+
+class OperatorMarks:
+    """The operator's marks in the log; a mixin whose host is a :class:`MarksHost`."""
+
+    def replays(self: MarksHost, table: str, batch_ids: list[str]) -> dict[str, str]:
         """The `replay` of these batches' attempts, by batch id: a published attempt's first (a
         verb's commit in the lineage whose record a crash left `staged`, or that a rollback
         marked `unloaded` and a `set_current_snapshot` brought back, counts too)."""
@@ -40,7 +51,7 @@ class OperatorMarks:
         ).collect()
         return {r[0]: r[1] for r in rows}  # the last row of a batch wins: a published one
 
-    def fingerprints(self, table: str) -> dict[str, str]:
+    def fingerprints(self: MarksHost, table: str) -> dict[str, str]:
         """The configuration fingerprint each published batch was applied under (when recorded)."""
         rows = self.backend.spark.sql(
             f"SELECT batch_id, config_fingerprint FROM {self.backend.qualified(self.batches)} "
@@ -49,7 +60,7 @@ class OperatorMarks:
         ).collect()
         return {r[0]: r[1] for r in rows}
 
-    def configuration(self, table: str, batch_id: str) -> tuple[str, str] | None:
+    def configuration(self: MarksHost, table: str, batch_id: str) -> tuple[str, str] | None:
         """The configuration fingerprint and settings an attempt of this batch recorded."""
         row = self.backend.spark.sql(
             f"SELECT config_fingerprint, config FROM {self.backend.qualified(self.batches)} WHERE "
@@ -58,7 +69,7 @@ class OperatorMarks:
         ).first()
         return None if row is None else (row[0], row[1])
 
-    def position(self, table: str, batch_id: str) -> str | None:
+    def position(self: MarksHost, table: str, batch_id: str) -> str | None:
         """The source position a published batch was recorded with."""
         row = self.backend.spark.sql(
             f"SELECT source_position FROM {self.backend.qualified(self.batches)} WHERE table_name = "
@@ -66,7 +77,7 @@ class OperatorMarks:
         ).first()
         return None if row is None else row[0]
 
-    def mark_resolved(self, table: str, batch_id: str, by: str) -> int:
+    def mark_resolved(self: MarksHost, table: str, batch_id: str, by: str) -> int:
         """Mark the batch's unresolved quarantine rows as resolved by a replay batch; how many."""
         where = f"table_name = {sql_literal(table)} AND batch_id = {sql_literal(batch_id)}"
         where += " AND resolved_by IS NULL"
@@ -75,7 +86,7 @@ class OperatorMarks:
         self._mark(self.quarantine, {"resolved_by": sql_literal(by)}, where)
         return int(row[0]) if row else 0
 
-    def mark_reloaded(self, table: str, batch_ids: list[str], keep_attempt: str) -> None:
+    def mark_reloaded(self: MarksHost, table: str, batch_ids: list[str], keep_attempt: str) -> None:
         """The earlier published attempts of batches a `reload` applied again from their current
         content (the reload's attempt, `keep_attempt`, is the published one now)."""
         if batch_ids:
@@ -92,7 +103,7 @@ class OperatorMarks:
             )
 
     def correct_counts(
-        self, table: str, counts: dict[str, dict[str, int]], fingerprint: str, config: str
+        self: MarksHost, table: str, counts: dict[str, dict[str, int]], fingerprint: str, config: str
     ) -> None:
         """After a rebuild: the status counts of the published batches it applied again (a later
         batch may find other rows once one before it is unloaded or reloaded), and the
@@ -117,7 +128,7 @@ class OperatorMarks:
         finally:
             self.backend.spark.catalog.dropTempView(view)
 
-    def mark_rolled_back(self, table: str, batch_ids: list[str]) -> None:
+    def mark_rolled_back(self: MarksHost, table: str, batch_ids: list[str]) -> None:
         """Published batches that are no longer in the target's lineage (it was rolled back):
         the table holds none of their rows."""
         if batch_ids:
@@ -125,7 +136,7 @@ class OperatorMarks:
             gone = {"status": "'rolled_back'", "effective_count": "0"}
             self._update(table, f"batch_id IN ({ids}) AND status = 'published'", gone)
 
-    def mark_unloaded(self, table: str, batch_ids: list[str]) -> None:
+    def mark_unloaded(self: MarksHost, table: str, batch_ids: list[str]) -> None:
         """Published batches the operator undid (`rollback`, `unload`): never taken again, and
         the table holds none of their rows."""
         if batch_ids:
@@ -133,7 +144,7 @@ class OperatorMarks:
             gone = {"status": "'unloaded'", "effective_count": "0"}
             self._update(table, f"batch_id IN ({ids}) AND status = 'published'", gone)
 
-    def settle_rolled_back(self, table: str, batch_ids: list[str], decision: str) -> None:
+    def settle_rolled_back(self: MarksHost, table: str, batch_ids: list[str], decision: str) -> None:
         """The operator's decision on rolled-back batches. `forget`: they become `forgotten` and
         are never taken again. `reapply`: they stay `rolled_back` (their new attempt is logged
         beside) and their quarantine rows are withdrawn, since the new attempt writes its own."""

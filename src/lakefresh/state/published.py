@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.failures import retry_conflicts
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.state.batch_row import BatchRow
+    from lakefresh.state.control import ControlTables
     from lakefresh.state.reads import LogRow
 
 RANGES_TYPE = "array<struct<start: string, end: string, start_inclusive: boolean, end_inclusive: boolean>>"
@@ -99,37 +100,40 @@ class Published:
         }
 
 
-class PublishMarks:
-    """The one write that marks attempts published and stores effective metrics. A mixin of
-    :class:`lakefresh.state.control.ControlTables`."""
+class PublishHost(Protocol):
+    """What :class:`PublishMarks` needs of its host (:class:`lakefresh.state.control.ControlTables`):
+    the log's table and schema, a row with every column, and the log's reads (state/reads.py)."""
 
     backend: TableBackend
     batches: str
 
-    def batches_schema(self) -> StructType:
-        raise NotImplementedError
+    def batches_schema(self) -> StructType: ...
 
-    def full_row(self, row: BatchRow) -> dict[str, Any]:
-        raise NotImplementedError
+    def full_row(self, row: BatchRow) -> dict[str, Any]: ...
 
     def published(self, table: str) -> dict[str, PublishedBatch]:
-        """The table's published batches, by batch id (state/reads.py)."""
-        raise NotImplementedError
+        """The table's published batches, by batch id."""
+        ...
 
     def appended(self, rows: list[dict[str, Any]]) -> None:
-        """Rows this process appended to the log (state/reads.py)."""
-        raise NotImplementedError
+        """Rows this process appended to the log."""
+        ...
 
     def log_rows(self, table: str) -> list[LogRow]:
-        """The table's rows of the log (state/reads.py)."""
-        raise NotImplementedError
+        """The table's rows of the log."""
+        ...
 
     def log_head(self, table: str) -> int | None:
-        """The log's snapshot that the table's last `log_rows` read (state/reads.py)."""
-        raise NotImplementedError
+        """The log's snapshot that the table's last `log_rows` read."""
+        ...
+
+
+class PublishMarks:
+    """The one write that marks attempts published and stores effective metrics. A mixin of
+    :class:`lakefresh.state.control.ControlTables`, its host (:class:`PublishHost`)."""
 
     def record_published(
-        self,
+        self: PublishHost,
         table: str,
         marks: list[Published],
         effective: list[Effective] | None = None,
@@ -139,87 +143,92 @@ class PublishMarks:
         `effective` holds them; the effective metrics of other published batches; and `new`
         rows (published attempts whose record travelled in their target commit) inserted. When
         there are only new rows (the common run: no staged row, nothing superseded), one append."""
-        if not marks and not effective and not new:
-            return
-        new = new or []
-        metrics = self._stored(table, effective or [], new)
-        rows = [
-            {**self.full_row(r), **_metrics(metrics.pop(r.batch_id, None)), "_mark": "new"} for r in new
-        ]
-        for mark in marks:
-            rows.append(_mark_row(mark, metrics.pop(mark.batch_id, None)))
-        rows += [
-            {"batch_id": b, **_metrics(e), "_mark": "metrics", "_has_metrics": True}
-            for b, e in metrics.items()
-        ]
-        spark = self.backend.spark
-        schema = self.batches_schema()
-        if not marks and not metrics:  # only new rows: an append
-            plain = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
-            self.appended(retry_conflicts(lambda: self._append_unlogged(table, plain, schema)))
-            return
-        source = literal_rows(spark, rows, _source_schema(schema))
-        view = f"lakefresh_published_{abs(hash((table, id(rows))))}"
-        source.createOrReplaceTempView(view)
-        columns = ", ".join(quote(f.name) for f in schema.fields)
-        values = ", ".join(f"s.{quote(f.name)}" for f in schema.fields)
-        metric_sets = "t.effective_count = s.effective_count, t.effective_ranges = s.effective_ranges"
-        publish_sets = (
-            "t.status = 'published', t.published_snapshot_id = s.published_snapshot_id, "
-            "t.publish_seconds = s.publish_seconds, t.published_at = s.published_at"
-        )
-        merge = (
-            f"MERGE INTO {self.backend.qualified(self.batches)} t USING {view} s "
-            f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id AND "
-            "((s._mark = 'publish' AND t.attempt = s.attempt) "
-            " OR (s._mark = 'metrics' AND t.status = 'published')) "
-            "WHEN MATCHED AND s._mark = 'publish' AND s._has_metrics "
-            f"THEN UPDATE SET {publish_sets}, {metric_sets} "
-            f"WHEN MATCHED AND s._mark = 'publish' THEN UPDATE SET {publish_sets} "
-            f"WHEN MATCHED THEN UPDATE SET {metric_sets} "
-            f"WHEN NOT MATCHED AND s._mark = 'new' THEN INSERT ({columns}) VALUES ({values})"
-        )
-        try:
-            retry_conflicts(lambda: spark.sql(merge))
-        finally:
-            spark.catalog.dropTempView(view)
+        _write_published(self, table, marks, effective or [], new or [])
 
-    def _append_unlogged(
-        self, table: str, new: list[dict[str, Any]], schema: StructType
-    ) -> list[dict[str, Any]]:
-        """Append the rows of `new` whose batches the log does not hold as published; the rows
-        appended. When two runs of a table overlap, one's reconciliation can record a batch the
-        other published, from its commit, as the other writes that batch's row. So the check
-        reads the log (the kept read, unless the log moved since: state/reads.py) and the append
-        is refused if a row of the table was added after the snapshot it read; then both are
-        tried again (retry_conflicts)."""
-        rows = self.log_rows(table)
-        head = self.log_head(table)
-        logged = {r.attempt.batch_id for r in rows if r.attempt.status == "published"}
-        new = [r for r in new if r["batch_id"] not in logged]
-        if new:
-            self.backend.append_rows(self.batches, new, schema, unless=(head, "table_name", table))
-        return new
-
-    def _stored(
-        self, table: str, effective: list[Effective], new: list[BatchRow]
-    ) -> dict[str, Effective]:
-        """The counts to store for these effective metrics, by batch id. A row's count is read
-        less what published rows' `superseded` maps took from it, so a count written now is the
-        batch's count plus what the log's published rows, and the rows written with it, say was
-        taken."""
-        taken = taken_from(r.superseded for r in new)
-        if effective:  # a kept read, as a rule: the log's head has not moved since the last one
-            for batch_id, row in self.published(table).items():
-                taken[batch_id] = taken.get(batch_id, 0) + row.taken
-        return {
-            e.batch_id: e if e.count is None else replace(e, count=e.count + taken.get(e.batch_id, 0))
-            for e in effective
-        }
-
-    def update_effective(self, table: str, effective: list[Effective]) -> None:
+    def update_effective(self: PublishHost, table: str, effective: list[Effective]) -> None:
         """Store recounted effective metrics of published batches (after a rollback)."""
-        self.record_published(table, [], effective)
+        _write_published(self, table, [], effective, [])
+
+
+def _write_published(
+    host: PublishHost, table: str, marks: list[Published], effective: list[Effective], new: list[BatchRow]
+) -> None:
+    """`PublishMarks.record_published`'s write."""
+    if not marks and not effective and not new:
+        return
+    metrics = _stored(host, table, effective, new)
+    rows = [{**host.full_row(r), **_metrics(metrics.pop(r.batch_id, None)), "_mark": "new"} for r in new]
+    for mark in marks:
+        rows.append(_mark_row(mark, metrics.pop(mark.batch_id, None)))
+    rows += [
+        {"batch_id": b, **_metrics(e), "_mark": "metrics", "_has_metrics": True} for b, e in metrics.items()
+    ]
+    spark = host.backend.spark
+    schema = host.batches_schema()
+    if not marks and not metrics:  # only new rows: an append
+        plain = [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+        host.appended(retry_conflicts(lambda: _append_unlogged(host, table, plain, schema)))
+        return
+    source = literal_rows(spark, rows, _source_schema(schema))
+    view = f"lakefresh_published_{abs(hash((table, id(rows))))}"
+    source.createOrReplaceTempView(view)
+    columns = ", ".join(quote(f.name) for f in schema.fields)
+    values = ", ".join(f"s.{quote(f.name)}" for f in schema.fields)
+    metric_sets = "t.effective_count = s.effective_count, t.effective_ranges = s.effective_ranges"
+    publish_sets = (
+        "t.status = 'published', t.published_snapshot_id = s.published_snapshot_id, "
+        "t.publish_seconds = s.publish_seconds, t.published_at = s.published_at"
+    )
+    merge = (
+        f"MERGE INTO {host.backend.qualified(host.batches)} t USING {view} s "
+        f"ON t.table_name = {sql_literal(table)} AND t.batch_id = s.batch_id AND "
+        "((s._mark = 'publish' AND t.attempt = s.attempt) "
+        " OR (s._mark = 'metrics' AND t.status = 'published')) "
+        "WHEN MATCHED AND s._mark = 'publish' AND s._has_metrics "
+        f"THEN UPDATE SET {publish_sets}, {metric_sets} "
+        f"WHEN MATCHED AND s._mark = 'publish' THEN UPDATE SET {publish_sets} "
+        f"WHEN MATCHED THEN UPDATE SET {metric_sets} "
+        f"WHEN NOT MATCHED AND s._mark = 'new' THEN INSERT ({columns}) VALUES ({values})"
+    )
+    try:
+        retry_conflicts(lambda: spark.sql(merge))
+    finally:
+        spark.catalog.dropTempView(view)
+
+
+def _append_unlogged(
+    host: PublishHost, table: str, new: list[dict[str, Any]], schema: StructType
+) -> list[dict[str, Any]]:
+    """Append the rows of `new` whose batches the log does not hold as published; the rows
+    appended. When two runs of a table overlap, one's reconciliation can record a batch the
+    other published, from its commit, as the other writes that batch's row. So the check
+    reads the log (the kept read, unless the log moved since: state/reads.py) and the append
+    is refused if a row of the table was added after the snapshot it read; then both are
+    tried again (retry_conflicts)."""
+    rows = host.log_rows(table)
+    head = host.log_head(table)
+    logged = {r.attempt.batch_id for r in rows if r.attempt.status == "published"}
+    new = [r for r in new if r["batch_id"] not in logged]
+    if new:
+        host.backend.append_rows(host.batches, new, schema, unless=(head, "table_name", table))
+    return new
+
+
+def _stored(
+    host: PublishHost, table: str, effective: list[Effective], new: list[BatchRow]
+) -> dict[str, Effective]:
+    """The counts to store for these effective metrics, by batch id. A row's count is read
+    less what published rows' `superseded` maps took from it, so a count written now is the
+    batch's count plus what the log's published rows, and the rows written with it, say was
+    taken."""
+    taken = taken_from(r.superseded for r in new)
+    if effective:  # a kept read, as a rule: the log's head has not moved since the last one
+        for batch_id, row in host.published(table).items():
+            taken[batch_id] = taken.get(batch_id, 0) + row.taken
+    return {
+        e.batch_id: e if e.count is None else replace(e, count=e.count + taken.get(e.batch_id, 0))
+        for e in effective
+    }
 
 
 def taken_from(maps: Iterable[dict[str, int] | None]) -> dict[str, int]:
@@ -267,7 +276,7 @@ class PublishLog:
     a batch just published with the effective metrics its publish changed; :meth:`flush` writes
     what waits in one commit, and then passes the `after_record` fault point of each batch."""
 
-    def __init__(self, control: PublishMarks, table: str) -> None:
+    def __init__(self, control: ControlTables, table: str) -> None:
         self.control = control
         self.table = table
         self._published: dict[str, PublishedBatch] | None = None
