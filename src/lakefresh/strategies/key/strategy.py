@@ -80,7 +80,7 @@ from lakefresh.strategies.materialize import (
 from lakefresh.strategies.ordering import first_row_first, last_row_first
 from lakefresh.strategies.pruning import prunable, range_condition
 from lakefresh.strategies.surrogate import largest_key, skeleton_rows, with_surrogate_key
-from lakefresh.strategies.truncate import TRUNCATE_FLAG, marker_problems, split_at_marker
+from lakefresh.strategies.truncate import TRUNCATE_FLAG, Truncation, marker_problems, split_at_marker
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -131,56 +131,48 @@ class KeyStrategy:
         return problems
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
+        """Each batch row's status against the stored record of its key, in named phases: the
+        rows prepared and ranked by key (the winner first), joined with the stored rows of their
+        keys (`_against_stored`), given their status (`_status`) and the target's columns
+        (`_with_target_columns`), counted (and materialized, or left to the MERGE to judge:
+        `_counted`), then told as a change set (`_change_set`)."""
         from pyspark.sql import Window
         from pyspark.sql import functions as F
 
         cfg = self.config
-        sk = cfg.surrogate_key
         columns, rows = self.prepared(batch, utc_timestamp(ctx.batch_time), F.lit(ctx.batch_id))
         truncation = None
         if cfg.truncate:
             rows, truncation = split_at_marker(rows)
         latest_first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(*self.winner_first(rows))
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
+        batch_rows = ctx.rows_of(batch) if ctx.target_exists else 0
+        joined = self._against_stored(ctx, batch, rows, ranked, batch_rows)
+        # the status of each batch row, as one SQL expression (a chain of Column calls costs a
+        # round trip to the JVM per call)
+        joined = joined.withColumn(STATUS_COLUMN, self._status())
+        staged, target_columns = self._with_target_columns(ctx, joined, columns)
+        staged, counts, superseded, judging = self._counted(ctx, batch, rows, staged, truncation)
+        return self._change_set(
+            ctx, batch, rows, staged, (counts, superseded), target_columns, judging, truncation, batch_rows
+        )
 
+    def _against_stored(
+        self, ctx: StageContext, batch: DataFrame, rows: DataFrame, ranked: DataFrame, batch_rows: int
+    ) -> DataFrame:
+        """The ranked batch rows, each with the stored row of its key (`_lf_t_*` columns: its
+        hash, date, batch, surrogate key, whether it is a skeleton or a tombstone; NULL for a
+        new key)."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        sk = cfg.surrogate_key
         stored_sk = F.lit(None).cast("long")
         stored_inferred = F.lit(False)
         stored_deleted = F.lit(False)
         soft = cfg.soft_delete_column
-        batch_rows = ctx.rows_of(batch) if ctx.target_exists else 0
-        if ctx.target_exists:
-            stored_columns = set(ctx.target().columns)
-            if sk and sk.column in stored_columns:
-                stored_sk = F.col(quote(sk.column))
-            if sk and sk.inferred_column in stored_columns:
-                stored_inferred = F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
-            if soft and soft in stored_columns:
-                stored_deleted = F.coalesce(F.col(quote(soft)), F.lit(False))
-            # Only the key, hash and date columns of the target are read, and the batch's keys
-            # are broadcast into that scan (unless the batch is too large to broadcast), so the
-            # target is not shuffled. The keys come from the batch itself, not from `ranked`,
-            # so the dedupe window is computed once.
-            batch_keys = broadcast_if_small(
-                ctx, batch.select(*[quote(k) for k in cfg.keys]).distinct(), batch_rows
-            )
-            target = ctx.target()
-            if ctx.key_range:  # the files that cannot hold the batch's keys are skipped
-                target = target.where(range_condition(ctx.key_range))
-            stored = target.select(
-                *[F.col(quote(k)) for k in cfg.keys],
-                F.col(HASH_COLUMN).alias("_lf_t_hash"),
-                F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
-                F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
-                F.lit(True).alias("_lf_t_exists"),
-                stored_sk.alias("_lf_t_sk"),
-                stored_inferred.alias("_lf_t_inferred"),
-                stored_deleted.alias("_lf_t_deleted"),
-            ).join(batch_keys, on=list(cfg.keys), how="left_semi")
-            # the stored rows of the batch's keys are at most as many as the batch's rows (one per
-            # key): broadcast too, so the batch's rows are not shuffled to meet them
-            joined = ranked.join(broadcast_if_small(ctx, stored, batch_rows), on=list(cfg.keys), how="left")
-        else:
-            joined = (
+        if not ctx.target_exists:
+            return (
                 ranked.withColumn("_lf_t_hash", F.lit(None).cast("binary"))
                 .withColumn("_lf_t_at", F.lit(None).cast(rows.schema[UPDATED_AT_COLUMN].dataType))
                 .withColumn("_lf_t_batch", F.lit(None).cast("string"))
@@ -189,8 +181,43 @@ class KeyStrategy:
                 .withColumn("_lf_t_inferred", stored_inferred)
                 .withColumn("_lf_t_deleted", stored_deleted)
             )
-        # the status of each batch row, as one SQL expression (a chain of Column calls costs a
-        # round trip to the JVM per call)
+        stored_columns = set(ctx.target().columns)
+        if sk and sk.column in stored_columns:
+            stored_sk = F.col(quote(sk.column))
+        if sk and sk.inferred_column in stored_columns:
+            stored_inferred = F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
+        if soft and soft in stored_columns:
+            stored_deleted = F.coalesce(F.col(quote(soft)), F.lit(False))
+        # Only the key, hash and date columns of the target are read, and the batch's keys are
+        # broadcast into that scan (unless the batch is too large to broadcast), so the target is
+        # not shuffled. The keys come from the batch itself, not from `ranked`, so the dedupe
+        # window is computed once.
+        batch_keys = broadcast_if_small(
+            ctx, batch.select(*[quote(k) for k in cfg.keys]).distinct(), batch_rows
+        )
+        target = ctx.target()
+        if ctx.key_range:  # the files that cannot hold the batch's keys are skipped
+            target = target.where(range_condition(ctx.key_range))
+        stored = target.select(
+            *[F.col(quote(k)) for k in cfg.keys],
+            F.col(HASH_COLUMN).alias("_lf_t_hash"),
+            F.col(UPDATED_AT_COLUMN).alias("_lf_t_at"),
+            F.col(BATCH_ID_COLUMN).alias("_lf_t_batch"),
+            F.lit(True).alias("_lf_t_exists"),
+            stored_sk.alias("_lf_t_sk"),
+            stored_inferred.alias("_lf_t_inferred"),
+            stored_deleted.alias("_lf_t_deleted"),
+        ).join(batch_keys, on=list(cfg.keys), how="left_semi")
+        # the stored rows of the batch's keys are at most as many as the batch's rows (one per
+        # key): broadcast too, so the batch's rows are not shuffled to meet them
+        return ranked.join(broadcast_if_small(ctx, stored, batch_rows), on=list(cfg.keys), how="left")
+
+    def _status(self) -> Column:
+        """A batch row's status code (the module's table), from its rank and its stored row."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        soft = cfg.soft_delete_column
         new, at, stored_at = "_lf_t_exists IS NULL", quote(UPDATED_AT_COLUMN), "_lf_t_at"
         tombstone, deletes = "_lf_t_deleted", quote(DELETE_FLAG)
         inserted = "'N'" if cfg.when_not_matched == "insert" else "'X'"
@@ -211,12 +238,21 @@ class KeyStrategy:
             (f"{quote(HASH_COLUMN)} != _lf_t_hash", changed),
             (f"{at} > {stored_at}", "'S'"),
         ]
-        status = F.expr("CASE " + " ".join(f"WHEN {c} THEN {v}" for c, v in branches) + " ELSE 'U' END")
+        return F.expr("CASE " + " ".join(f"WHEN {c} THEN {v}" for c, v in branches) + " ELSE 'U' END")
+
+    def _with_target_columns(
+        self, ctx: StageContext, joined: DataFrame, columns: list[str]
+    ) -> tuple[DataFrame, list[str]]:
+        """The judged rows with the target's columns (a tombstone's flag, the surrogate key),
+        their status and the batch that wrote their stored row; and the target's columns."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        sk = cfg.surrogate_key
         target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
-        joined = joined.withColumn(STATUS_COLUMN, status)
-        if soft:
+        if cfg.soft_delete_column:
             joined = tombstones(cfg, joined, columns)
-            target_columns.insert(len(columns), soft)
+            target_columns.insert(len(columns), cfg.soft_delete_column)
         if sk:
             start = largest_key(ctx, sk)
             writes = F.col(STATUS_COLUMN).isin("N", "C")
@@ -228,6 +264,21 @@ class KeyStrategy:
             F.col(STATUS_COLUMN),
             F.col("_lf_t_batch"),
         )
+        return staged, target_columns
+
+    def _counted(
+        self,
+        ctx: StageContext,
+        batch: DataFrame,
+        rows: DataFrame,
+        staged: DataFrame,
+        truncation: Truncation | None,
+    ) -> tuple[DataFrame, dict[str, int], dict[str, int] | None, bool]:
+        """The change set's rows, its counts per status and what it supersedes of each earlier
+        batch, and whether the MERGE judges the batch rows itself (merge.py): then they are
+        counted alone; else counted by the pass that materializes them, with a full snapshot's
+        retired keys and a truncate marker's erased ones."""
+        cfg = self.config
         more = cfg.full_snapshots or truncation
         judging = False
         if self.judging and judged_by_merge(cfg, ctx):  # counted alone: the MERGE judges (merge.py)
@@ -236,7 +287,7 @@ class KeyStrategy:
             )
             judging = judgeable(counts)  # else counted again, by the pass that materializes
         if judging:
-            pass  # counted above; the MERGE's source is the batch's intents (below)
+            pass  # counted above; the MERGE's source is the batch's intents (`_change_set`)
         elif not more or not ctx.target_exists:
             # counts per status and, for changed or deleted rows, per batch that wrote the stored
             # row (it no longer owns it), from the pass that materializes the change set
@@ -254,6 +305,27 @@ class KeyStrategy:
                     staged.unionByName(truncated(cfg, ctx, rows, truncation), allowMissingColumns=True)
                 )
             counts, superseded = counts_and_superseded(staged, STATUS_COLUMN, "_lf_t_batch", ("C", *REMOVES))
+        return staged, counts, superseded, judging
+
+    def _change_set(
+        self,
+        ctx: StageContext,
+        batch: DataFrame,
+        rows: DataFrame,
+        staged: DataFrame,
+        counted: tuple[dict[str, int], dict[str, int] | None],
+        target_columns: list[str],
+        judging: bool,
+        truncation: Truncation | None,
+        batch_rows: int,
+    ) -> ChangeSet:
+        """The change set of the counted rows: what it writes, its counts (a truncate marker's
+        own: Z, and the older rows it erased: O) and the target's expected change; a key stored
+        twice stops it."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        counts, superseded = counted
         duplicates = counts.pop("dup", 0)
         if truncation:
             counts["Z"] = truncation.markers
@@ -263,7 +335,7 @@ class KeyStrategy:
         if ctx.target_exists and read > batch_rows:
             # a key stored twice joined its batch row twice: another writer broke the table
             raise_stored_duplicates(ctx, cfg.keys, batch)
-        removed = 0 if soft else sum(counts.get(code, 0) for code in REMOVES)
+        removed = 0 if cfg.soft_delete_column else sum(counts.get(code, 0) for code in REMOVES)
         found = intents(rows, target_columns, counts, quote(DELETE_FLAG)) if judging else None
         return ChangeSet(
             rows=found[0] if found else staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
@@ -276,7 +348,7 @@ class KeyStrategy:
             superseded=superseded,
             rewrites=sum(counts.get(code, 0) for code in WRITES if code not in ("N", "T")),
             # its rows are the batch's alone, unless it retires or truncates stored keys
-            key_range=None if more else ctx.key_range,
+            key_range=None if cfg.full_snapshots or truncation else ctx.key_range,
         )
 
     def winner_first(self, rows: DataFrame) -> list[Column]:
