@@ -54,7 +54,7 @@ class StageContext:
     key_range: KeyRange | None = None  # the batch's keys lie in it, when the read saw (pruning.py)
     high_water: int | None = None  # the largest sequence surrogate key issued before (surrogate.py)
     settled: bool = False  # every pass over the batch sees the same rows (reading.ReadRows)
-    # `lakefresh.*` properties the strategy has the batch's commit carry (scd2's latest event)
+    # `lakefresh.*` properties the strategy has the batch's commit carry (scd2's latest batch time)
     carried: dict[str, str] = field(default_factory=dict)
 
     def target(self) -> DataFrame:
