@@ -63,6 +63,7 @@ def test_capabilities_live_on_the_config_models() -> None:
         ({"kind": "scd2", "keys": ["id"], "change_detection": "sequence"}, "needs sequence_by"),
         ({"kind": "scd2", "keys": ["id"], "deletes": "new_record"}, "give soft_delete_column"),
         ({"kind": "scd2", "keys": ["id"], "snapshot_scope": ["d"]}, "set full_snapshots"),
+        ({"kind": "scd2", "keys": ["id"], "sequence_by": "d", "resent_rows": "skip"}, "no sequence_by"),
         ({"kind": "key", "keys": ["id"], "snapshot_scope": ["d"]}, "set full_snapshots"),
         ({"kind": "key", "keys": ["id"], "drop_columns": ["id"]}, "must be stored"),
         ({"kind": "key", "keys": ["id"], "date_column": "d", "dedupe": {"by": "p"}}, "no ordering column"),

@@ -78,6 +78,16 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         "(L; at the same point the batch's row replaces the stored one), ignore leaves it out (O), "
         "error refuses the batch.",
     )
+    resent_rows: Literal["record", "skip"] = Field(
+        "record",
+        description="A row re-sent unchanged at a newer batch time (U, as a full snapshot "
+        "re-sends every key): record keeps its time in the version's event memory "
+        "(the version is rewritten), so a late event re-cuts history exactly as if all events had "
+        "come at once; skip writes nothing for it, so a batch writes only the versions it opens, "
+        "closes or updates and the memory grows with changes, not batches; with validity from the "
+        "batch time (no sequence_by), for batches that arrive in time order: a batch older than "
+        "the table's latest is refused.",
+    )
     deletes: Literal["close", "new_record"] = Field(
         "close",
         description="close: a delete (or a key absent from a full snapshot) closes the version; "
@@ -154,6 +164,10 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             raise ValueError("deletes: new_record flags its deletion versions: give soft_delete_column")
         if self.snapshot_scope and not self.full_snapshots:
             raise ValueError("snapshot_scope limits what a full snapshot retires: set full_snapshots")
+        if self.resent_rows == "skip" and self.sequence_by:
+            raise ValueError(
+                "resent_rows: skip takes versions valid from the batch time, in time order: no sequence_by"
+            )
         for name in [*self.snapshot_scope, *self.drop_columns]:
             check_column_name(name, "column")
         clash = set(self.keys) & set(self.drop_columns)

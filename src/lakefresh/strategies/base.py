@@ -54,13 +54,16 @@ class StageContext:
     key_range: KeyRange | None = None  # the batch's keys lie in it, when the read saw (pruning.py)
     high_water: int | None = None  # the largest sequence surrogate key issued before (surrogate.py)
     settled: bool = False  # every pass over the batch sees the same rows (reading.ReadRows)
+    # `lakefresh.*` properties the strategy has the batch's commit carry (scd2's latest batch time)
+    carried: dict[str, str] = field(default_factory=dict)
 
     def target(self) -> DataFrame:
         return self.backend.read(self.table)
 
     def commit_properties(self) -> dict[str, str]:
         """What the batch's commit carries besides its record (see `high_water`)."""
-        return {} if self.high_water is None else {HIGH_WATER_PROPERTY: str(self.high_water)}
+        mark = {} if self.high_water is None else {HIGH_WATER_PROPERTY: str(self.high_water)}
+        return mark | self.carried
 
     def rows_of(self, batch: DataFrame) -> int:
         """How many rows the batch to stage holds: known from its read, else counted."""

@@ -2,7 +2,8 @@
 
 The package: `strategy.py` (the strategy: steps 1-2, the fast path's split, the change set),
 `history.py` (steps 3-5), `fast.py` (the common case without steps 2-5), `events.py` (how a
-version's absorbed events are stored), `surrogate.py` (surrogate keys that follow versions).
+version's absorbed events are stored), `resent.py` (re-sent rows left out of them),
+`surrogate.py` (surrogate keys that follow versions).
 
 Every key has versions `[valid_from, valid_to)`; the open one (`valid_to` NULL) is current. A
 version opens when the *tracked* columns change (all non-key columns by default, or `track` /
@@ -42,7 +43,8 @@ would: the part after a late delete starts at the first absorbed row after it. A
 ever been deleted keeps its deletes in a *tombstone* row (valid_from = valid_to, not current,
 soft-deleted, NULL values), replaced by real versions when rows for the key arrive. The cost is
 one entry per event (stored as text, see `events.py`): a feed that re-sends unchanged rows
-every day grows its current versions by one entry a day. Untracked columns of the earlier
+every day rewrites its current versions and grows each by one entry a day, unless re-sent rows
+are left out (`resent_rows: skip`, see `resent.py`). Untracked columns of the earlier
 part of a split version keep the version's latest values (only those are stored); its
 `sequence_by` column is exact. Status codes of batch rows:
 

@@ -26,9 +26,17 @@ from lakefresh.strategies.base import (
 )
 from lakefresh.strategies.materialize import materialize, materialize_with_counts
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC, decode, encode, stored_as_text
-from lakefresh.strategies.scd2.fast import FAST_CODE, FastChanges, fast_changes, fast_path_enabled, together
+from lakefresh.strategies.scd2.fast import (
+    FAST_CODE,
+    KEPT,
+    FastChanges,
+    fast_changes,
+    fast_path_enabled,
+    together,
+)
 from lakefresh.strategies.scd2.history import Shape, recompute
 from lakefresh.strategies.scd2.late import without_late_rows
+from lakefresh.strategies.scd2.resent import left_out
 from lakefresh.strategies.scd2.surrogate import follow_versions
 from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 
@@ -85,6 +93,7 @@ class Scd2Strategy:
 
         cfg = self.config
         keys = list(cfg.keys)
+        left_out(cfg, ctx)  # resent_rows: skip takes batches in time order
         if cfg.row_hash:
             batch = self._with_row_hash(batch)
         require_columns(batch, keys, "key column(s)")
@@ -99,8 +108,7 @@ class Scd2Strategy:
                 f"sequence_by {cfg.sequence_by!r} must be a date or timestamp, "
                 f"not {new.schema[SEQ].dataType.simpleString()}"
             )
-        total = ctx.rows_of(batch)
-        late = 0
+        total, late = ctx.rows_of(batch), 0
         target = ctx.target() if ctx.target_exists else None
         as_text = self._events_as_text(None if target is None else target.schema)
 
@@ -248,9 +256,15 @@ class Scd2Strategy:
         """Whether a full snapshot's absences follow from the batch times: with validity from the
         batch time (no `sequence_by`) and `late_rows: apply`, every snapshot leaves an event at
         its time on every key it holds (a row) or retires (a delete), so a snapshot that arrives
-        after a newer one finds out which keys the next newer one lacked."""
+        after a newer one finds out which keys the next newer one lacked. Not with
+        `resent_rows: skip`, whose snapshots leave no event on the keys they re-send."""
         cfg = self.config
-        return cfg.full_snapshots and not cfg.sequence_by and cfg.late_rows == "apply"
+        return (
+            cfg.full_snapshots
+            and not cfg.sequence_by
+            and cfg.late_rows == "apply"
+            and cfg.resent_rows == "record"
+        )
 
     def _absent_from_next_snapshot(
         self, ctx: StageContext, batch: DataFrame, target: DataFrame, stored: DataFrame, as_text: bool
@@ -437,7 +451,7 @@ class Scd2Strategy:
             return
         ctx.backend.merge(
             ctx.table,
-            change.rows,
+            change.rows.filter(F.col(STATUS_COLUMN) != F.lit(KEPT)),  # re-sent rows write nothing
             MergeClauses(
                 keys=[*self.config.keys, self.config.valid_from_column],
                 update_columns=columns,
