@@ -11,30 +11,35 @@ pipeline.table("customers").show()   # the target, as a Spark DataFrame
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakefresh.config.checks import check_table_names
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.console import Console, SilentConsole, describe_refresh
-from lakefresh.errors import ConfigError, StateError
+from lakefresh.errors import ConfigError, LakefreshError, StateError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.lakehouse.delta import DeltaBackend
+from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.lakehouse.native import NativeTables, NotNative
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
+from lakefresh.lakehouse.table_rows import SparkTables, TableRows
 from lakefresh.results import RunResult, TableFreshness, TableResult, TableStatus
 from lakefresh.runner import Runner
 from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
 from lakefresh.state.leases import Holder, Lease, Leases
+from lakefresh.state.views import ControlView
 from lakefresh.verbs import (
     MaintainResult,
     PlanResult,
@@ -50,10 +55,13 @@ from lakefresh.verbs import (
 from lakefresh.verbs.common import VerbContext
 from lakefresh.verbs.maintain import compaction_due
 from lakefresh.verbs.rebuild import Verb
-from lakefresh.verbs.status import table_status
+from lakefresh.verbs.status import read_status, table_status
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Pipeline:
@@ -423,8 +431,35 @@ class Pipeline:
 
     def status(self, pending: bool = False) -> list[TableStatus]:
         """Per table: batches published, the last one and its position, rows, counts; with
-        `pending`, how many batches its source holds that no run took yet."""
+        `pending`, how many batches its source holds that no run took yet (listing a source
+        needs Spark; without `pending` no JVM starts where the tables allow it: `_native`)."""
+        if not pending:
+            namespace = self.config.catalog.control_namespace
+            found = self._native(lambda tables: read_status(self.config, tables, namespace))
+            if found is not None:
+                return found
         return table_status(self._verbs, pending)
+
+    def _native(self, read: Callable[[TableRows], T]) -> T | None:
+        """`read` over the tables read without a JVM (lakehouse/native.py): Iceberg tables of a
+        hadoop catalog and Delta tables, in a local warehouse folder. None, for the caller to
+        read through Spark, where they cannot be read so or the read failed; a LakefreshError
+        (a control table of another state version) is an answer, and raised."""
+        try:
+            tables = NativeTables.of(self.config, resolve_warehouse(self.config.catalog, self.base_dir))
+            return read(tables)
+        except LakefreshError:
+            raise
+        except NotNative as exc:
+            log.debug("reading through Spark: %s", exc)
+        except Exception as exc:  # a table feature the native libraries do not read, anything else
+            log.info("reading without a JVM failed, reading through Spark instead: %s", describe(exc))
+        return None
+
+    def _control_view(self) -> ControlView:
+        """The control tables as rows, read through Spark (created when missing)."""
+        self.control.ensure()
+        return ControlView(SparkTables(self.backend), self.config.catalog.control_namespace)
 
     def freshness(self, tables: list[str] | None = None, now: datetime | None = None) -> list[TableFreshness]:
         """Per table (or for `tables`): when its newest batch was loaded and how long ago, its
@@ -440,8 +475,20 @@ class Pipeline:
     def history(self, table: str) -> list[dict[str, Any]]:
         """The table's batches, one row per attempt, oldest first."""
         name = self.config.qualified(self._table(table))
-        self.control.ensure()
-        return [r.asDict(recursive=True) for r in self.control.history(name).collect()]
+        namespace = self.config.catalog.control_namespace
+        found = self._native(lambda tables: ControlView(tables, namespace).history(name))
+        return found if found is not None else self._control_view().history(name)
+
+    def quarantined(self, table: str | None = None, batch: str | None = None) -> list[dict[str, Any]]:
+        """`quarantine`'s rows as dicts (without their attempt), ordered by table, batch, file
+        and record; read without a JVM where the tables allow it (`_native`)."""
+        name = self.config.qualified(self._table(table)) if table else None
+        if batch and not name:
+            raise ConfigError("a batch is named within its table: give the table too")
+        namespace = self.config.catalog.control_namespace
+        found = self._native(lambda tables: ControlView(tables, namespace).quarantined(name, batch))
+        rows = found if found is not None else self._control_view().quarantined(name, batch)
+        return [{k: v for k, v in r.items() if k != "attempt"} for r in rows]
 
     def quarantine(self, table: str | None = None, batch: str | None = None) -> DataFrame:
         """Quarantined rows (of one table, of one of its batches), with their reasons, files,
