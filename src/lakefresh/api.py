@@ -24,7 +24,7 @@ from lakefresh.config.checks import check_table_names
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.config.sources import SynapseLinkSourceConfig
-from lakefresh.console import Console, SilentConsole, describe_refresh
+from lakefresh.console import Console, LoggedConsole, SilentConsole, default_console, describe_refresh
 from lakefresh.errors import ConfigError, LakefreshError, StateError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.lakehouse.delta import DeltaBackend
@@ -78,7 +78,7 @@ class Pipeline:
         self.config = config
         self.base_dir = base_dir
         self.path = path
-        self.console: Console = console or SilentConsole()
+        self.console: Console = LoggedConsole(console or SilentConsole())
         self._spark = spark
         self._holding: set[str] = set()  # the tables this pipeline's lease holds now
         if spark is not None:
@@ -555,8 +555,12 @@ def load_pipeline(
     variables: Mapping[str, str] | None = None,
     spark: SparkSession | None = None,
     console: Console | None = None,
+    quiet: bool = False,
 ) -> Pipeline:
-    """Read and validate a pipeline file. Raises ConfigError before any JVM starts."""
+    """Read and validate a pipeline file. Raises ConfigError before any JVM starts. Its runs show
+    their progress per table and batch (rich in a terminal, plain lines on stderr otherwise)
+    unless `quiet`, or on `console` when given."""
     file = Path(path)
     config = load_config(file, variables)
-    return Pipeline(config, file.resolve().parent, file, spark=spark, console=console)
+    shown = console or default_console(quiet)
+    return Pipeline(config, file.resolve().parent, file, spark=spark, console=shown)

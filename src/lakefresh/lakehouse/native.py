@@ -65,7 +65,7 @@ class NativeTables:
             raise NotNative(f"{SWITCH}=0")
         if warehouse is None:
             raise NotNative("no warehouse folder")
-        local = warehouse.removeprefix("file://") if warehouse.startswith("file:///") else warehouse
+        local = "/" + warehouse.removeprefix("file:").lstrip("/") if warehouse.startswith("file:") else warehouse
         if "://" in local:
             raise NotNative(f"the warehouse {warehouse} is not a local folder")
         control = {config.catalog.control_namespace} if config.catalog.control_format == "delta" else set()

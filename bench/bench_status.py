@@ -1,0 +1,89 @@
+"""Benchmark: the reading verbs (`status`, `history`, `quarantine`) on the example pipeline, each a
+fresh `lakefresh` process as a user runs it, read without a JVM (pyiceberg, deltalake) and through
+Spark (LAKEFRESH_NATIVE_READS=0: what every read did before). Wall seconds and the process's CPU
+seconds, median over rounds, the roads alternated.
+
+The example is copied to a temporary folder, given fresh data and run once first (through Spark,
+not measured), unless --folder names an example folder that has run already.
+
+Usage: .venv/bin/python bench/bench_status.py [--rounds N] [--folder F]
+Results: bench/results/status.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAKEFRESH = [sys.executable, "-m", "lakefresh"]
+COMMANDS = {
+    "status": ["status", "pipeline.yml"],
+    "history": ["history", "pipeline.yml", "customers"],
+    "quarantine": ["quarantine", "pipeline.yml"],
+}
+
+
+def prepared(folder: str | None) -> Path:
+    if folder:
+        return Path(folder).resolve()
+    here = Path(tempfile.mkdtemp(prefix="lakefresh-status-")) / "orders"
+    shutil.copytree(ROOT / "examples" / "orders", here)
+    subprocess.run([sys.executable, "generate.py", "data"], cwd=here, check=True, capture_output=True)
+    subprocess.run([*LAKEFRESH, "run", "pipeline.yml", "--quiet"], cwd=here, check=True, capture_output=True)
+    return here
+
+
+def timed(args: list[str], cwd: Path, native: bool) -> tuple[float, float]:
+    """Wall and CPU seconds of one process."""
+    env = {**os.environ, "LAKEFRESH_NATIVE_READS": "1" if native else "0"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run([*LAKEFRESH, *args], cwd=cwd, env=env, check=True, capture_output=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--folder", help="an example folder that has run already")
+    opts = parser.parse_args()
+    here = prepared(opts.folder)
+    figures: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for _ in range(opts.rounds):
+        for name, args in COMMANDS.items():
+            for road in ("native", "spark"):
+                figures.setdefault(name, {}).setdefault(road, []).append(timed(args, here, road == "native"))
+    out = {
+        "rounds": opts.rounds,
+        "load_average": os.getloadavg()[0],
+        "results": {
+            name: {
+                road: {
+                    "wall_s": round(statistics.median(w for w, _ in found), 2),
+                    "cpu_s": round(statistics.median(c for _, c in found), 2),
+                }
+                for road, found in roads.items()
+            }
+            for name, roads in figures.items()
+        },
+    }
+    text = json.dumps(out, indent=2)
+    (ROOT / "bench" / "results" / "status.json").write_text(text + "\n", encoding="utf-8")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
