@@ -65,7 +65,9 @@ class NativeTables:
             raise NotNative(f"{SWITCH}=0")
         if warehouse is None:
             raise NotNative("no warehouse folder")
-        local = "/" + warehouse.removeprefix("file:").lstrip("/") if warehouse.startswith("file:") else warehouse
+        local = warehouse
+        if local.startswith("file:"):  # file:/a, file:///a
+            local = "/" + local.removeprefix("file:").lstrip("/")
         if "://" in local:
             raise NotNative(f"the warehouse {warehouse} is not a local folder")
         control = {config.catalog.control_namespace} if config.catalog.control_format == "delta" else set()
