@@ -118,6 +118,7 @@ class NativeTables:
         """The table as its newest metadata file has it (loaded once per such file)."""
         from pyiceberg.table import StaticTable
 
+        _keep_null_lists()
         found = _newest_metadata(self.location(table))
         if found is None:
             raise NotNative(f"{table}: no Iceberg metadata file")
@@ -138,6 +139,27 @@ class NativeTables:
 
         reader = QueryBuilder().register("t", self._delta(table)).execute(sql)
         return pa.table(reader.read_all())
+
+
+def _keep_null_lists() -> None:
+    """pyiceberg (0.12) rebuilds a list of structs without its validity, so a null list reads as
+    an empty one (apache/iceberg-python#3833; `batches.effective_ranges` is null on a batch
+    without ranges, where an empty list means "owns nothing"): its rebuilt list gets the nulls
+    of the list it was rebuilt from. Patched once per process, and only where nulls were lost."""
+    from pyiceberg.io.pyarrow import ArrowProjectionVisitor
+
+    rebuild = ArrowProjectionVisitor.list
+    if getattr(rebuild, "keeps_nulls", False):
+        return
+
+    def keeping(self: Any, list_type: Any, list_array: Any, value_array: Any) -> Any:
+        out = rebuild(self, list_type, list_array, value_array)
+        if out is None or list_array is None or list_array.null_count == out.null_count:
+            return out
+        return type(out).from_arrays(out.offsets, out.values, type=out.type, mask=list_array.is_null())
+
+    keeping.keeps_nulls = True  # type: ignore[attr-defined]
+    ArrowProjectionVisitor.list = keeping  # type: ignore[method-assign]
 
 
 def _name(column: str) -> str:

@@ -36,7 +36,10 @@ class ControlView:
         return self._exists[table]
 
     def _rows(self, table: str, equal: tuple[str, str] | None = None) -> list[dict[str, Any]]:
-        return self.tables.rows(table, equal) if self._ready(table) else []
+        """The rows, each map column's entries ordered by key (a map has no order of its own,
+        and each road gives its entries in another)."""
+        found = self.tables.rows(table, equal) if self._ready(table) else []
+        return [{k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in r.items()} for r in found]
 
     def check(self) -> None:
         """StateError when a control table has another state version than this lakefresh's."""

@@ -56,6 +56,7 @@ def read_status(
         for r in rows:
             for k, v in (r["status_counts"] or {}).items():
                 counts[k] = counts.get(k, 0) + int(v)
+        counts = dict(sorted(counts.items()))
         waiting, held, source_error = None, None, None
         if listing is not None:  # a source that cannot be listed is reported on its table, not raised
             try:
