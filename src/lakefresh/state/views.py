@@ -39,7 +39,7 @@ class ControlView:
         """The rows, each map column's entries ordered by key (a map has no order of its own,
         and each road gives its entries in another)."""
         found = self.tables.rows(table, equal) if self._ready(table) else []
-        return [{k: dict(sorted(v.items())) if isinstance(v, dict) else v for k, v in r.items()} for r in found]
+        return [{k: _ordered(v) for k, v in r.items()} for r in found]
 
     def check(self) -> None:
         """StateError when a control table has another state version than this lakefresh's."""
@@ -94,6 +94,11 @@ class ControlView:
         for rows in out.values():
             rows.sort(key=lambda r: (nulls_first(r["published_at"]), r["attempt"]))
         return out
+
+
+def _ordered(value: Any) -> Any:
+    """A map's entries ordered by key; any other value as it is."""
+    return dict(sorted(value.items())) if isinstance(value, dict) else value
 
 
 def nulls_first(value: Any) -> tuple[bool, Any]:
