@@ -26,39 +26,27 @@ from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.console import Console, LoggedConsole, SilentConsole, default_console, describe_refresh
 from lakefresh.errors import ConfigError, LakefreshError, StateError
-from lakefresh.lakehouse.backend import TableBackend
-from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.failures import describe
-from lakefresh.lakehouse.formats import ByTable
-from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.native import NativeTables, NotNative
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
 from lakefresh.lakehouse.table_rows import SparkTables, TableRows
 from lakefresh.results import RunResult, TableFreshness, TableResult, TableStatus
-from lakefresh.runner import Runner
-from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
 from lakefresh.state.leases import Holder, Lease, Leases
+from lakefresh.state.standing import read_status
 from lakefresh.state.views import ControlView
-from lakefresh.verbs import (
-    MaintainResult,
-    PlanResult,
-    RebuildResult,
-    ReplayResult,
-    RollbackResult,
-    maintain,
-    plan,
-    rebuild,
-    replay,
-    roll_back,
-)
-from lakefresh.verbs.common import VerbContext
-from lakefresh.verbs.maintain import compaction_due
-from lakefresh.verbs.rebuild import Verb
-from lakefresh.verbs.status import read_status, table_status
 
+# The runner, the writing verbs, the sources and the format backends are imported where they are
+# used: a read that needs no JVM (`status`, `history`, `quarantine`) loads none of them.
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.runner import Runner
+    from lakefresh.sources import SourceContext
+    from lakefresh.verbs import MaintainResult, PlanResult, RebuildResult, ReplayResult, RollbackResult
+    from lakefresh.verbs.common import VerbContext
+    from lakefresh.verbs.rebuild import Verb
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -112,6 +100,10 @@ class Pipeline:
         protocol. Delta targets (`format: delta`) go to a Delta backend beside the catalog's
         Iceberg one, and so do the control tables with `control_format: delta`; with no Iceberg
         table at all, the Delta backend is the only one."""
+        from lakefresh.lakehouse.delta import DeltaBackend
+        from lakefresh.lakehouse.formats import ByTable
+        from lakefresh.lakehouse.iceberg import IcebergBackend
+
         config = self.config
         if not config.uses_delta():
             return IcebergBackend(self.spark, config.catalog.name)
@@ -131,6 +123,8 @@ class Pipeline:
     @property
     def _verbs(self) -> VerbContext:
         """What the verbs work with (verbs/common.py)."""
+        from lakefresh.verbs.common import VerbContext
+
         return VerbContext(self.config, self.backend, self.control, str(self.base_dir))
 
     @cached_property
@@ -214,6 +208,9 @@ class Pipeline:
         accept_config_change: bool,
         before: Callable[[TableConfig, TableResult], None] | None = None,
     ) -> RunResult:
+        from lakefresh.verbs import maintain
+        from lakefresh.verbs.maintain import compaction_due
+
         runner = self._runner(self.config)
         result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change, before)
         if stop.is_set():  # asked to stop: upkeep waits for the next run
@@ -276,6 +273,8 @@ class Pipeline:
     def maintain(self, tables: list[str] | None = None) -> MaintainResult:
         """Compact, expire snapshots and remove orphan files of every target (or of `tables`),
         by each table's maintenance policy, keeping what downstream change-feed readers need."""
+        from lakefresh.verbs import maintain
+
         if tables:
             check_table_names(self.config.tables, tables)
         chosen = [t for t in self.config.tables if not tables or t.name in tables]
@@ -286,6 +285,8 @@ class Pipeline:
         """Undo the batches published after `to_batch` in one commit (Iceberg's rollback; also
         in the table's `<t>_history`); they are recorded as `unloaded` and never taken again.
         Refused, changing nothing, when a commit after it was not a lakefresh batch."""
+        from lakefresh.verbs import roll_back
+
         config = self._table(table)
         with self.lease(self._with_history([config.name]), "rollback"):
             return roll_back(self._verbs, config, to_batch, self._hint())
@@ -293,6 +294,8 @@ class Pipeline:
     def replay(self, table: str, batch: str, fixed: str | Path) -> ReplayResult:
         """Apply a corrected file of batch `batch`'s quarantined rows as a new batch linked to it
         (`<batch>#replay-<n>`); its quarantine rows are then marked resolved."""
+        from lakefresh.verbs import replay
+
         config = self._table(table)
         path = str(fixed) if "://" in str(fixed) else str(Path(fixed).resolve())
         runner = self._runner(self.config)
@@ -319,6 +322,8 @@ class Pipeline:
 
     def plan(self, tables: list[str] | None = None) -> PlanResult:
         """What the next run would take and do, per table (or for `tables`); writes nothing."""
+        from lakefresh.verbs import plan
+
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
             tables = self._with_history(tables)
@@ -341,6 +346,8 @@ class Pipeline:
         return self._rebuild(table, "reload", batches)
 
     def _rebuild(self, table: str, verb: Verb, batches: list[str]) -> RebuildResult:
+        from lakefresh.verbs import rebuild
+
         config = self._table(table)
         with self.lease(self._with_history([config.name]), verb):
             done = rebuild(self._verbs, config, verb, batches, self._hint())
@@ -373,6 +380,8 @@ class Pipeline:
         return "pipeline.run(tables=['{table}'])"
 
     def _runner(self, config: PipelineConfig) -> Runner:
+        from lakefresh.runner import Runner
+
         return Runner(config, self.backend, self.control, str(self.base_dir), self.console, self._hint())
 
     def backfill(self, table: str, behavior: str | None = None, start: datetime | None = None) -> RunResult:
@@ -438,6 +447,8 @@ class Pipeline:
             found = self._native(lambda tables: read_status(self.config, tables, namespace))
             if found is not None:
                 return found
+        from lakefresh.verbs.status import table_status
+
         return table_status(self._verbs, pending)
 
     def _native(self, read: Callable[[TableRows], T]) -> T | None:
@@ -526,7 +537,7 @@ class Pipeline:
         """Restart a `table_changes` table's load log at a snapshot of its source (default: the
         current one): the next load reads the changes after it. For after a full reload, when
         the last load's end snapshot was expired or rolled back."""
-        from lakefresh.sources import TableChangesSource
+        from lakefresh.sources import TableChangesSource, make_source
 
         config = self._table(table)
         source = make_source(config.source, self._source_context(config))
@@ -535,6 +546,8 @@ class Pipeline:
         return source.reset(snapshot_id)
 
     def _source_context(self, table: TableConfig) -> SourceContext:
+        from lakefresh.sources import SourceContext
+
         return SourceContext.of(self.config, self.backend, str(self.base_dir), table)
 
     def migrate(self) -> list[str]:
