@@ -73,7 +73,7 @@ def test_reads_need_no_jvm_and_say_what_the_spark_road_says(ws, fmt, monkeypatch
 
     status = json.loads(cli_process("status", "pipeline.yml", "-o", "json", cwd=ws.root).stdout)
     shown = [(s["table"], s["batches_published"], s["rows"], s["counts"], s["quarantined"]) for s in status]
-    assert shown == [("people", 2, 3, {"N": 3, "U": 1}, 1)]
+    assert shown == [("people", 2, 3, {"C": 1, "N": 3}, 1)]
     found = json.loads(cli_process("quarantine", "pipeline.yml", "-o", "json", cwd=ws.root).stdout)
     assert [(r["batch_id"], r["line"], r["raw"]) for r in found] == [("b2.csv", 3, "x,Cid")]
     history = json.loads(cli_process("history", "pipeline.yml", "people", "-o", "json", cwd=ws.root).stdout)
