@@ -123,7 +123,10 @@ class NativeTables:
         if found is None:
             raise NotNative(f"{table}: no Iceberg metadata file")
         if found not in self._loaded:
-            self._loaded[found] = StaticTable.from_metadata(str(found))
+            loaded = StaticTable.from_metadata(str(found))
+            if loaded.format_version > 2:  # deletion vectors: read only through Spark here
+                raise NotNative(f"{table}: Iceberg format version {loaded.format_version}")
+            self._loaded[found] = loaded
         return self._loaded[found]
 
     def _delta(self, table: str) -> Any:
