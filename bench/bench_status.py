@@ -6,8 +6,9 @@ seconds, median over rounds, the roads alternated.
 The example is copied to a temporary folder, given fresh data and run once first (through Spark,
 not measured), unless --folder names an example folder that has run already.
 
-Usage: .venv/bin/python bench/bench_status.py [--rounds N] [--folder F]
-Results: bench/results/status.json
+Usage: .venv/bin/python bench/bench_status.py [--rounds N] [--folder F] [--roads native,spark]
+Results: bench/results/status.json (the roads measured; another run's figures of a road not
+measured again are kept)
 """
 
 from __future__ import annotations
@@ -59,29 +60,26 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--folder", help="an example folder that has run already")
+    parser.add_argument("--roads", default="native,spark", help="native, spark or both")
     opts = parser.parse_args()
     here = prepared(opts.folder)
     figures: dict[str, dict[str, list[tuple[float, float]]]] = {}
     for _ in range(opts.rounds):
         for name, args in COMMANDS.items():
-            for road in ("native", "spark"):
+            for road in opts.roads.split(","):
                 figures.setdefault(name, {}).setdefault(road, []).append(timed(args, here, road == "native"))
-    out = {
-        "rounds": opts.rounds,
-        "load_average": os.getloadavg()[0],
-        "results": {
-            name: {
-                road: {
-                    "wall_s": round(statistics.median(w for w, _ in found), 2),
-                    "cpu_s": round(statistics.median(c for _, c in found), 2),
-                }
-                for road, found in roads.items()
+    file = ROOT / "bench" / "results" / "status.json"
+    out = json.loads(file.read_text(encoding="utf-8")) if file.exists() else {}
+    for name, roads in figures.items():
+        for road, found in roads.items():
+            out.setdefault(name, {})[road] = {
+                "rounds": len(found),
+                "wall_s": round(statistics.median(w for w, _ in found), 2),
+                "cpu_s": round(statistics.median(c for _, c in found), 2),
+                "load_average": round(os.getloadavg()[0], 2),  # the machine's, when measured
             }
-            for name, roads in figures.items()
-        },
-    }
     text = json.dumps(out, indent=2)
-    (ROOT / "bench" / "results" / "status.json").write_text(text + "\n", encoding="utf-8")
+    file.write_text(text + "\n", encoding="utf-8")
     print(text)
 
 
