@@ -1,7 +1,7 @@
 """Benchmark: the reading verbs (`status`, `history`, `quarantine`) on the example pipeline, each a
 fresh `lakefresh` process as a user runs it, read without a JVM (pyiceberg, deltalake) and through
 Spark (LAKEFRESH_NATIVE_READS=0: what every read did before). Wall seconds and the process's CPU
-seconds, median over rounds, the roads alternated.
+seconds, median over rounds, the roads alternated, after one unmeasured run of each command.
 
 The example is copied to a temporary folder, given fresh data and run once first (through Spark,
 not measured), unless --folder names an example folder that has run already.
@@ -47,6 +47,7 @@ def prepared(folder: str | None) -> Path:
 def timed(args: list[str], cwd: Path, native: bool) -> tuple[float, float]:
     """Wall and CPU seconds of one process."""
     env = {**os.environ, "LAKEFRESH_NATIVE_READS": "1" if native else "0"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from their bytecode
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([*LAKEFRESH, *args], cwd=cwd, env=env, check=True, capture_output=True)
@@ -64,6 +65,8 @@ def main() -> None:
     opts = parser.parse_args()
     here = prepared(opts.folder)
     figures: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for args in COMMANDS.values():  # a warm-up, not measured: bytecode written, files cached
+        timed(args, here, True)
     for _ in range(opts.rounds):
         for name, args in COMMANDS.items():
             for road in opts.roads.split(","):
