@@ -458,7 +458,9 @@ class Pipeline:
         (a control table of another state version) is an answer, and raised."""
         try:
             tables = NativeTables.of(self.config, resolve_warehouse(self.config.catalog, self.base_dir))
-            return read(tables)
+            found = read(tables)
+            log.debug("read without a JVM (pyiceberg, deltalake)")
+            return found
         except LakefreshError:
             raise
         except NotNative as exc:
