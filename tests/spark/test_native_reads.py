@@ -75,7 +75,7 @@ def test_reads_need_no_jvm_and_say_what_the_spark_road_says(ws, fmt, monkeypatch
     shown = [(s["table"], s["batches_published"], s["rows"], s["counts"], s["quarantined"]) for s in status]
     assert shown == [("people", 2, 3, {"C": 1, "N": 3}, 1)]
     found = json.loads(cli_process("quarantine", "pipeline.yml", "-o", "json", cwd=ws.root).stdout)
-    assert [(r["batch_id"], r["line"], r["raw"]) for r in found] == [("b2.csv", 3, "x,Cid")]
+    assert [(r["batch_id"], r["line"], r["raw"]) for r in found] == [("b2.csv", 3, '{"id":"x","name":"Cid"}')]
     history = json.loads(cli_process("history", "pipeline.yml", "people", "-o", "json", cwd=ws.root).stdout)
     assert [(h["batch_id"], h["status"], h["effective_count"]) for h in history] == [
         ("b1.csv", "published", 1),  # b2 took Bob's row
