@@ -1,7 +1,7 @@
 """Benchmark: the reading verbs (`status`, `history`, `quarantine`) on the example pipeline, each a
 fresh `lakefresh` process as a user runs it, read without a JVM (pyiceberg, deltalake) and through
-Spark (LAKEFRESH_NATIVE_READS=0: what every read did before). Wall seconds and the process's CPU
-seconds, median over rounds, the roads alternated, after one unmeasured run of each command.
+Spark (LAKEFRESH_NATIVE_READS=0: what every read did before). Wall seconds, median over rounds,
+the roads alternated, after one unmeasured run of each command.
 
 The example is copied to a temporary folder, given fresh data and run once first (through Spark,
 not measured), unless --folder names an example folder that has run already.
@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import statistics
 import subprocess
@@ -44,17 +43,13 @@ def prepared(folder: str | None) -> Path:
     return here
 
 
-def timed(args: list[str], cwd: Path, native: bool) -> tuple[float, float]:
-    """Wall and CPU seconds of one process."""
+def timed(args: list[str], cwd: Path, native: bool) -> float:
+    """Wall seconds of one process."""
     env = {**os.environ, "LAKEFRESH_NATIVE_READS": "1" if native else "0"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from their bytecode
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([*LAKEFRESH, *args], cwd=cwd, env=env, check=True, capture_output=True)
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return time.perf_counter() - start
 
 
 def main() -> None:
@@ -64,7 +59,7 @@ def main() -> None:
     parser.add_argument("--roads", default="native,spark", help="native, spark or both")
     opts = parser.parse_args()
     here = prepared(opts.folder)
-    figures: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    figures: dict[str, dict[str, list[float]]] = {}
     for args in COMMANDS.values():  # a warm-up, not measured: bytecode written, files cached
         timed(args, here, True)
     for _ in range(opts.rounds):
@@ -77,8 +72,7 @@ def main() -> None:
         for road, found in roads.items():
             out.setdefault(name, {})[road] = {
                 "rounds": len(found),
-                "wall_s": round(statistics.median(w for w, _ in found), 2),
-                "cpu_s": round(statistics.median(c for _, c in found), 2),
+                "wall_s": round(statistics.median(found), 2),
                 "load_average": round(os.getloadavg()[0], 2),  # the machine's, when measured
             }
     text = json.dumps(out, indent=2)

@@ -88,7 +88,8 @@ def test_a_catalog_it_cannot_read_goes_through_spark(ws, caplog):
     ws.write("in/b1.csv", "id,name\n1,Ann\n", mtime=1_736_000_000)
     p = ws.pipeline(TABLES.format(folder=ws.root / "in"))
     assert p.run().ok
-    p.config.catalog.type = "rest"  # as read without a JVM: not a folder of metadata files
+    rest = p.config.catalog.model_copy(update={"type": "rest"})  # not a folder of metadata files
+    p.config = p.config.model_copy(update={"catalog": rest})
     with caplog.at_level(logging.DEBUG, logger="lakefresh"):
         assert [(s.table, s.batches_published, s.rows) for s in p.status()] == [("people", 1, 1)]
     assert "reading through Spark: " in caplog.text
