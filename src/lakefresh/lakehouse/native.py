@@ -2,7 +2,7 @@
 Delta tables through the `deltalake` package (delta-rs), both in a local warehouse folder.
 
 The verbs that only read what runs recorded (`status`, `history`, `quarantine`, `freshness`)
-answer in about a second this way, where a Spark session takes tens of seconds to start. A
+answer in a few seconds this way, where a Spark session takes tens of seconds to start. A
 hadoop catalog keeps each table at `<warehouse>/<namespace>/<table>` with its metadata files
 (`metadata/v<N>.metadata.json`, the newest named by `version-hint.text`), so pyiceberg reads one
 from its newest metadata file (`StaticTable.from_metadata`) with no catalog service; a Delta table
