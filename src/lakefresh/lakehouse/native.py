@@ -1,7 +1,7 @@
 """Reads of small tables without a JVM: Iceberg tables of a `hadoop` catalog through pyiceberg,
 Delta tables through the `deltalake` package (delta-rs), both in a local warehouse folder.
 
-The verbs that only read what runs recorded (`status`, `history`, `quarantine`, `freshness`)
+The verbs that only read what runs recorded (`status`, `history`, `quarantine`)
 answer in a few seconds this way, where a Spark session takes tens of seconds to start. A
 hadoop catalog keeps each table at `<warehouse>/<namespace>/<table>` with its metadata files
 (`metadata/v<N>.metadata.json`, the newest named by `version-hint.text`), so pyiceberg reads one
