@@ -11,49 +11,45 @@ pipeline.table("customers").show()   # the target, as a Spark DataFrame
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lakefresh.config.checks import check_table_names
 from lakefresh.config.loader import load_config
 from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.config.sources import SynapseLinkSourceConfig
-from lakefresh.console import Console, SilentConsole, describe_refresh
-from lakefresh.errors import ConfigError, StateError
-from lakefresh.lakehouse.backend import TableBackend
-from lakefresh.lakehouse.delta import DeltaBackend
-from lakefresh.lakehouse.formats import ByTable
-from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.console import Console, LoggedConsole, SilentConsole, default_console, describe_refresh
+from lakefresh.errors import ConfigError, LakefreshError, StateError
+from lakefresh.lakehouse.failures import describe
+from lakefresh.lakehouse.native import NativeTables, NotNative
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
+from lakefresh.lakehouse.table_rows import SparkTables, TableRows
 from lakefresh.results import RunResult, TableFreshness, TableResult, TableStatus
-from lakefresh.run.runner import Runner
-from lakefresh.sources import SourceContext, make_source
 from lakefresh.state.control import ControlTables
 from lakefresh.state.leases import Holder, Lease, Leases
-from lakefresh.verbs import (
-    MaintainResult,
-    PlanResult,
-    RebuildResult,
-    ReplayResult,
-    RollbackResult,
-    maintain,
-    plan,
-    rebuild,
-    replay,
-    roll_back,
-)
-from lakefresh.verbs.common import VerbContext
-from lakefresh.verbs.maintain import compaction_due
-from lakefresh.verbs.rebuild import Verb
-from lakefresh.verbs.status import table_status
+from lakefresh.state.standing import read_status
+from lakefresh.state.views import ControlView
 
+# The runner, the writing verbs, the sources and the format backends are imported where they are
+# used: a read that needs no JVM (`status`, `history`, `quarantine`) loads none of them.
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.run.runner import Runner
+    from lakefresh.sources import SourceContext
+    from lakefresh.verbs import MaintainResult, PlanResult, RebuildResult, ReplayResult, RollbackResult
+    from lakefresh.verbs.common import VerbContext
+    from lakefresh.verbs.rebuild import Verb
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Pipeline:
@@ -70,7 +66,7 @@ class Pipeline:
         self.config = config
         self.base_dir = base_dir
         self.path = path
-        self.console: Console = console or SilentConsole()
+        self.console: Console = LoggedConsole(console or SilentConsole())
         self._spark = spark
         self._holding: set[str] = set()  # the tables this pipeline's lease holds now
         if spark is not None:
@@ -104,6 +100,10 @@ class Pipeline:
         protocol. Delta targets (`format: delta`) go to a Delta backend beside the catalog's
         Iceberg one, and so do the control tables with `control_format: delta`; with no Iceberg
         table at all, the Delta backend is the only one."""
+        from lakefresh.lakehouse.delta import DeltaBackend
+        from lakefresh.lakehouse.formats import ByTable
+        from lakefresh.lakehouse.iceberg import IcebergBackend
+
         config = self.config
         if not config.uses_delta():
             return IcebergBackend(self.spark, config.catalog.name)
@@ -123,6 +123,8 @@ class Pipeline:
     @property
     def _verbs(self) -> VerbContext:
         """What the verbs work with (verbs/common.py)."""
+        from lakefresh.verbs.common import VerbContext
+
         return VerbContext(self.config, self.backend, self.control, str(self.base_dir))
 
     @cached_property
@@ -206,6 +208,9 @@ class Pipeline:
         accept_config_change: bool,
         before: Callable[[TableConfig, TableResult], None] | None = None,
     ) -> RunResult:
+        from lakefresh.verbs import maintain
+        from lakefresh.verbs.maintain import compaction_due
+
         runner = self._runner(self.config)
         result = runner.run(tables, stop, rolled_back, skip_batches, accept_config_change, before)
         if stop.is_set():  # asked to stop: upkeep waits for the next run
@@ -268,6 +273,8 @@ class Pipeline:
     def maintain(self, tables: list[str] | None = None) -> MaintainResult:
         """Compact, expire snapshots and remove orphan files of every target (or of `tables`),
         by each table's maintenance policy, keeping what downstream change-feed readers need."""
+        from lakefresh.verbs import maintain
+
         if tables:
             check_table_names(self.config.tables, tables)
         chosen = [t for t in self.config.tables if not tables or t.name in tables]
@@ -278,6 +285,8 @@ class Pipeline:
         """Undo the batches published after `to_batch` in one commit (Iceberg's rollback; also
         in the table's `<t>_history`); they are recorded as `unloaded` and never taken again.
         Refused, changing nothing, when a commit after it was not a lakefresh batch."""
+        from lakefresh.verbs import roll_back
+
         config = self._table(table)
         with self.lease(self._with_history([config.name]), "rollback"):
             return roll_back(self._verbs, config, to_batch, self._hint())
@@ -285,6 +294,8 @@ class Pipeline:
     def replay(self, table: str, batch: str, fixed: str | Path) -> ReplayResult:
         """Apply a corrected file of batch `batch`'s quarantined rows as a new batch linked to it
         (`<batch>#replay-<n>`); its quarantine rows are then marked resolved."""
+        from lakefresh.verbs import replay
+
         config = self._table(table)
         path = str(fixed) if "://" in str(fixed) else str(Path(fixed).resolve())
         runner = self._runner(self.config)
@@ -311,6 +322,8 @@ class Pipeline:
 
     def plan(self, tables: list[str] | None = None) -> PlanResult:
         """What the next run would take and do, per table (or for `tables`); writes nothing."""
+        from lakefresh.verbs import plan
+
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
             tables = self._with_history(tables)
@@ -333,6 +346,8 @@ class Pipeline:
         return self._rebuild(table, "reload", batches)
 
     def _rebuild(self, table: str, verb: Verb, batches: list[str]) -> RebuildResult:
+        from lakefresh.verbs import rebuild
+
         config = self._table(table)
         with self.lease(self._with_history([config.name]), verb):
             done = rebuild(self._verbs, config, verb, batches, self._hint())
@@ -365,6 +380,8 @@ class Pipeline:
         return "pipeline.run(tables=['{table}'])"
 
     def _runner(self, config: PipelineConfig) -> Runner:
+        from lakefresh.run.runner import Runner
+
         return Runner(config, self.backend, self.control, str(self.base_dir), self.console, self._hint())
 
     def backfill(self, table: str, behavior: str | None = None, start: datetime | None = None) -> RunResult:
@@ -423,8 +440,39 @@ class Pipeline:
 
     def status(self, pending: bool = False) -> list[TableStatus]:
         """Per table: batches published, the last one and its position, rows, counts; with
-        `pending`, how many batches its source holds that no run took yet."""
+        `pending`, how many batches its source holds that no run took yet (listing a source
+        needs Spark; without `pending` no JVM starts where the tables allow it: `_native`)."""
+        if not pending:
+            namespace = self.config.catalog.control_namespace
+            found = self._native(lambda tables: read_status(self.config, tables, namespace))
+            if found is not None:
+                return found
+        from lakefresh.verbs.status import table_status
+
         return table_status(self._verbs, pending)
+
+    def _native(self, read: Callable[[TableRows], T]) -> T | None:
+        """`read` over the tables read without a JVM (lakehouse/native.py): Iceberg tables of a
+        hadoop catalog and Delta tables, in a local warehouse folder. None, for the caller to
+        read through Spark, where they cannot be read so or the read failed; a LakefreshError
+        (a control table of another state version) is an answer, and raised."""
+        try:
+            tables = NativeTables.of(self.config, resolve_warehouse(self.config.catalog, self.base_dir))
+            found = read(tables)
+            log.debug("read without a JVM (pyiceberg, deltalake)")
+            return found
+        except LakefreshError:
+            raise
+        except NotNative as exc:
+            log.debug("reading through Spark: %s", exc)
+        except Exception as exc:  # a table feature the native libraries do not read, anything else
+            log.info("reading without a JVM failed, reading through Spark instead: %s", describe(exc))
+        return None
+
+    def _control_view(self) -> ControlView:
+        """The control tables as rows, read through Spark (created when missing)."""
+        self.control.ensure()
+        return ControlView(SparkTables(self.backend), self.config.catalog.control_namespace)
 
     def freshness(self, tables: list[str] | None = None, now: datetime | None = None) -> list[TableFreshness]:
         """Per table (or for `tables`): when its newest batch was loaded and how long ago, its
@@ -440,8 +488,20 @@ class Pipeline:
     def history(self, table: str) -> list[dict[str, Any]]:
         """The table's batches, one row per attempt, oldest first."""
         name = self.config.qualified(self._table(table))
-        self.control.ensure()
-        return [r.asDict(recursive=True) for r in self.control.history(name).collect()]
+        namespace = self.config.catalog.control_namespace
+        found = self._native(lambda tables: ControlView(tables, namespace).history(name))
+        return found if found is not None else self._control_view().history(name)
+
+    def quarantined(self, table: str | None = None, batch: str | None = None) -> list[dict[str, Any]]:
+        """`quarantine`'s rows as dicts (without their attempt), ordered by table, batch, file
+        and record; read without a JVM where the tables allow it (`_native`)."""
+        name = self.config.qualified(self._table(table)) if table else None
+        if batch and not name:
+            raise ConfigError("a batch is named within its table: give the table too")
+        namespace = self.config.catalog.control_namespace
+        found = self._native(lambda tables: ControlView(tables, namespace).quarantined(name, batch))
+        rows = found if found is not None else self._control_view().quarantined(name, batch)
+        return [{k: v for k, v in r.items() if k != "attempt"} for r in rows]
 
     def quarantine(self, table: str | None = None, batch: str | None = None) -> DataFrame:
         """Quarantined rows (of one table, of one of its batches), with their reasons, files,
@@ -479,7 +539,7 @@ class Pipeline:
         """Restart a `table_changes` table's load log at a snapshot of its source (default: the
         current one): the next load reads the changes after it. For after a full reload, when
         the last load's end snapshot was expired or rolled back."""
-        from lakefresh.sources import TableChangesSource
+        from lakefresh.sources import TableChangesSource, make_source
 
         config = self._table(table)
         source = make_source(config.source, self._source_context(config))
@@ -488,6 +548,8 @@ class Pipeline:
         return source.reset(snapshot_id)
 
     def _source_context(self, table: TableConfig) -> SourceContext:
+        from lakefresh.sources import SourceContext
+
         return SourceContext.of(self.config, self.backend, str(self.base_dir), table)
 
     def migrate(self) -> list[str]:
@@ -508,8 +570,12 @@ def load_pipeline(
     variables: Mapping[str, str] | None = None,
     spark: SparkSession | None = None,
     console: Console | None = None,
+    quiet: bool = False,
 ) -> Pipeline:
-    """Read and validate a pipeline file. Raises ConfigError before any JVM starts."""
+    """Read and validate a pipeline file. Raises ConfigError before any JVM starts. Its runs show
+    their progress per table and batch (rich in a terminal, plain lines on stderr otherwise)
+    unless `quiet`, or on `console` when given."""
     file = Path(path)
     config = load_config(file, variables)
-    return Pipeline(config, file.resolve().parent, file, spark=spark, console=console)
+    shown = console or default_console(quiet)
+    return Pipeline(config, file.resolve().parent, file, spark=spark, console=shown)

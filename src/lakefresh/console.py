@@ -1,7 +1,9 @@
-"""Progress and messages through one object: rich in a terminal, plain lines in CI, silent in tests."""
+"""Progress and messages through one object: rich in a terminal, plain lines in CI, silent in tests;
+every event is also a record of the `lakefresh.progress` logger (:class:`LoggedConsole`)."""
 
 from __future__ import annotations
 
+import logging
 import sys
 from typing import Any, Protocol, TextIO
 
@@ -122,6 +124,36 @@ class RichConsole:
 
     def message(self, text: str) -> None:
         self.console.print(text)
+
+
+log = logging.getLogger("lakefresh.progress")
+
+
+class LoggedConsole:
+    """Each event as a `lakefresh.progress` record (INFO; a failed table's, WARNING), then shown
+    by the console it wraps."""
+
+    def __init__(self, shown: Console) -> None:
+        self.shown = shown
+
+    def table_started(self, table: str, pending: int) -> None:
+        log.info("%s: %d new batch(es)", table, pending)
+        self.shown.table_started(table, pending)
+
+    def batch_done(self, result: BatchResult) -> None:
+        log.log(logging.INFO if result.status == "published" else logging.WARNING, "%s", describe(result))
+        self.shown.batch_done(result)
+
+    def table_done(self, result: TableResult) -> None:
+        if result.error:
+            log.warning("%s: FAILED: %s", result.table, result.error)
+        else:
+            log.info("%s: done, %d batch(es)", result.table, len(result.batches))
+        self.shown.table_done(result)
+
+    def message(self, text: str) -> None:
+        log.info("%s", text)
+        self.shown.message(text)
 
 
 def default_console(quiet: bool = False) -> Console:

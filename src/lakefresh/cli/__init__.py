@@ -81,6 +81,20 @@ def _main(
     State.debug = debug
     if debug:
         os.environ["LAKEFRESH_DEBUG"] = "1"
+        show_logs()
+
+
+def show_logs() -> None:
+    """lakefresh's log records on stderr, from DEBUG up (which road a read took, ...); not the
+    progress ones, which the console shows."""
+    import logging
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(lambda record: not record.name.startswith("lakefresh.progress"))
+    logger = logging.getLogger("lakefresh")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
 
 
 def _variables(items: list[str]) -> dict[str, str]:
@@ -95,9 +109,8 @@ def _variables(items: list[str]) -> dict[str, str]:
 
 def _load(path: Path, variables: list[str], quiet: bool = False) -> Pipeline:
     from lakefresh.api import load_pipeline
-    from lakefresh.console import default_console
 
-    return load_pipeline(path, _variables(variables), console=default_console(quiet))
+    return load_pipeline(path, _variables(variables), quiet=quiet)
 
 
 def _emit(output: Output, data: Any, text: str) -> None:
@@ -246,11 +259,14 @@ def run(
         "their sources hold, under today's configuration, in one commit each; a schema the "
         "table cannot evolve to (a changed type, a dropped column) replaces the table.",
     ),
+    quiet: bool = typer.Option(
+        False, "--quiet", "-q", help="No progress per table and batch, only the summary."
+    ),
 ) -> None:
     """Apply every new batch to its table, exactly once."""
     seconds = parse_interval(interval)
     waiting = None if wait is None else parse_interval(wait, "--wait")
-    p = _load(pipeline, var, quiet=output is Output.json)
+    p = _load(pipeline, var, quiet=quiet or output is Output.json)
     if table:  # before Spark starts
         from lakefresh.config.checks import check_table_names
 

@@ -208,8 +208,7 @@ def quarantine(
     output: Output = OUTPUT,
 ) -> None:
     """Rows that could not be loaded: table, batch, file, line, reason and raw text."""
-    found = _load(pipeline, var, quiet=True).quarantine(table, batch)
-    rows = [r.asDict() for r in found.drop("attempt").collect()]
+    rows = _load(pipeline, var, quiet=True).quarantined(table, batch)
     if output is Output.json:
         _emit(output, rows, "")
         return

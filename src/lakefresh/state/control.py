@@ -155,14 +155,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         return _version_of(self.backend.properties(table))
 
     def _check_version(self, table: str, properties: dict[str, str]) -> None:
-        found = _version_of(properties)
-        if found != STATE_VERSION:
-            newer = found is not None and found > STATE_VERSION
-            raise StateError(
-                f"control table {table} has state version {found}, this lakefresh uses "
-                f"{STATE_VERSION}: "
-                + ("upgrade lakefresh." if newer else "run `lakefresh migrate PIPELINE` to upgrade it.")
-            )
+        check_version(table, properties)
 
     def _set_properties(self, table: str, properties: dict[str, str]) -> None:
         """Give tables created by an earlier lakefresh the properties this one creates them with."""
@@ -217,29 +210,6 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
             "ORDER BY started_at DESC, attempt LIMIT 1"
         ).first()
         return None if row is None else (row[0], row[1], row[2])
-
-    def history(self, table: str | None = None) -> DataFrame:
-        """The log's rows, with each batch's effective count as it is now: the count its row
-        holds less the rows published batches' `superseded` maps took from it (state/published.py)."""
-        from pyspark.sql import functions as F
-
-        where = f"WHERE table_name = {sql_literal(table)}" if table else ""
-        log = self.backend.spark.sql(f"SELECT * FROM {self.backend.qualified(self.batches)} {where}")
-        taken = (
-            log.where("status = 'published'")  # a batch no longer published took nothing
-            .select("table_name", F.explode("superseded").alias("_of", "_n"))
-            .groupBy("table_name", "_of")
-            .agg(F.sum("_n").alias("_taken"))
-        )
-        joined = log.alias("b").join(
-            taken.alias("x"),
-            (F.col("b.table_name") == F.col("x.table_name")) & (F.col("b.batch_id") == F.col("x._of")),
-            "left",
-        )
-        less = F.when(F.col("b.status") == "published", F.coalesce(F.col("x._taken"), F.lit(0))).otherwise(0)
-        now = (F.col("b.effective_count") - less).alias("effective_count")
-        columns = [now if c == "effective_count" else F.col(f"b.{c}") for c in log.columns]
-        return joined.select(*columns).orderBy("table_name", "started_at", "batch_id")
 
     def quarantined(self, table: str | None = None) -> DataFrame:
         where = f"WHERE table_name = {sql_literal(table)}" if table else ""
@@ -358,6 +328,19 @@ def create_control_table(backend: TableBackend, table: str, schema: str) -> None
             backend.create(table, parse_schema(schema), [], properties, staged_commits=False)
 
     retry_conflicts(create)
+
+
+def check_version(table: str, properties: dict[str, str]) -> None:
+    """StateError, saying what to do, unless the control table's properties name this
+    lakefresh's state version."""
+    found = _version_of(properties)
+    if found != STATE_VERSION:
+        newer = found is not None and found > STATE_VERSION
+        raise StateError(
+            f"control table {table} has state version {found}, this lakefresh uses "
+            f"{STATE_VERSION}: "
+            + ("upgrade lakefresh." if newer else "run `lakefresh migrate PIPELINE` to upgrade it.")
+        )
 
 
 def _version_of(properties: dict[str, str]) -> int | None:

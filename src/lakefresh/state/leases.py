@@ -124,6 +124,17 @@ class LeaseRow:
         )
 
 
+def live_leases(rows: list[dict[str, Any]], tables: list[str] | None = None) -> list[LeaseRow]:
+    """The leases among the `leases` table's rows that have not expired (of these tables)."""
+    now = _now()
+    found = [LeaseRow.of(r) for r in rows]
+    return [
+        r
+        for r in found
+        if r.expires_at > now and not ended(r.holder) and (tables is None or r.table_name in tables)
+    ]
+
+
 class Leases:
     """Reads and writes the `leases` table through the table backend."""
 
@@ -142,14 +153,7 @@ class Leases:
         (a reader never creates it)."""
         if not self._ready and not self.backend.exists(self.table):
             return []
-        now = _now()
-        _, rows = self.backend.read_rows(self.table)
-        found = [LeaseRow.of(r) for r in rows]
-        return [
-            r
-            for r in found
-            if r.expires_at > now and not ended(r.holder) and (tables is None or r.table_name in tables)
-        ]
+        return live_leases(self.backend.read_rows(self.table)[1], tables)
 
     def take(self, tables: list[str], holder: Holder, ttl: float) -> None:
         """The lease on every table of `tables` for `holder`, in one commit; LeaseHeld (naming

@@ -18,11 +18,12 @@ from lakefresh.results import TableFreshness
 from lakefresh.run.assessment import held_back
 from lakefresh.secrets import redact
 from lakefresh.state.control import VERB_PREFIX
+from lakefresh.state.standing import verdict
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.config.models import TableConfig
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.state.control import ControlTables
     from lakefresh.verbs.common import VerbContext
@@ -59,16 +60,6 @@ def table_freshness(
                 item.source_age = (now - item.source_newest).total_seconds()
         out.append(item)
     return out
-
-
-def verdict(
-    config: PipelineConfig, table: TableConfig, loaded_at: datetime | None, now: datetime
-) -> tuple[float | None, str | None]:
-    """The seconds since the table's newest batch was loaded, and its verdict against its
-    `freshness` (None without bounds): what `freshness` and `status` say."""
-    age = None if loaded_at is None else (now - loaded_at).total_seconds()
-    bounds = config.freshness_for(table)
-    return age, bounds.verdict(age) if bounds else None
 
 
 def last_loaded(backend: TableBackend, control: ControlTables) -> dict[str, datetime]:

@@ -1,0 +1,220 @@
+"""Reads of small tables without a JVM: Iceberg tables of a `hadoop` catalog through pyiceberg,
+Delta tables through the `deltalake` package (delta-rs), both in a local warehouse folder.
+
+The verbs that only read what runs recorded (`status`, `history`, `quarantine`)
+answer in a few seconds this way, where a Spark session takes tens of seconds to start. A
+hadoop catalog keeps each table at `<warehouse>/<namespace>/<table>` with its metadata files
+(`metadata/v<N>.metadata.json`, the newest named by `version-hint.text`), so pyiceberg reads one
+from its newest metadata file (`StaticTable.from_metadata`) with no catalog service; a Delta table
+lives at the same place under the same warehouse (lakehouse/delta.py `location`).
+
+Rows come back as PySpark's `Row.asDict(recursive=True)` gives them, so the verbs' answers are
+the same on both roads: timestamps as naive datetimes in this process's local time (as PySpark
+converts them), maps as dicts, structs as dicts. What this reader cannot reach (another catalog
+type, a warehouse in an object store) raises :class:`NotNative` before anything is read, and the
+callers take the Spark road; so does any failure of these libraries (a table feature they do
+not read).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lakefresh.lakehouse.sql import standard_sql_literal
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from lakefresh.config.models import PipelineConfig
+
+# LAKEFRESH_NATIVE_READS=0 sends every read through Spark (to compare the roads, or when these
+# libraries misread a table)
+SWITCH = "LAKEFRESH_NATIVE_READS"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_METADATA = re.compile(r"^v(\d+)(\.[a-z0-9]+)?\.metadata\.json$")
+
+
+class NotNative(Exception):
+    """This table (or pipeline) cannot be read without Spark: take the Spark road."""
+
+
+class NativeTables:
+    """Reads the tables of one pipeline's warehouse folder without Spark. Table names are
+    `namespace.table`, as everywhere in lakefresh; `delta` names the Delta ones, and every table of
+    `delta_namespaces` is a Delta table (the control tables with `control_format: delta`)."""
+
+    def __init__(
+        self, warehouse: Path, iceberg_catalog: bool, delta: set[str], delta_namespaces: set[str]
+    ) -> None:
+        self.warehouse = warehouse
+        self.iceberg_catalog = iceberg_catalog  # whether its Iceberg tables are a hadoop catalog's
+        self.delta = frozenset(delta)
+        self.delta_namespaces = frozenset(delta_namespaces)
+        self._loaded: dict[Path, Any] = {}  # Iceberg tables, by their metadata file
+
+    @staticmethod
+    def of(config: PipelineConfig, warehouse: str | None) -> NativeTables:
+        """The reader of a pipeline's tables; NotNative when none can be read without Spark (a
+        warehouse in an object store, reads switched off)."""
+        if os.environ.get(SWITCH, "1") == "0":
+            raise NotNative(f"{SWITCH}=0")
+        if warehouse is None:
+            raise NotNative("no warehouse folder")
+        local = warehouse
+        if local.startswith("file:"):  # file:/a, file:///a
+            local = "/" + local.removeprefix("file:").lstrip("/")
+        if "://" in local:
+            raise NotNative(f"the warehouse {warehouse} is not a local folder")
+        control = {config.catalog.control_namespace} if config.catalog.control_format == "delta" else set()
+        return NativeTables(Path(local), config.catalog.type == "hadoop", config.delta_tables(), control)
+
+    def is_delta(self, table: str) -> bool:
+        return table in self.delta or table.split(".")[0] in self.delta_namespaces
+
+    def location(self, table: str) -> Path:
+        if not self.is_delta(table) and not self.iceberg_catalog:
+            raise NotNative(f"{table} is in a catalog that is not a hadoop catalog")
+        return self.warehouse.joinpath(*table.split("."))
+
+    def exists(self, table: str) -> bool:
+        where = self.location(table)
+        if self.is_delta(table):
+            return (where / "_delta_log").is_dir()
+        return _newest_metadata(where) is not None
+
+    def properties(self, table: str) -> dict[str, str]:
+        """The table's properties (Delta: its configuration)."""
+        if self.is_delta(table):
+            return dict(self._delta(table).metadata().configuration)
+        return dict(self._iceberg(table).properties)
+
+    def rows(self, table: str, equal: tuple[str, str] | None = None) -> list[dict[str, Any]]:
+        """The table's rows now (those whose column `equal[0]` holds `equal[1]`), as PySpark's
+        `asDict(recursive=True)` gives them."""
+        if self.is_delta(table):
+            where = "" if equal is None else f" WHERE {_name(equal[0])} = {standard_sql_literal(equal[1])}"
+            data = self._delta_query(table, f"SELECT * FROM t{where}")
+        else:
+            from pyiceberg.expressions import AlwaysTrue, EqualTo
+
+            equal_to: Any = EqualTo  # a pydantic model whose generated signature mypy misreads
+            found: Any = AlwaysTrue() if equal is None else equal_to(*equal)
+            scan = self._iceberg(table).scan(row_filter=found)
+            data = scan.to_arrow()
+        return _spark_rows(data)
+
+    def count(self, table: str) -> int:
+        """The table's rows now (deleted rows not counted)."""
+        if self.is_delta(table):
+            return int(self._delta_query(table, "SELECT count(*) AS n FROM t").column(0)[0].as_py())
+        iceberg = self._iceberg(table)
+        snapshot = iceberg.current_snapshot()
+        if snapshot is None:
+            return 0
+        totals = snapshot.summary.additional_properties if snapshot.summary else {}
+        if totals.get("total-delete-files") == "0" and "total-records" in totals:
+            return int(totals["total-records"])  # no delete file: every row counted is live
+        return int(iceberg.scan().count())
+
+    def _iceberg(self, table: str) -> Any:
+        """The table as its newest metadata file has it (loaded once per such file)."""
+        from pyiceberg.table import StaticTable
+
+        _keep_null_lists()
+        found = _newest_metadata(self.location(table))
+        if found is None:
+            raise NotNative(f"{table}: no Iceberg metadata file")
+        if found not in self._loaded:
+            loaded = StaticTable.from_metadata(str(found))
+            if loaded.format_version > 2:  # deletion vectors: read only through Spark here
+                raise NotNative(f"{table}: Iceberg format version {loaded.format_version}")
+            self._loaded[found] = loaded
+        return self._loaded[found]
+
+    def _delta(self, table: str) -> Any:
+        from deltalake import DeltaTable
+
+        return DeltaTable(str(self.location(table)))
+
+    def _delta_query(self, table: str, sql: str) -> pa.Table:
+        """A query of the table through delta-rs's DataFusion (which applies deletion vectors:
+        its pyarrow dataset refuses tables that have them, as lakefresh's control tables do)."""
+        import pyarrow as pa
+        from deltalake import QueryBuilder
+
+        reader = QueryBuilder().register("t", self._delta(table)).execute(sql)
+        return pa.table(reader.read_all())
+
+
+def _keep_null_lists() -> None:
+    """pyiceberg (0.12) rebuilds a list of structs without its validity, so a null list reads as
+    an empty one (apache/iceberg-python#3833; `batches.effective_ranges` is null on a batch
+    without ranges, where an empty list means "owns nothing"): its rebuilt list gets the nulls
+    of the list it was rebuilt from. Patched once per process, and only where nulls were lost."""
+    from pyiceberg.io.pyarrow import ArrowProjectionVisitor
+
+    rebuild = ArrowProjectionVisitor.list
+    if getattr(rebuild, "keeps_nulls", False):
+        return
+
+    def keeping(self: Any, list_type: Any, list_array: Any, value_array: Any) -> Any:
+        out = rebuild(self, list_type, list_array, value_array)
+        if out is None or list_array is None or list_array.null_count == out.null_count:
+            return out
+        return type(out).from_arrays(out.offsets, out.values, type=out.type, mask=list_array.is_null())
+
+    keeping.keeps_nulls = True  # type: ignore[attr-defined]
+    ArrowProjectionVisitor.list = keeping  # type: ignore[method-assign]
+
+
+def _name(column: str) -> str:
+    """A column's name in DataFusion's SQL (standard double quotes)."""
+    return '"' + column.replace('"', '""') + '"'
+
+
+def _newest_metadata(folder: Path) -> Path | None:
+    """The newest `v<N>.metadata.json` of an Iceberg table of a hadoop catalog (the highest N:
+    `version-hint.text` may lag a commit); None when there is none."""
+    metadata = folder / "metadata"
+    if not metadata.is_dir():
+        return None
+    found = [(int(m.group(1)), p) for p in metadata.iterdir() if (m := _METADATA.match(p.name))]
+    return max(found)[1] if found else None
+
+
+def _spark_rows(data: pa.Table) -> list[dict[str, Any]]:
+    """Arrow rows as PySpark collects them (`_converter`)."""
+    convert = {f.name: _converter(f.type) for f in data.schema}
+    return [{k: convert[k](v) for k, v in row.items()} for row in data.to_pylist()]
+
+
+def _converter(kind: pa.DataType) -> Callable[[Any], Any]:
+    """How a value of this Arrow type becomes the value PySpark collects: an aware timestamp a
+    naive one in local time, a map (a list of pairs) a dict, inside lists and structs too."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(kind) and kind.tz is not None:
+        return _local
+    if pa.types.is_map(kind):
+        key, item = _converter(kind.key_type), _converter(kind.item_type)
+        return lambda v: None if v is None else {key(k): item(x) for k, x in v}
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        each = _converter(kind.value_type)
+        return lambda v: None if v is None else [each(x) for x in v]
+    if pa.types.is_struct(kind):
+        fields = {f.name: _converter(f.type) for f in kind}
+        return lambda v: None if v is None else {k: fields[k](x) for k, x in v.items()}
+    return lambda v: v
+
+
+def _local(value: datetime | None) -> datetime | None:
+    """An aware time as PySpark gives a timestamp: naive, in this process's local time."""
+    if value is None:
+        return None
+    micros = (value - _EPOCH) // timedelta(microseconds=1)
+    return datetime.fromtimestamp(micros // 1_000_000).replace(microsecond=micros % 1_000_000)
