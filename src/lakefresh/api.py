@@ -26,9 +26,10 @@ from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.console import Console, SilentConsole, describe_refresh
 from lakefresh.errors import ConfigError, StateError
 from lakefresh.lakehouse.backend import TableBackend
+from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.formats import ByTable
-from lakefresh.lakehouse.iceberg import IcebergBackend
+from lakefresh.lakehouse.iceberg_sql import iceberg_backend
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
 from lakefresh.results import RunResult, TableFreshness, TableResult, TableStatus
 from lakefresh.runner import Runner
@@ -106,15 +107,22 @@ class Pipeline:
         table at all, the Delta backend is the only one."""
         config = self.config
         if not config.uses_delta():
-            return IcebergBackend(self.spark, config.catalog.name)
+            return iceberg_backend(self.spark, config.catalog.name)
         root = resolve_warehouse(config.catalog, self.base_dir)
         if root is None:
             raise ConfigError("Delta tables live under the catalog's warehouse: set catalog.warehouse")
+        if is_connect(self.spark):
+            raise ConfigError(
+                "Delta tables through Spark Connect are not supported yet: run this pipeline in a "
+                "classic session (unset spark.remote / SPARK_REMOTE)"
+            )
         delta = DeltaBackend(self.spark, root)
         if not config.uses_iceberg():
             return delta
         control = {config.catalog.control_namespace} if config.catalog.control_format == "delta" else set()
-        return ByTable(IcebergBackend(self.spark, config.catalog.name), delta, config.delta_tables(), control)
+        return ByTable(
+            iceberg_backend(self.spark, config.catalog.name), delta, config.delta_tables(), control
+        )
 
     @cached_property
     def control(self) -> ControlTables:

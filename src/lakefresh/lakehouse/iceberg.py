@@ -318,8 +318,12 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             **{SNAPSHOT_PROPERTY + k: v for k, v in (properties or {}).items()},
         }
         with_settings(self.spark, settings, write)
-        # The table metadata lists snapshots in commit order: search from the newest, so the cost
-        # does not grow with the table's history (this write's snapshot is normally the last).
+        return self._staged(table, batch_id, parent)
+
+    def _staged(self, table: str, batch_id: str, parent: int | None) -> StagedCommit:
+        """The snapshot the write of `batch_id` on `parent` staged. The table metadata lists
+        snapshots in commit order: searched from the newest, so the cost does not grow with the
+        table's history (this write's snapshot is normally the last)."""
         snapshots = self._iceberg_table(table).operations().current().snapshots()
         staged = None
         for index in range(snapshots.size() - 1, -1, -1):
