@@ -26,7 +26,7 @@ from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.console import Console, SilentConsole, describe_refresh
 from lakefresh.errors import ConfigError, StateError
 from lakefresh.lakehouse.backend import TableBackend
-from lakefresh.lakehouse.connect import is_connect
+from lakefresh.lakehouse.connect import DELTA_NEEDS_A_DRIVER, is_connect
 from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg_sql import iceberg_backend
@@ -106,16 +106,13 @@ class Pipeline:
         Iceberg one, and so do the control tables with `control_format: delta`; with no Iceberg
         table at all, the Delta backend is the only one."""
         config = self.config
+        if config.reads_delta_logs() and is_connect(self.spark):
+            raise ConfigError(DELTA_NEEDS_A_DRIVER)
         if not config.uses_delta():
             return iceberg_backend(self.spark, config.catalog.name)
         root = resolve_warehouse(config.catalog, self.base_dir)
         if root is None:
             raise ConfigError("Delta tables live under the catalog's warehouse: set catalog.warehouse")
-        if is_connect(self.spark):
-            raise ConfigError(
-                "Delta tables through Spark Connect are not supported yet: run this pipeline in a "
-                "classic session (unset spark.remote / SPARK_REMOTE)"
-            )
         delta = DeltaBackend(self.spark, root)
         if not config.uses_iceberg():
             return delta

@@ -32,6 +32,13 @@ _STATIC_SQL = (
 )
 # the client's own: where the server is
 _CLIENT = ("spark.remote",)
+# what a server must have loaded for lakefresh's tables (the rest of its settings are its own)
+_NEEDED = ("spark.jars", "spark.sql.extensions", "spark.sql.catalog.spark_catalog", "spark.hadoop.")
+DELTA_NEEDS_A_DRIVER = (
+    "Delta tables need a classic session: lakefresh reads Delta's log through the driver's JVM, "
+    "which a Spark Connect client has not (unset spark.remote and SPARK_REMOTE)"
+)
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
 
 def remote_url(configured: str | None) -> str | None:
@@ -77,3 +84,20 @@ def connect_session(url: str, settings: dict[str, str]) -> SparkSession:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise SetupError(f"cannot reach the Spark Connect server at {url}: {first[:300]}") from exc
     return session
+
+
+def connect_problems(settings: dict[str, str], delta: bool) -> tuple[list[str], list[str]]:
+    """What `validate` says of a pipeline that runs through Spark Connect (none otherwise): the
+    errors (a Delta table: lakefresh reaches Delta's log through the JVM), and a note naming the
+    settings the server must have started with."""
+    remote = settings.get("spark.remote")
+    if not remote:
+        return [], []
+    errors = [DELTA_NEEDS_A_DRIVER] if delta else []
+    needed = sorted(k for k in server_settings(settings) if k.startswith(_NEEDED))
+    note = (
+        f"runs through the Spark Connect server at {remote}, which must have started with "
+        f"{', '.join(needed) or 'Iceberg on its classpath'} as this pipeline sets them "
+        "(`lakefresh submit-args PIPELINE --connect-server` prints its spark-submit arguments)"
+    )
+    return errors, [note]

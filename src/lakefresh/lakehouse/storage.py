@@ -33,7 +33,7 @@ class FileEntry:
     path: str  # fully qualified URI, as Spark reads it
     name: str
     is_dir: bool
-    size: int
+    size: int  # a file's (a folder's is whatever its file system says)
     modified: datetime  # UTC, naive
 
 
