@@ -32,8 +32,6 @@ _STATIC_SQL = (
 )
 # the client's own: where the server is
 _CLIENT = ("spark.remote",)
-# what a server must have loaded for lakefresh's tables (the rest of its settings are its own)
-_NEEDED = ("spark.jars", "spark.sql.extensions", "spark.sql.catalog.spark_catalog", "spark.hadoop.")
 DELTA_NEEDS_A_DRIVER = (
     "Delta tables need a classic session: lakefresh reads Delta's log through the driver's JVM, "
     "which a Spark Connect client has not (unset spark.remote and SPARK_REMOTE)"
@@ -86,18 +84,15 @@ def connect_session(url: str, settings: dict[str, str]) -> SparkSession:
     return session
 
 
-def connect_problems(settings: dict[str, str], delta: bool) -> tuple[list[str], list[str]]:
-    """What `validate` says of a pipeline that runs through Spark Connect (none otherwise): the
-    errors (a Delta table: lakefresh reaches Delta's log through the JVM), and a note naming the
-    settings the server must have started with."""
-    remote = settings.get("spark.remote")
+def connect_problems(remote: str | None, delta: bool) -> tuple[list[str], list[str]]:
+    """What `validate` says of a pipeline that runs through the Spark Connect server `remote`
+    (nothing when None): the errors (a Delta table: lakefresh reads Delta's log through the
+    JVM), and a note on what the server must have started with."""
     if not remote:
         return [], []
-    errors = [DELTA_NEEDS_A_DRIVER] if delta else []
-    needed = sorted(k for k in server_settings(settings) if k.startswith(_NEEDED))
     note = (
-        f"runs through the Spark Connect server at {remote}, which must have started with "
-        f"{', '.join(needed) or 'Iceberg on its classpath'} as this pipeline sets them "
-        "(`lakefresh submit-args PIPELINE --connect-server` prints its spark-submit arguments)"
+        f"runs through the Spark Connect server at {remote}, which must have started with the jars "
+        "and SQL extensions of this pipeline's tables (`lakefresh submit-args PIPELINE "
+        "--connect-server` prints them)"
     )
-    return errors, [note]
+    return [DELTA_NEEDS_A_DRIVER] if delta else [], [note]
