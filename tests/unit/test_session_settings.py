@@ -284,7 +284,10 @@ def test_a_connect_server_takes_the_driver_s_settings_and_the_client_the_runtime
     assert connect_problems(None, delta=True) == ([], [])
 
     monkeypatch.setenv("SPARK_REMOTE", "sc://elsewhere:15002")
-    assert settings(spark=SparkConfig(jars="none", remote="sc://spark:15002"))["spark.remote"] == "sc://elsewhere:15002"
+    assert (
+        settings(spark=SparkConfig(jars="none", remote="sc://spark:15002"))["spark.remote"]
+        == "sc://elsewhere:15002"
+    )
     assert settings()["spark.remote"] == "sc://elsewhere:15002"
 
 
