@@ -25,10 +25,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, StateError
-from lakefresh.lakehouse.backend import Commit, Lineage, SnapshotState, StagedCommit, TableBackend
+from lakefresh.lakehouse.backend import Lineage, SnapshotState, StagedCommit, TableBackend
 from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.iceberg import REWRITTEN_KEEP_SNAPSHOTS, IcebergBackend
-from lakefresh.lakehouse.iceberg_log import SnapshotInfo, batch_ids, changelog, snapshot_commit, utc
+from lakefresh.lakehouse.iceberg_log import SnapshotInfo, changelog, snapshot_commit, utc
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.sql import quote, sql_literal
 
@@ -132,30 +132,8 @@ class IcebergSqlBackend(IcebergBackend):
             oldest is None or oldest.parent_id is None,
         )
 
-    def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for snapshot in self._log(table).ancestors():
-            if since is not None and snapshot.snapshot_id == since:
-                break
-            for batch_id in reversed(batch_ids(snapshot.summary)):
-                out.setdefault(batch_id, snapshot.snapshot_id)
-        return out
-
-    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
-        out: list[Commit] = []
-        for snapshot in self._log(table).ancestors():
-            if limit is not None and len(out) == limit:
-                return out
-            if snapshot.snapshot_id == snapshot_id:
-                return out
-            batches = batch_ids(snapshot.summary)
-            last = batches[-1] if batches else None
-            out.append(
-                Commit(snapshot.snapshot_id, last, str(snapshot.operation), batches, snapshot.properties)
-            )
-        if snapshot_id is None:
-            return out
-        raise StateError(f"snapshot {snapshot_id} is not in the lineage of {table}")
+    def _ancestors(self, table: str) -> Iterator[SnapshotInfo]:
+        return self._log(table).ancestors()
 
     def _snapshot_info(self, table: str, snapshot_id: int) -> SnapshotInfo:
         found = self._log(table).snapshots.get(int(snapshot_id))
