@@ -63,8 +63,13 @@ def server_settings(settings: dict[str, str]) -> dict[str, str]:
 def connect_session(url: str, settings: dict[str, str]) -> SparkSession:
     """A Spark Connect session on `url`, given the runtime settings of `settings` (the rest are
     the server's: `server_settings`)."""
+    import warnings
+
     from pyspark.sql import SparkSession
 
+    # a classic driver logs this where lakefresh's log settings keep it quiet; a Connect client
+    # warns in Python. lakefresh numbers small sets (a batch's, a change set's) in one window.
+    warnings.filterwarnings("ignore", message="WARN WindowExpression: No Partition Defined")
     try:
         import pyspark.sql.connect.session  # noqa: F401
     except ImportError as exc:  # pyspark without its connect extra (grpcio, pandas, pyarrow)
