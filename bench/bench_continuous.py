@@ -87,10 +87,10 @@ def counting_log_reads(spark: Any) -> list[int]:
 def floor(pipeline: Any) -> float:
     """A run with nothing new, as little as any implementation does: each table's folder listed,
     each target's and the log's current snapshot looked up."""
-    from lakefresh.lakehouse.storage import Storage
+    from lakefresh.lakehouse.storage import storage_for
 
     start = time.perf_counter()
-    storage = Storage(pipeline.spark)
+    storage = storage_for(pipeline.spark)
     for table in pipeline.config.tables:
         storage.list(table.source.path)
         pipeline.backend.latest(f"cont.{table.name}")

@@ -68,7 +68,7 @@ installed="$(cat "$stamp" 2>/dev/null || true)"
 if [ "$installed" = "$want docs" ]; then
   want="$want docs"  # a setup without the docs extra keeps it installed
 elif [ "$docs" = 1 ]; then
-  want="$want docs" extras="$extras,docs"
+  want="$want docs" extras="$extras,docs,connect"  # and a Connect client's (tests/connect/)
 fi
 if [ ! -x $venv/bin/python ] || [ "$installed" != "$want" ]; then
   echo "setup: installing lakefresh with Spark $line into $venv"

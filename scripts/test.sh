@@ -8,6 +8,7 @@
 #                    tests and the `key` contract on Delta on Spark 3.5, then (once the default
 #                    line is set up) the Delta Lake tests, the peers' examples and slow files of
 #                    the main suite on 4.1, then the lake's tests (object storage, a REST catalog)
+#                    and Spark Connect's (a Connect server on loopback)
 #
 # Each pytest run has its one shared SparkSession. A run spends much of its time in
 # single-threaded driver work (planning, commits, Py4J), so two of them on two cores take about
@@ -35,6 +36,9 @@ SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 # the lake's tests, in a run of their own after them: their session starts with S3's connector,
 # on the S3 and REST catalog servers they start (tests/lake/; not in pytest's testpaths)
 LAKE_TESTS=(tests/lake)
+# and Spark Connect's, in a run of their own too: a process with a Connect session has no classic
+# one (tests/connect/; not in pytest's testpaths either)
+CONNECT_TESTS=(tests/connect)
 
 work=$(mktemp -d -t lakefresh-test-XXXXXX)
 log=$work/side.log
@@ -53,7 +57,9 @@ default_line_ready() {
   echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider &&
   echo && echo "=== the lake: an S3-compatible server and a REST catalog on loopback (Spark 4.1) ===" &&
-  .venv/bin/pytest "${LAKE_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
+  .venv/bin/pytest "${LAKE_TESTS[@]}" -p no:cacheprovider &&
+  echo && echo "=== Spark Connect: a Connect server on loopback, this side a client (Spark 4.1) ===" &&
+  .venv/bin/pytest "${CONNECT_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
 side=$!
 
 if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh; then

@@ -55,10 +55,23 @@ def spark(warehouse: Path) -> Iterator[Any]:
 
 def start_session(catalog: Any, storage: Any = None, conf: dict[str, str] | None = None) -> Any:
     """The tests' shared session, on this catalog (and storage, more settings: tests/lake/)."""
+    from lakefresh.lakehouse.session import build_session
+
+    settings = session_settings(catalog, storage, conf)
+    short_lived = os.environ.pop("JDK_JAVA_OPTIONS", None)
+    try:
+        return build_session(settings)
+    finally:
+        if short_lived is not None:
+            os.environ["JDK_JAVA_OPTIONS"] = short_lived
+
+
+def session_settings(catalog: Any, storage: Any = None, conf: dict[str, str] | None = None) -> dict[str, str]:
+    """The settings of the tests' shared session (tests/connect/: its Connect server's)."""
     from lakefresh.config.engine import SparkConfig
     from lakefresh.lakehouse.class_archive import options as archive_options
     from lakefresh.lakehouse.jars import postgresql_driver
-    from lakefresh.lakehouse.session import build_session, spark_settings
+    from lakefresh.lakehouse.session import spark_settings
     from tests.jvm_archive import class_archive_made
 
     # Spark's classes from an archive (tests/jvm_archive.py): every JVM starts in about half the
@@ -93,12 +106,7 @@ def start_session(catalog: Any, storage: Any = None, conf: dict[str, str] | None
         delta=DELTA,
         storage=storage,
     )
-    short_lived = os.environ.pop("JDK_JAVA_OPTIONS", None)
-    try:
-        return build_session(settings)
-    finally:
-        if short_lived is not None:
-            os.environ["JDK_JAVA_OPTIONS"] = short_lived
+    return settings
 
 
 class Workspace:

@@ -26,6 +26,7 @@ from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.console import Console, LoggedConsole, SilentConsole, default_console, describe_refresh
 from lakefresh.errors import ConfigError, LakefreshError, StateError
+from lakefresh.lakehouse.connect import DELTA_NEEDS_A_DRIVER, is_connect
 from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.native import NativeTables, NotNative
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
@@ -102,11 +103,13 @@ class Pipeline:
         table at all, the Delta backend is the only one."""
         from lakefresh.lakehouse.delta import DeltaBackend
         from lakefresh.lakehouse.formats import ByTable
-        from lakefresh.lakehouse.iceberg import IcebergBackend
+        from lakefresh.lakehouse.iceberg_sql import iceberg_backend
 
         config = self.config
+        if config.reads_delta_logs() and is_connect(self.spark):
+            raise ConfigError(DELTA_NEEDS_A_DRIVER)
         if not config.uses_delta():
-            return IcebergBackend(self.spark, config.catalog.name)
+            return iceberg_backend(self.spark, config.catalog.name)
         root = resolve_warehouse(config.catalog, self.base_dir)
         if root is None:
             raise ConfigError("Delta tables live under the catalog's warehouse: set catalog.warehouse")
@@ -114,7 +117,9 @@ class Pipeline:
         if not config.uses_iceberg():
             return delta
         control = {config.catalog.control_namespace} if config.catalog.control_format == "delta" else set()
-        return ByTable(IcebergBackend(self.spark, config.catalog.name), delta, config.delta_tables(), control)
+        return ByTable(
+            iceberg_backend(self.spark, config.catalog.name), delta, config.delta_tables(), control
+        )
 
     @cached_property
     def control(self) -> ControlTables:

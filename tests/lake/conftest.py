@@ -79,10 +79,10 @@ class LakeWorkspace(Workspace):
 
     def write(self, relative: str, text: str | bytes, mtime: float | None = None) -> Path:
         """Written locally, then uploaded (an object's time is its upload's: `mtime` is not kept)."""
-        from lakefresh.lakehouse.storage import Storage
+        from lakefresh.lakehouse.storage import storage_for
 
         path = super().write(relative, text)
-        Storage(self.spark).copy(str(path), self.uri(relative))
+        storage_for(self.spark).copy(str(path), self.uri(relative))
         return path
 
     def catalog_yaml(self) -> str:

@@ -254,13 +254,13 @@ class Lake:
 
 def upload(spark: Any, local: Path, uri: str) -> None:
     """A local file or folder (recursively, in name order) to `uri` on the S3 server, file by file
-    through Hadoop's S3A output stream (lakefresh's Storage.copy, as LakeWorkspace.write). Not
+    through Hadoop's S3A output stream (lakefresh's storage_for(spark).copy, as LakeWorkspace.write). Not
     S3A's copyFromLocalFile: on the lake's default settings it uploads through the AWS SDK's async
     multipart client, whose trailing CRC32 checksum S3Proxy refuses (storage.s3.checksums:
     when_required turns that road off)."""
-    from lakefresh.lakehouse.storage import Storage
+    from lakefresh.lakehouse.storage import storage_for
 
-    storage = Storage(spark)
+    storage = storage_for(spark)
     files = [local] if local.is_file() else sorted(p for p in local.rglob("*") if p.is_file())
     for path in files:
         target = uri if path == local else f"{uri}/{path.relative_to(local).as_posix()}"

@@ -261,3 +261,36 @@ def test_s3_keys_given_go_to_both_clients_and_a_local_warehouse_keeps_hadoop_fil
     assert not [k for k in s if k.startswith("spark.sql.catalog.lakefresh_catalog.s3")]  # ./warehouse
     assert "-Daws.requestChecksumCalculation" not in s.get("spark.executor.extraJavaOptions", "")
     assert "spark.hadoop.fs.s3a.optimized.copy.from.local.enabled" not in s  # S3A's default
+
+
+def test_a_connect_server_takes_the_driver_s_settings_and_the_client_the_runtime_ones(monkeypatch):
+    """With `spark.remote` (SPARK_REMOTE wins), no driver settings are made here: the client sets
+    the runtime SQL settings (the catalog, ANSI mode, the time zone) on its session; the jars,
+    the extensions and the master are the server's, which `validate` names."""
+    from lakefresh.lakehouse.connect import connect_problems, runtime_setting, server_settings
+
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    s = settings(spark=SparkConfig(jars=["/jars/iceberg.jar"], remote="sc://spark:15002"))
+    assert s["spark.remote"] == "sc://spark:15002"
+    assert "spark.driver.extraJavaOptions" not in s and LISTING_PARALLELISM not in s
+    server = server_settings(s)
+    assert {"spark.jars", "spark.sql.extensions", "spark.master"} <= set(server)
+    assert "spark.remote" not in server and not any(k.startswith("spark.sql.catalog.") for k in server)
+    assert runtime_setting("spark.sql.catalog.lakefresh_catalog.warehouse")
+    assert runtime_setting("spark.sql.ansi.enabled") and not runtime_setting("spark.sql.extensions")
+    errors, notes = connect_problems(s["spark.remote"], delta=False)
+    assert errors == [] and "sc://spark:15002" in notes[0] and "--connect-server" in notes[0]
+    assert "Delta" in connect_problems(s["spark.remote"], delta=True)[0][0]
+    assert connect_problems(None, delta=True) == ([], [])
+
+    monkeypatch.setenv("SPARK_REMOTE", "sc://elsewhere:15002")
+    assert (
+        settings(spark=SparkConfig(jars="none", remote="sc://spark:15002"))["spark.remote"]
+        == "sc://elsewhere:15002"
+    )
+    assert settings()["spark.remote"] == "sc://elsewhere:15002"
+
+
+def test_a_remote_that_is_not_a_connect_url_is_refused():
+    with pytest.raises(ValueError, match="not a Spark Connect URL"):
+        SparkConfig(remote="spark://host:7077")

@@ -166,10 +166,15 @@ def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = 
     columns it cannot know before a batch is read."""
     from lakefresh.config.checks import unknown_columns
     from lakefresh.config.loader import validate_pipeline
+    from lakefresh.lakehouse.connect import connect_problems, remote_url
 
     config = validate_pipeline(pipeline, _variables(var))
     names = [t.name for t in config.tables]
     warnings = unknown_columns(config.tables)
+    errors, notes = connect_problems(remote_url(config.spark.remote), config.reads_delta_logs())
+    if errors:
+        raise ConfigError(f"{pipeline}: " + "; ".join(errors))
+    warnings += notes
     _emit(
         output,
         {"ok": True, "tables": names, "warnings": warnings},
@@ -438,7 +443,16 @@ def reset_load(
 
 @app.command("submit-args")
 @reports_errors
-def submit_args(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
+def submit_args(
+    pipeline: Path = PIPELINE,
+    var: list[str] = VARS,
+    connect_server: bool = typer.Option(
+        False,
+        "--connect-server",
+        help="Instead: the arguments of a Spark Connect server this pipeline can run through "
+        "(spark.remote): the settings a client cannot give it, and the server's class.",
+    ),
+) -> None:
     """The spark-submit arguments that run this pipeline: its Spark settings as --conf (the jars
     and the SQL extensions must be there when the driver starts), then lakefresh's entry point.
     Give the master to spark-submit: eval spark-submit --master URL $(lakefresh submit-args
@@ -446,12 +460,19 @@ def submit_args(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
     import shlex
 
     import lakefresh
+    from lakefresh.lakehouse.connect import SERVER_CLASS, server_settings
 
     settings = _load(pipeline, var, quiet=True).spark_settings(archive=False)  # not this machine's
+    settings.pop("spark.remote", None)
+    if connect_server:
+        settings = server_settings(settings)
     for key, value in settings.items():
         if key != "spark.master":  # spark-submit's --master names the cluster
             print("--conf", shlex.quote(f"{key}={value}"))
-    print(shlex.quote(str(Path(lakefresh.__file__).with_name("__main__.py"))))
+    if connect_server:
+        print("--class", SERVER_CLASS, "spark-internal")
+    else:
+        print(shlex.quote(str(Path(lakefresh.__file__).with_name("__main__.py"))))
 
 
 @app.command()

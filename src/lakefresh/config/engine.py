@@ -106,6 +106,13 @@ class SparkConfig(Model):
     """How the Spark session is made. Everything here can also come from the environment."""
 
     master: str = Field("local[*]", description="Spark master URL: local[*], spark://..., yarn, k8s://...")
+    remote: str | None = Field(
+        None,
+        description="A Spark Connect server to run on instead of a driver of lakefresh's own "
+        "(sc://host:port, as SPARK_REMOTE gives it, which wins): no JVM on this side. The server "
+        "holds the jars and the SQL extensions (`lakefresh submit-args` prints them); `master` "
+        "and the driver's settings are the server's then.",
+    )
     app_name: str = Field("lakefresh", description="Spark application name.")
     jars: Literal["maven", "bundled", "none"] | list[str] = Field(
         "maven",
@@ -134,6 +141,13 @@ class SparkConfig(Model):
     @classmethod
     def _master(cls, value: str) -> str:
         return check_master(value)
+
+    @field_validator("remote")
+    @classmethod
+    def _remote(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("sc://"):
+            raise ValueError(f"not a Spark Connect URL: {value!r} (valid: sc://host:port, with /;params)")
+        return value
 
 
 class RunConfig(Model):

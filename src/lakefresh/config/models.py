@@ -408,6 +408,11 @@ class PipelineConfig(Model):
         """Whether any target or the control tables are Delta tables."""
         return self.catalog.control_format == "delta" or bool(self.delta_tables())
 
+    def reads_delta_logs(self) -> bool:
+        """Whether any target, the control tables, or a source are Delta tables (whose logs
+        lakefresh reads through the driver's JVM)."""
+        return self.uses_delta() or any(t.source.reads_delta_log for t in self.tables)
+
     def uses_iceberg(self) -> bool:
         """Whether any target, the control tables, or a catalog table a source reads (one that is
         not a Delta target of this pipeline) are Iceberg tables: if not, the session needs

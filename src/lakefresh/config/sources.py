@@ -23,6 +23,8 @@ class SourceBase(Model):
     retains_batches: ClassVar[bool] = True
     # a batch is files, so that `replay` can apply a corrected copy of one
     replays_files: ClassVar[bool] = False
+    # it reads a Delta table's log (through the driver's JVM: not from a Spark Connect client)
+    reads_delta_log: ClassVar[bool] = False
 
     @classmethod
     def kinds(cls) -> tuple[str, ...]:
@@ -314,6 +316,7 @@ class DeltaChangesSourceConfig(ChangeFeedBase):
     """A Delta table's change data feed between versions, with a load log."""
 
     kind: Literal["delta_changes"]
+    reads_delta_log: ClassVar[bool] = True
     path: str = Field(
         description="The Delta table's location: relative to the pipeline file, or a URI Spark "
         "reads (s3a://..., abfss://...). Its change data feed must be on "

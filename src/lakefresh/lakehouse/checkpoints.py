@@ -17,6 +17,8 @@ from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
+from lakefresh.lakehouse.connect import is_connect
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -58,6 +60,7 @@ def held(df: DataFrame) -> DataFrame:
     """A DataFrame just checkpointed (`localCheckpoint`), released at the end of the enclosing
     `released_after()` (outside of one, kept as Spark keeps it)."""
     scope = _HELD.get()
-    if scope is not None:
+    if scope is not None and not is_connect(df.sparkSession):
         scope.append(df._jdf.queryExecution().analyzed().rdd())  # the checkpoint's RDD
+    # (a Spark Connect server releases a checkpoint when the client's DataFrame is collected)
     return df

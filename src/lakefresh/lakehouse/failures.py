@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 import time
 import traceback
 from collections.abc import Callable
@@ -106,10 +107,26 @@ def chain(exc: BaseException) -> list[Link]:
             break
         java = None if cause is None or cause.equals(java) else cause
         seen += 1
+    if len(links) == 1:
+        links.extend(_server_links(exc))
     cause_py = exc.__cause__
     if len(links) == 1 and cause_py is not None and cause_py is not exc:
         links.extend(chain(cause_py))
     return links
+
+
+# a Java exception as a Spark Connect server reports it: `pkg.Class: message`, `Caused by: ...`
+_SERVER_EXCEPTION = re.compile(r"\s*(?:Caused by: )?(?:[A-Za-z_$][\w$]*\.)+([A-Z][\w$]*): ?(.*)")
+
+
+def _server_links(exc: BaseException) -> list[Link]:
+    """The Java chain of an error a Spark Connect server sent (no JVM here): from its message and
+    the server's stack trace, which names each cause."""
+    if not type(exc).__module__.startswith("pyspark.errors.exceptions.connect"):
+        return []
+    text = getattr(exc, "_stacktrace", None) or ""
+    found = (_SERVER_EXCEPTION.match(line) for line in [str(exc), *text.splitlines()])
+    return [Link(m.group(1), _first_line(m.group(2))) for m in found if m]
 
 
 def describe(exc: BaseException) -> str:

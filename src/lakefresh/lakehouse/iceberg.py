@@ -23,7 +23,7 @@ append and overwrite, which always go through Iceberg's Spark writer and are sta
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -228,14 +228,19 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         whole = oldest is None or oldest.parentId() is None
         return Lineage(frozenset(ancestors), retained, oldest_at, whole)
 
+    def _ancestors(self, table: str) -> Iterator[SnapshotInfo]:
+        """The current snapshot and its retained ancestors, newest first, each read as it is
+        reached (a walk that stops early reads no further)."""
+        walk = self._snapshot_util().currentAncestors(self._iceberg_table(table)).iterator()
+        while walk.hasNext():
+            yield snapshot_info(self.spark, walk.next())
+
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
         """Batch id -> snapshot id of the batches in the current lineage, newest first; with
         `since`, only those published after that snapshot (the walk stops there, so its cost
         does not grow with the table's history)."""
-        ancestors = self._snapshot_util().currentAncestors(self._iceberg_table(table)).iterator()
         out: dict[str, int] = {}
-        while ancestors.hasNext():
-            snapshot = snapshot_info(self.spark, ancestors.next())
+        for snapshot in self._ancestors(table):
             if since is not None and snapshot.snapshot_id == since:
                 break
             for batch_id in reversed(batch_ids(snapshot.summary)):
@@ -243,12 +248,10 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         return out
 
     def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
-        walk = self._snapshot_util().currentAncestors(self._iceberg_table(table)).iterator()
         out: list[Commit] = []
-        while walk.hasNext():
+        for snapshot in self._ancestors(table):
             if limit is not None and len(out) == limit:
                 return out
-            snapshot = snapshot_info(self.spark, walk.next())
             if snapshot.snapshot_id == snapshot_id:
                 return out
             batches = batch_ids(snapshot.summary)
@@ -318,8 +321,12 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             **{SNAPSHOT_PROPERTY + k: v for k, v in (properties or {}).items()},
         }
         with_settings(self.spark, settings, write)
-        # The table metadata lists snapshots in commit order: search from the newest, so the cost
-        # does not grow with the table's history (this write's snapshot is normally the last).
+        return self._staged(table, batch_id, parent)
+
+    def _staged(self, table: str, batch_id: str, parent: int | None) -> StagedCommit:
+        """The snapshot the write of `batch_id` on `parent` staged. The table metadata lists
+        snapshots in commit order: searched from the newest, so the cost does not grow with the
+        table's history (this write's snapshot is normally the last)."""
         snapshots = self._iceberg_table(table).operations().current().snapshots()
         staged = None
         for index in range(snapshots.size() - 1, -1, -1):

@@ -26,6 +26,10 @@ class IcebergUpkeep:
     def _iceberg_table(self, table: str) -> Any:
         raise NotImplementedError
 
+    def _ordered(self, table: str) -> bool:
+        """Whether the table has a sort order."""
+        return not self._iceberg_table(table).sortOrder().isUnsorted()
+
     def _summary(self, table: str) -> dict[str, str]:
         current = self._iceberg_table(table).currentSnapshot()
         return {} if current is None else snapshot_info(self.spark, current).summary
@@ -55,7 +59,7 @@ class IcebergUpkeep:
         keep_snapshots: int,
         orphans_before: datetime | None,
     ) -> dict[str, int]:
-        ordered = not self._iceberg_table(table).sortOrder().isUnsorted()
+        ordered = self._ordered(table)
         return maintain(
             self.spark,
             self.catalog,

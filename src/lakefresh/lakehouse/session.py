@@ -7,6 +7,7 @@ environment:
 - `LAKEFRESH_WAREHOUSE`: the catalog's warehouse location
 - `LAKEFRESH_JARS`: `maven`, `none`, or a comma-separated list of jars
 - `LAKEFRESH_SPARK_CONF`: a JSON object of further Spark settings, applied last
+- `SPARK_REMOTE`: a Spark Connect server (`sc://host:port`) to use instead of a driver here
 - `LAKEFRESH_CLASS_ARCHIVE=0`: a local session does not map the class archive
   (`lakehouse/class_archive.py`, made by `lakefresh jars --class-archive`)
 """
@@ -23,6 +24,7 @@ from lakefresh.config.engine import CatalogConfig, S3Config, SparkConfig, Storag
 from lakefresh.errors import ConfigError, SetupError
 from lakefresh.lakehouse import class_archive
 from lakefresh.lakehouse import jars as jar_files
+from lakefresh.lakehouse.connect import connect_session, remote_url
 from lakefresh.lakehouse.jvm import keep_lookups
 
 if TYPE_CHECKING:
@@ -148,7 +150,10 @@ def spark_settings(
     if s3 is not None and s3.checksums == "when_required":
         add_java_options(settings, CHECKSUMS_WHEN_REQUIRED)
     settings.update(env_conf())
-    if settings["spark.master"].startswith("local"):
+    remote = remote_url(spark.remote)
+    if remote:  # a Spark Connect server's session (lakehouse/connect.py): no driver here
+        settings["spark.remote"] = remote
+    elif settings["spark.master"].startswith("local"):
         add_local_driver_settings(settings, archive)
     return settings
 
@@ -254,6 +259,10 @@ def build_session(settings: dict[str, str]) -> SparkSession:
     """Start (or join) the Spark session with these settings and check that Iceberg loaded."""
     from pyspark.sql import SparkSession
 
+    if "spark.remote" in settings:
+        session = connect_session(settings["spark.remote"], settings)
+        check_sql_text(session)
+        return session
     if os.environ.get("PYSPARK_GATEWAY_PORT"):
         # under spark-submit, whose --master names the cluster: the builder would override it
         settings = {k: v for k, v in settings.items() if k != "spark.master"}

@@ -1,7 +1,16 @@
-"""Files on any storage Spark can reach (local, HDFS, S3, ABFS...), through Hadoop's FileSystem."""
+"""Files on any storage Spark can reach (local, HDFS, S3, ABFS...): what lakefresh lists and reads
+of its sources itself (folders, manifests, a file's bytes to scan).
+
+In a classic session through Hadoop's FileSystem in the driver's JVM, so the pipeline's storage
+settings (S3's endpoint and keys) apply as they do to Spark's reads. A Spark Connect client has
+no JVM: there, through Arrow's file systems on this side (`pyarrow.fs`, which pyspark's connect
+extra brings), which read local paths and S3 (its settings from the environment: AWS_ENDPOINT_URL,
+AWS_ACCESS_KEY_ID...), GCS, HDFS and ABFS, so the client must reach the source folders too.
+`storage_for` chooses by the session's kind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -9,8 +18,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import quote
 
+from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.jvm import java_class
 
 if TYPE_CHECKING:
@@ -22,11 +33,40 @@ class FileEntry:
     path: str  # fully qualified URI, as Spark reads it
     name: str
     is_dir: bool
-    size: int
+    size: int  # a file's (a folder's is whatever its file system says)
     modified: datetime  # UTC, naive
 
 
-class Storage:
+class Storage(Protocol):
+    """What lakefresh does with files (both roads below)."""
+
+    def exists(self, path: str) -> bool: ...
+
+    def list(self, path: str) -> list[FileEntry]:
+        """A folder's entries, by name."""
+        ...
+
+    def copy(self, source: str, target: str) -> None: ...
+
+    def size(self, path: str) -> int: ...
+
+    def uri(self, path: str) -> str: ...
+
+    def chunks(
+        self, path: str, size: int = 1 << 20
+    ) -> contextlib.AbstractContextManager[Iterator[bytes]]: ...
+
+    def read_text(self, path: str, encoding: str = "UTF-8") -> str: ...
+
+
+def storage_for(spark: SparkSession) -> Storage:
+    """The session's road to files: Hadoop's in a classic session, Arrow's under Spark Connect."""
+    return ArrowStorage() if is_connect(spark) else HadoopStorage(spark)
+
+
+class HadoopStorage:
+    """Files through Hadoop's FileSystem in the driver's JVM."""
+
     def __init__(self, spark: SparkSession) -> None:
         self.spark = spark
         self._conf: Any = spark.sparkContext._jsc.hadoopConfiguration()
@@ -116,3 +156,77 @@ class Storage:
             return str(data)
         finally:
             stream.close()
+
+
+class ArrowStorage:
+    """Files through Arrow's file systems, on this side (a Spark Connect client's road). Paths and
+    URIs are spelled as Hadoop spells them (`file:/a/b.csv`; `s3a://bucket/key` as given), so a
+    batch lists the same files, with the same names, on either road."""
+
+    def _fs(self, path: str) -> tuple[Any, str, str]:
+        """Arrow's file system for `path`, the path inside it, and the prefix Hadoop writes
+        before it (`file:`, `s3a://`...)."""
+        from pyarrow import fs
+
+        scheme, sep, rest = path.partition("://")
+        if not sep:  # a local path, or Hadoop's `file:/a/b` form
+            local = os.path.abspath(path.removeprefix("file:"))
+            return fs.LocalFileSystem(), local, "file:"
+        if scheme == "file":
+            return fs.LocalFileSystem(), os.path.abspath("/" + rest.lstrip("/")), "file:"
+        arrow_scheme = "s3" if scheme in ("s3a", "s3n") else scheme
+        found, inside = fs.FileSystem.from_uri(f"{arrow_scheme}://{rest}")
+        return found, inside, f"{scheme}://"
+
+    def exists(self, path: str) -> bool:
+        from pyarrow import fs
+
+        found, inside, _ = self._fs(path)
+        return bool(found.get_file_info(inside).type != fs.FileType.NotFound)
+
+    def list(self, path: str) -> list[FileEntry]:
+        from pyarrow import fs
+
+        found, inside, prefix = self._fs(path)
+        out = []
+        for info in found.get_file_info(fs.FileSelector(inside, allow_not_found=False)):
+            modified = info.mtime.astimezone(UTC).replace(tzinfo=None) if info.mtime else datetime(1970, 1, 1)
+            out.append(
+                FileEntry(
+                    path=prefix + info.path,
+                    name=info.base_name,
+                    is_dir=info.type == fs.FileType.Directory,
+                    size=int(info.size or 0),
+                    modified=modified.replace(microsecond=modified.microsecond // 1000 * 1000),
+                )
+            )
+        return sorted(out, key=lambda e: e.name)
+
+    def copy(self, source: str, target: str) -> None:
+        src_fs, src, _ = self._fs(source)
+        dst_fs, dst, _ = self._fs(target)
+        dst_fs.create_dir(os.path.dirname(dst), recursive=True)
+        with src_fs.open_input_stream(src) as read, dst_fs.open_output_stream(dst) as write:
+            for chunk in iter(partial(read.read, 1 << 20), b""):
+                write.write(chunk)
+
+    def size(self, path: str) -> int:
+        found, inside, _ = self._fs(path)
+        return int(found.get_file_info(inside).size or 0)
+
+    def uri(self, path: str) -> str:
+        """As Hadoop's `Path.toUri()` writes it: characters a URI path cannot hold escaped."""
+        _, inside, prefix = self._fs(path)
+        return prefix + quote(inside, safe="/;:@&=+$,!~*'()")
+
+    @contextmanager
+    def chunks(self, path: str, size: int = 1 << 20) -> Iterator[Iterator[bytes]]:
+        """A file's bytes, in chunks, decompressed by its extension as Spark reads it."""
+        found, inside, _ = self._fs(path)
+        with found.open_input_stream(inside, compression="detect") as stream:
+            yield iter(partial(stream.read, size), b"")
+
+    def read_text(self, path: str, encoding: str = "UTF-8") -> str:
+        found, inside, _ = self._fs(path)
+        with found.open_input_stream(inside) as stream:
+            return bytes(stream.read()).decode(encoding)

@@ -126,7 +126,10 @@ def attach_surrogate_keys(
     dim = backend.read(name)
     pairs = list(lookup.keys.items())
     renamed = [F.col(quote(k)).alias(f"_lf_lk{i}") for i, (_, k) in enumerate(pairs)]
-    on = _all([facts[quote(f)] == F.col(f"_lf_lk{i}") for i, (f, _) in enumerate(pairs)])
+    # by name, not `facts[...]`: the join below is of a DataFrame made from `facts` (Spark
+    # Connect resolves a column only in the DataFrame it was taken from); the dimension's side
+    # holds only the `_lf_lk` names, so no name is on both sides
+    on = _all([F.col(quote(f)) == F.col(f"_lf_lk{i}") for i, (f, _) in enumerate(pairs)])
     validity = strategy.validity_columns()
     if validity is None:
         right = dim.select(*renamed, F.col(quote(sk.column)).alias(out))

@@ -32,7 +32,7 @@ from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.literals import empty_rows
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import quote, sql_literal
-from lakefresh.lakehouse.storage import Storage
+from lakefresh.lakehouse.storage import storage_for
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
 from lakefresh.sources.batch_times import time_from_rows
 from lakefresh.sources.file_listing import Listing
@@ -73,7 +73,7 @@ class FilesSource:
     def __init__(self, config: FilesSourceConfig, ctx: SourceContext) -> None:
         self.config = config
         self.spark = ctx.spark
-        self.storage = Storage(ctx.spark)
+        self.storage = storage_for(ctx.spark)
         self.path = ctx.resolve(config.path)
         self.listing = Listing(config, self.storage, self.path)
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.sql import sql_literal
-from lakefresh.lakehouse.storage import Storage
+from lakefresh.lakehouse.storage import storage_for
 from lakefresh.sources import cdm
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext
 from lakefresh.sources.text import CORRUPT, as_json, bad_encoding, cast_strictly, number_records, parse_type
@@ -87,7 +87,7 @@ class SynapseLinkSource:
     def __init__(self, config: SynapseLinkSourceConfig, ctx: SourceContext) -> None:
         self.config = config
         self.ctx = ctx
-        self.storage = Storage(ctx.spark)
+        self.storage = storage_for(ctx.spark)
         self.root = ctx.resolve(config.path).rstrip("/")
 
     # --- listing -----------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.checkpoints import held
+from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.sql import quote, sql_literal
 
 if TYPE_CHECKING:
@@ -62,8 +63,12 @@ def _checkpoint(df: DataFrame, aggregates: dict[str, Column | str]) -> tuple[Dat
     assert _ROWS not in aggregates, _ROWS
     seen = Observation()
     observed = [_named(name, a) for name, a in {**aggregates, _ROWS: "count(1)"}.items()]
-    rows = held(df.observe(seen, *observed).localCheckpoint(eager=True))
-    found = dict(seen.get)
+    if is_connect(df.sparkSession):  # a Connect checkpoint reports no observed metrics: a
+        rows = held(df.localCheckpoint(eager=True))  # second pass, over the checkpoint's blocks
+        found = rows.agg(*observed).first().asDict()  # type: ignore[union-attr]
+    else:
+        rows = held(df.observe(seen, *observed).localCheckpoint(eager=True))
+        found = dict(seen.get)
     count = int(found.pop(_ROWS, 0) or 0)
     if count <= ONE_PARTITION_ROWS:
         rows = rows.coalesce(1)

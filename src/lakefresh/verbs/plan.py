@@ -210,7 +210,7 @@ def _maintenance_due(
 def _planned(backend: TableBackend, ref: BatchRef) -> PlannedBatch:
     sizes = None
     if ref.files:
-        from lakefresh.lakehouse.storage import Storage
+        from lakefresh.lakehouse.storage import storage_for
 
-        sizes = sum(Storage(backend.spark).size(path) for path in ref.files)
+        sizes = sum(storage_for(backend.spark).size(path) for path in ref.files)
     return PlannedBatch(ref.batch_id, ref.position, ref.batch_time.isoformat(), len(ref.files), sizes)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.clock import utc_now
 from lakefresh.errors import ConfigError
-from lakefresh.lakehouse.storage import Storage
+from lakefresh.lakehouse.storage import storage_for
 from lakefresh.results import BatchResult
 from lakefresh.sources import BatchRef, SourceContext
 
@@ -71,7 +71,7 @@ def replay(
     attempts = control.attempts(name)
     if not any(a.batch_id == batch_id and a.status == "published" for a in attempts):
         raise ConfigError(f"batch {batch_id!r} of {table.name!r} is not a loaded batch: nothing to replay")
-    storage = Storage(backend.spark)
+    storage = storage_for(backend.spark)
     if not storage.exists(fixed):
         raise ConfigError(f"the corrected file {fixed} does not exist")
     # the next number: after every replay of B the log or the lineage knows (a replay whose
