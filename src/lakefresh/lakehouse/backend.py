@@ -81,7 +81,7 @@ class Deletes:
     stored: int = 0
 
 
-# The earlier batches of a backlog group (backlog.py), a JSON list in the group's commit summary
+# The earlier batches of a backlog group (run/backlog.py), a JSON list in the group's commit summary
 # (its wap.id is the last batch): all of them are applied when the commit is in the lineage.
 GROUP_PROPERTY = "lakefresh.group"
 
