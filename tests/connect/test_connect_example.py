@@ -23,7 +23,7 @@ def iceberg_only(text: str) -> str:
     """The example's pipeline file without its Delta tables (each table a `  - name:` block)."""
     head, *tables = text.split("\n  - name: ")
     kept = [t for t in tables if not any(mark in t for mark in DELTA_MARKS)]
-    return "\n  - name: ".join([head, *kept]) + ("\n" if not text.endswith("\n") else "")
+    return "\n  - name: ".join([head, *kept]).rstrip("\n") + "\n"
 
 
 def run_example(folder: Path, data: Path, remote: str | None) -> dict:

@@ -28,7 +28,6 @@ _STATIC_SQL = (
     "spark.sql.catalog.spark_catalog",
     "spark.sql.warehouse.dir",
     "spark.sql.catalogImplementation",
-    "spark.sql.legacy.",
 )
 # the client's own: where the server is
 _CLIENT = ("spark.remote",)
