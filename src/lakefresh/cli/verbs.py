@@ -160,9 +160,7 @@ def reload(
     _rebuild(pipeline, var, output, lambda p: p.reload(table, batch))
 
 
-def _rebuild(
-    path: Path, var: list[str], output: Output, verb: Callable[[Pipeline], RebuildResult]
-) -> None:
+def _rebuild(path: Path, var: list[str], output: Output, verb: Callable[[Pipeline], RebuildResult]) -> None:
     done = verb(_load(path, var, quiet=output is Output.json))
     named = f" {', '.join(done.batches)}" if done.batches else ""
     lines = [

@@ -43,6 +43,7 @@ from lakefresh.lakehouse.iceberg_log import (
     SnapshotInfo,
     batch_ids,
     changelog,
+    published_in,
     snapshot_commit,
     snapshot_info,
     utc,
@@ -239,13 +240,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         """Batch id -> snapshot id of the batches in the current lineage, newest first; with
         `since`, only those published after that snapshot (the walk stops there, so its cost
         does not grow with the table's history)."""
-        out: dict[str, int] = {}
-        for snapshot in self._ancestors(table):
-            if since is not None and snapshot.snapshot_id == since:
-                break
-            for batch_id in reversed(batch_ids(snapshot.summary)):
-                out.setdefault(batch_id, snapshot.snapshot_id)
-        return out
+        return published_in(self._ancestors(table), since)
 
     def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
         out: list[Commit] = []

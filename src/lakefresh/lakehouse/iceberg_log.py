@@ -5,6 +5,7 @@ between two snapshots."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -116,6 +117,18 @@ def batch_ids(summary: Any) -> tuple[str, ...]:
     group = summary.get(GROUP_PROPERTY)
     earlier = [str(b) for b in json.loads(str(group))] if group else []
     return (*earlier, str(batch_id))
+
+
+def published_in(ancestors: Iterable[SnapshotInfo], since: int | None = None) -> dict[str, int]:
+    """Batch id -> snapshot id of the batches these snapshots carry (a lineage, newest first);
+    with `since`, only those after that snapshot (the walk stops there)."""
+    out: dict[str, int] = {}
+    for snapshot in ancestors:
+        if since is not None and snapshot.snapshot_id == since:
+            break
+        for batch_id in reversed(batch_ids(snapshot.summary)):
+            out.setdefault(batch_id, snapshot.snapshot_id)
+    return out
 
 
 def utc(millis: int) -> datetime:

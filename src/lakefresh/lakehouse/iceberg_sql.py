@@ -28,7 +28,7 @@ from lakefresh.errors import CommitConflictError, StateError
 from lakefresh.lakehouse.backend import Lineage, SnapshotState, StagedCommit, TableBackend
 from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.iceberg import REWRITTEN_KEEP_SNAPSHOTS, IcebergBackend
-from lakefresh.lakehouse.iceberg_log import SnapshotInfo, changelog, snapshot_commit, utc
+from lakefresh.lakehouse.iceberg_log import SnapshotInfo, changelog, published_in, snapshot_commit, utc
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.sql import quote, sql_literal
 
@@ -176,10 +176,11 @@ class IcebergSqlBackend(IcebergBackend):
         return snapshot_commit(table, max(found, key=lambda s: s.timestamp_ms))
 
     def publish(self, staged: StagedCommit) -> int:
-        if (done := staged.published_already(self._since(staged))) is not None:
+        log = self._log(staged.table)  # one read for both checks
+        if (done := staged.published_already(published_in(log.ancestors(), staged.parent_id))) is not None:
             return done
         moved = f"{staged.table} moved since batch {staged.batch_id!r} was staged; it is staged again"
-        if self.head(staged.table) != staged.parent_id:
+        if log.current != staged.parent_id:
             raise CommitConflictError(moved)
         name = sql_literal(staged.table)
         self.spark.sql(
