@@ -151,6 +151,10 @@ class Workspace:
         """Where a file or folder that `write` made is read from (a source's `path`)."""
         return str(self.root / relative)
 
+    def publish(self, relative: str) -> None:
+        """Files made in this workspace's folder by other means than `write` (an export's
+        writer) become readable at `uri(relative)`: here they are already."""
+
     def catalog_yaml(self) -> str:
         return (
             f"catalog:\n  name: {CATALOG}\n  warehouse: {self.warehouse}\n"

@@ -19,6 +19,7 @@ only what is :class:`TransientError`; everything else stops the table and is rep
     │   └── InjectedFault             a fault injected on purpose (tests, drills)
     └── TransientError                may succeed when tried again
         ├── CommitConflictError       the target moved between staging and publishing
+        ├── StoreInterrupted          the store dropped a request or asked to slow down
         └── LeaseHeld                 another run holds a table this one would write (exit 75)
 
 `exit_code` is the command line's exit code for the error: 1, or 75 (EX_TEMPFAIL) for LeaseHeld.
@@ -103,6 +104,12 @@ class InjectedFault(TerminalError):
 class CommitConflictError(TransientError):
     """The target's head moved under a batch (after its change set read the target, or between
     staging and publishing); the batch is staged again."""
+
+
+class StoreInterrupted(TransientError):
+    """A request to the store was cut off or throttled (a dropped connection, S3's 503 Slow
+    Down) before the batch's publish began: nothing of it is in the target, and it is tried
+    again as a new attempt."""
 
 
 class LeaseHeld(TransientError):

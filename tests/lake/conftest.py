@@ -85,6 +85,12 @@ class LakeWorkspace(Workspace):
         storage_for(self.spark).copy(str(path), self.uri(relative))
         return path
 
+    def publish(self, relative: str) -> None:
+        """The local folder `relative` uploaded whole (objects it had are overwritten)."""
+        from tests.lake.servers import upload
+
+        upload(self.spark, self.root / relative, self.uri(relative))
+
     def catalog_yaml(self) -> str:
         return (
             self.lake.catalog_yaml(CATALOG, self.control_namespace)

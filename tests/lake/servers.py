@@ -14,6 +14,7 @@ import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -203,32 +204,154 @@ class RestCatalogServer(JavaServer):
         return self
 
 
+class Link:
+    """The compute's road to the S3 server: a relay on loopback between lakefresh's clients (the
+    session's S3A and S3FileIO, the tests' uploads) and the server, byte for byte, that a test
+    can break as a network breaks. The REST catalog server reaches the S3 server directly, as a
+    catalog service in another network would, so an outage of this road is the compute's alone.
+
+    - `cut()`: every connection is dropped and a new one is closed on arrival, until `mend()`;
+    - `fail_next(method, path, count, how)`: the next `count` requests whose first line has this
+      method and a path containing `path` are dropped unanswered (`how="drop"`: the connection
+      closes) or answered `503 Slow Down` (`how="503"`, S3's throttling reply, connection closed);
+      `failed` counts the requests so treated."""
+
+    SLOW_DOWN_BODY = (
+        b'<?xml version="1.0" encoding="UTF-8"?>'
+        b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+    )
+    SLOW_DOWN = (
+        b"HTTP/1.1 503 Slow Down\r\nContent-Type: application/xml\r\nConnection: close\r\n"
+        + f"Content-Length: {len(SLOW_DOWN_BODY)}\r\n\r\n".encode()
+        + SLOW_DOWN_BODY
+    )
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream = upstream_port
+        self.port = free_port()
+        self.failed = 0
+        self._down = False
+        self._rules: list[list[Any]] = []
+        self._lock = threading.Lock()
+        self._open: set[socket.socket] = set()
+        self._listener = socket.create_server(("127.0.0.1", self.port))
+        threading.Thread(target=self._serve, daemon=True, name="s3-link").start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def cut(self) -> None:
+        with self._lock:
+            self._down = True
+            for s in list(self._open):
+                _close(s)
+
+    def mend(self) -> None:
+        with self._lock:
+            self._down = False
+
+    def fail_next(self, method: str, path: str, count: int = 1, how: str = "drop") -> None:
+        with self._lock:
+            self._rules.append([f"{method} ".encode(), path.encode(), count, how])
+
+    def close(self) -> None:
+        self.cut()
+        _close(self._listener)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            with self._lock:
+                down = self._down
+            if down:
+                _close(client)
+                continue
+            try:
+                server = socket.create_connection(("127.0.0.1", self.upstream))
+            except OSError:
+                _close(client)
+                continue
+            with self._lock:
+                self._open.update((client, server))
+            threading.Thread(target=self._pump, args=(client, server, True), daemon=True).start()
+            threading.Thread(target=self._pump, args=(server, client, False), daemon=True).start()
+
+    def _pump(self, source: socket.socket, sink: socket.socket, requests: bool) -> None:
+        try:
+            while data := source.recv(65536):
+                how = self._failing(data) if requests else None
+                if how == "503":
+                    source.sendall(self.SLOW_DOWN)
+                if how is not None:
+                    break
+                sink.sendall(data)
+        except OSError:
+            pass
+        with self._lock:
+            self._open.difference_update((source, sink))
+        _close(source)
+        _close(sink)
+
+    def _failing(self, data: bytes) -> str | None:
+        """How this chunk's request fails, if it starts a request a rule names."""
+        line = data.split(b"\r\n", 1)[0]
+        with self._lock:
+            for rule in self._rules:
+                method, path, count, how = rule
+                if count > 0 and line.startswith(method) and path in line:
+                    rule[2] -= 1
+                    self.failed += 1
+                    return str(how)
+        return None
+
+
+def _close(s: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        s.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(OSError):
+        s.close()
+
+
 class Lake:
-    """The S3 server and the REST catalog, started together, stopped together."""
+    """The S3 server and the REST catalog, started together, stopped together; lakefresh's
+    clients reach the S3 server through `link`."""
 
     def __init__(self) -> None:
         self.s3 = S3Server()
         self.catalog = RestCatalogServer(self.s3)
+        self.link: Link | None = None
 
     def start(self) -> Lake:
         try:
             self.s3.start()
             self.catalog.start()
+            self.link = Link(self.s3.port)
         except BaseException:
             self.stop()
             raise
         return self
 
     def stop(self) -> None:
+        if self.link is not None:
+            self.link.close()
         self.catalog.stop()
         self.s3.stop()
+
+    @property
+    def endpoint(self) -> str:
+        """The S3 endpoint lakefresh's clients are given: the link's."""
+        return self.link.url if self.link is not None else self.s3.url
 
     def storage_config(self) -> Any:
         """The same as a config model (lakefresh.config.engine.StorageConfig)."""
         from lakefresh.config.engine import S3Config, StorageConfig
 
         s3 = S3Config(
-            endpoint=self.s3.url,
+            endpoint=self.endpoint,
             region=REGION,
             path_style=True,
             access_key_id=ACCESS_KEY,
@@ -240,7 +363,7 @@ class Lake:
         """The pipeline's `storage:` section for this lake (credentials as a user gives them)."""
         return (
             "storage:\n  s3:\n"
-            f"    endpoint: {self.s3.url}\n    region: {REGION}\n    path_style: true\n"
+            f"    endpoint: {self.endpoint}\n    region: {REGION}\n    path_style: true\n"
             f"    access_key_id: {ACCESS_KEY}\n    secret_access_key: {SECRET_KEY}\n"
         )
 

@@ -159,6 +159,41 @@ def is_commit_conflict(exc: BaseException) -> bool:
     return any(conflict in name for name in names for conflict in CONFLICTS)
 
 
+# A request to the store that never got its answer (a connection refused, dropped or timed out)
+# or that the store asked to try again later (S3's 503 Slow Down, a 500): the write may succeed
+# when tried again. Names of the Java exceptions (the JDK's, the AWS SDK's, S3A's), and words of
+# the messages of those that wrap them in a generic one.
+INTERRUPTED = (
+    "SocketException",
+    "SocketTimeoutException",
+    "ConnectException",
+    "NoHttpResponseException",
+    "ConnectionClosedException",
+    "AWSClientIOException",
+    "AWSServiceThrottledException",
+    "AWSStatus500Exception",
+)
+INTERRUPTED_WORDS = (
+    "Unexpected end of file from server",
+    "Connection reset",
+    "Broken pipe",
+    "Unable to execute HTTP request",
+    "SlowDown",
+    "Please reduce your request rate",
+    "(Service: S3, Status Code: 503",
+    "(Service: S3, Status Code: 500",
+)
+
+
+def is_interrupted_io(exc: BaseException) -> bool:
+    """Whether a failure is a request to the store that was cut off or throttled (the store or
+    the network, not the request: tried again, it may succeed)."""
+    links = chain(exc)
+    if any(x.name in INTERRUPTED for x in links):
+        return True
+    return any(word in x.message for x in links for word in INTERRUPTED_WORDS)
+
+
 def retry_conflicts(action: Callable[[], T], attempts: int = 8) -> T:
     """Run `action`; while it fails with a commit conflict, wait (exponential backoff with
     jitter, 0.1 s doubling to 5 s) and run it again. Other failures are raised at once."""

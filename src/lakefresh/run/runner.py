@@ -15,13 +15,14 @@ continues from there. A re-run with nothing new writes nothing.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from lakefresh.config import write_mode
 from lakefresh.config.graph import dependency_order
 from lakefresh.config.models import PipelineConfig, TableConfig
-from lakefresh.errors import ConfigError, TransientError
+from lakefresh.errors import ConfigError, StoreInterrupted, TransientError
 from lakefresh.lakehouse.backend import TableBackend
 from lakefresh.results import BatchResult, RunResult, TableResult
 from lakefresh.run import backlog
@@ -36,6 +37,8 @@ if TYPE_CHECKING:
     from lakefresh.console import Console
 
 MAX_CONFLICT_RETRIES = 3
+# the wait before a batch cut off by the store is tried again, times the attempts so far
+STORE_BACKOFF_SECONDS = 2.0
 ROLLED_BACK_DECISIONS = ("forget", "reapply")
 # What a run does to a table before its new batches, when asked (a full refresh: api.py)
 BeforeTable = Callable[[TableConfig, TableResult], None]
@@ -256,6 +259,8 @@ class Runner:
             except TransientError as exc:
                 if attempt_no == MAX_CONFLICT_RETRIES:
                     return BatchResult(name, ref.batch_id, "failed", ref.position, error=error_text(exc))
+                if isinstance(exc, StoreInterrupted):  # the store gets a moment to recover
+                    time.sleep(STORE_BACKOFF_SECONDS * attempt_no)
         raise AssertionError("unreachable")
 
 

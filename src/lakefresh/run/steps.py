@@ -32,6 +32,7 @@ from lakefresh.errors import (
     AuditError,
     ConfigError,
     LakefreshError,
+    StoreInterrupted,
     TakenError,
     TargetError,
     TransientError,
@@ -39,7 +40,7 @@ from lakefresh.errors import (
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.checkpoints import releasing
 from lakefresh.lakehouse.commit import Transaction
-from lakefresh.lakehouse.failures import describe
+from lakefresh.lakehouse.failures import describe, is_interrupted_io
 from lakefresh.run.attempt import MAX_CARRIED, Attempt, json_text
 from lakefresh.run.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.run.reading import read_batch
@@ -98,7 +99,9 @@ class BatchSteps:
     @releasing  # the attempt's materialized rows, once it has ended
     def apply(self, a: Attempt, source: Source, log: PublishLog) -> BatchResult:
         """Every step in order; the result says how far the batch got. A TransientError (the
-        target moved under the change set) propagates: the batch is staged again."""
+        target moved under the change set) propagates: the batch is staged again. So does a
+        request to the store cut off or throttled before the publish began (StoreInterrupted):
+        nothing of the batch is in the target then."""
         try:
             self.read(a, source)
             self.stage(a)
@@ -106,12 +109,24 @@ class BatchSteps:
             self.published(a, log)
             return a.result
         except TransientError:
-            if a.recorded:  # it is staged again as a new attempt: this one never publishes
-                self.control.mark_abandoned(a.name, [AttemptRow(a.ref.batch_id, a.id, "staged", None)])
+            self._abandon(a)
             raise
         except Exception as exc:
+            if not a.publishing and is_interrupted_io(exc):
+                interrupted = StoreInterrupted(f"the store cut off a request: {describe(exc)}")
+                try:
+                    self._abandon(a)
+                except Exception:  # the store is still out of reach: the batch fails here
+                    pass
+                else:
+                    raise interrupted from exc
             self.failed(a, exc)
             return a.result
+
+    def _abandon(self, a: Attempt) -> None:
+        """An attempt that is staged again as a new one never publishes: its `staged` row says so."""
+        if a.recorded:
+            self.control.mark_abandoned(a.name, [AttemptRow(a.ref.batch_id, a.id, "staged", None)])
 
     # --- the steps ---------------------------------------------------------------------------
 
