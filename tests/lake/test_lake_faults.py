@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 
 from tests.conftest import CATALOG, rows, run_paused
@@ -139,12 +140,16 @@ def test_after_maintain_the_store_keeps_only_the_files_the_table_reads(ws, monke
     assert p.run().ok
     table = f"{ws.namespace}.t"
     data = f"warehouse/{ws.namespace}/t/data/"
-    stray = f"{data}stray-from-a-dead-writer.parquet"
-    ws.lake.s3.root.joinpath("store", BUCKET, stray).write_bytes(b"PAR1 not a table's file")
+    folder = ws.lake.s3.root / "store" / BUCKET
+    (folder / data / "stray-from-a-dead-writer.parquet").write_bytes(b"PAR1 not a table's file")
+    # every data object two days old (an object's time is its file's in the server's storage):
+    # older than the orphans' age limit, which Iceberg refuses under a day
+    old = time.time() - 2 * 86400
+    for name in ws.lake.s3.objects(data):
+        os.utime(folder / name, (old, old))
 
-    # the orphans' age limit in the future (the policy's is at least a day): every orphan goes
-    later = datetime.now(UTC) + timedelta(minutes=5)
-    done = p.backend.maintain(table, False, later, 1, later)
+    now = datetime.now(UTC)
+    done = p.backend.maintain(table, False, now, 1, now - timedelta(days=1, hours=1))
     assert done["removed_orphan_files"] >= 1
     read = {
         r[0].split(f"/{BUCKET}/", 1)[1]
