@@ -7,6 +7,7 @@ started with. Their logs stay in their folders while they run, and are shown whe
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import shutil
@@ -214,7 +215,8 @@ class Link:
     - `fail_next(method, path, count, how)`: the next `count` requests whose first line has this
       method and a path containing `path` are dropped unanswered (`how="drop"`: the connection
       closes) or answered `503 Slow Down` (`how="503"`, S3's throttling reply, connection closed);
-      `failed` counts the requests so treated."""
+      `failed` counts the requests so treated; `requests` counts every request by method (what
+      a run costs in round trips to the store: bench/bench_capacity.py --lake)."""
 
     SLOW_DOWN_BODY = (
         b'<?xml version="1.0" encoding="UTF-8"?>'
@@ -230,6 +232,7 @@ class Link:
         self.upstream = upstream_port
         self.port = free_port()
         self.failed = 0
+        self.requests: collections.Counter[str] = collections.Counter()
         self._down = False
         self._rules: list[list[Any]] = []
         self._lock = threading.Lock()
@@ -299,7 +302,10 @@ class Link:
     def _failing(self, data: bytes) -> str | None:
         """How this chunk's request fails, if it starts a request a rule names."""
         line = data.split(b"\r\n", 1)[0]
+        method = line.split(b" ", 1)[0]
         with self._lock:
+            if method in METHODS and line.endswith(b" HTTP/1.1"):
+                self.requests[method.decode()] += 1
             for rule in self._rules:
                 method, path, count, how = rule
                 if count > 0 and line.startswith(method) and path in line:
@@ -307,6 +313,9 @@ class Link:
                     self.failed += 1
                     return str(how)
         return None
+
+
+METHODS = (b"GET", b"PUT", b"HEAD", b"POST", b"DELETE")
 
 
 def _close(s: socket.socket) -> None:
