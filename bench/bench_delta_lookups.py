@@ -22,12 +22,13 @@ from bench_key import FORMAT, arguments, save_report, workspace
 
 
 def lookups(spark: Any, root: Path, name: str, rounds: int) -> dict[str, list[float]]:
+    from lakefresh.lakehouse.backend import Layout
     from lakefresh.lakehouse.delta import DeltaBackend
     from lakefresh.lakehouse.delta_log import records_in
 
     backend = DeltaBackend(spark, str(root))
     df = spark.createDataFrame([(i, f"v{i}") for i in range(1000)], "id int, v string")
-    backend.create(name, df.schema, [], {"write.merge.mode": "merge-on-read"})
+    backend.create(name, df.schema, Layout(write_mode="merge-on-read"))
     backend.stage(name, "b0", lambda: backend.append(name, df))
     seconds: dict[str, list[float]] = {k: [] for k in ("checksum", "replay")}
     for n in range(1, rounds + 1):

@@ -84,7 +84,9 @@ def test_a_versions_rows_come_from_its_checksum_as_from_a_replay_of_the_log(ws, 
 
     backend, name = DeltaBackend(ws.spark, str(ws.warehouse)), f"{ws.namespace}.t"
     df = ws.spark.createDataFrame([(i, f"v{i}") for i in range(6)], "id int, v string")
-    backend.create(name, df.schema, [], {"write.merge.mode": "merge-on-read"})  # deletion vectors
+    from lakefresh.lakehouse.backend import Layout
+
+    backend.create(name, df.schema, Layout(write_mode="merge-on-read"))  # deletion vectors
     merge = (
         f"MERGE INTO {backend.qualified(name)} t USING (SELECT 2 AS id) s ON t.id = s.id "
         "WHEN MATCHED THEN DELETE"

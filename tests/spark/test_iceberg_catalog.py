@@ -10,6 +10,7 @@ import threading
 
 import pytest
 
+from lakefresh.lakehouse.backend import Layout
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.iceberg_catalog import IcebergCatalog
 from tests.conftest import settings_kept
@@ -67,10 +68,10 @@ def test_a_sort_order_on_a_column_spark_redacts_is_read_as_set(ws):
     name = f"{ws.namespace}.links"
     ws.spark.sql(f"CREATE TABLE lf_test.{name} (id bigint, url string) USING iceberg")
     backend = IcebergBackend(ws.spark, "lf_test")
-    assert backend.order(name, ["url"]) is True
+    assert backend.lay_out(name, Layout(sort_by=("url",))) == ["sort_by"]
     assert "redacted" in shown(ws.spark, f"lf_test.{name}")["sort-order"]
     assert backend.properties(name)["sort-order"] == "url ASC NULLS FIRST"
-    assert backend.order(name, ["url"]) is False  # as it is: no commit
+    assert backend.lay_out(name, Layout(sort_by=("url",))) == []  # as it is: no commit
 
 
 def test_a_catalog_that_is_not_icebergs_is_asked_through_spark(ws):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from lakefresh.lakehouse.backend import Layout
 from tests.conftest import rows, settings_kept
 
 TABLE = """
@@ -67,7 +68,8 @@ def test_a_sort_order_added_to_an_existing_target_orders_its_next_writes(ws):
     result = p.run()
     assert result.ok, result.to_dict()  # the order does not change results: no config change
     assert p.backend.properties(name)["sort-order"] == "v DESC NULLS LAST, id ASC NULLS FIRST"
-    assert p.backend.order(name, ["v DESC NULLS LAST", "id ASC NULLS FIRST"]) is False  # as it is
+    as_it_is = Layout(sort_by=("v DESC NULLS LAST", "id ASC NULLS FIRST"))
+    assert p.backend.lay_out(name, as_it_is) == []  # nothing to change
     assert rows(p.table("events")) == [(1, "a"), (2, "a"), (3, "b")]
 
 

@@ -12,7 +12,14 @@ import inspect
 
 import pytest
 
-from lakefresh.lakehouse.backend import TableBackend
+from lakefresh.lakehouse.backend import (
+    StagedCommits,
+    TableBackend,
+    TableDefinitions,
+    TableHistory,
+    TableRows,
+    TableUpkeep,
+)
 from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.formats import ByTable
 from lakefresh.lakehouse.iceberg import IcebergBackend
@@ -24,9 +31,11 @@ from lakefresh.lakehouse.sql import (
     standard_sql_literal,
 )
 
+PARTS = [TableDefinitions, TableHistory, StagedCommits, TableUpkeep, TableRows]
 METHODS = sorted(
     name
-    for name, member in vars(TableBackend).items()
+    for part in PARTS
+    for name, member in vars(part).items()
     if inspect.isfunction(member) and not name.startswith("_")
 )
 
@@ -34,6 +43,32 @@ METHODS = sorted(
 def test_the_protocol_declares_what_consumers_call():
     assert {"stage", "publish", "published_batches", "lineage", "changes", "live_records"} <= set(METHODS)
     assert list(TableBackend.__annotations__) == ["spark"]
+
+
+def test_the_protocol_is_made_of_its_parts_each_method_in_one_of_them():
+    assert [b for b in TableBackend.__bases__ if b in PARTS] == PARTS
+    names = [n for part in PARTS for n, m in vars(part).items() if inspect.isfunction(m) and n[0] != "_"]
+    assert len(names) == len(set(names))
+
+
+def test_the_router_writes_only_what_names_no_table_and_routes_the_rest_by_its_table():
+    written = {"log_table_properties", "publish", "carries_commit_properties", "broadcast_rows"}
+    own = {n for n, m in vars(ByTable).items() if n in METHODS and getattr(m, "__wrapped__", None) is None}
+    assert own == written
+
+    class Format:
+        def __init__(self, name: str) -> None:
+            self.spark, self.name = None, name
+
+        def exists(self, table: str) -> str:
+            return f"{self.name}:{table}"
+
+    router = ByTable(Format("iceberg"), Format("delta"), {"ns.d"}, {"ctl"})
+    assert [router.exists(t) for t in ("ns.t", "ns.d", "ctl.batches")] == [
+        "iceberg:ns.t",
+        "delta:ns.d",
+        "delta:ctl.batches",
+    ]
 
 
 BACKENDS = [IcebergBackend, DeltaBackend, ByTable]

@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 from lakefresh.config import load_config
-from lakefresh.config.write_mode import chosen, properties
+from lakefresh.config.write_mode import chosen
 from lakefresh.errors import ConfigError
+from lakefresh.lakehouse.backend import Layout, target_layout
+from lakefresh.lakehouse.delta import DeltaBackend
+from lakefresh.lakehouse.iceberg import IcebergBackend
 
 PIPELINE = """
 catalog: {name: cat, warehouse: ./wh}
@@ -65,11 +68,40 @@ def test_the_defaults_mode_applies_to_every_table_without_its_own(tmp_path):
         "pinned": None,
         "chosen": "copy-on-write",
     }
-    assert properties("merge-on-read") == {
-        "write.merge.mode": "merge-on-read",
-        "write.update.mode": "merge-on-read",
-        "write.delete.mode": "merge-on-read",
-    }
+
+
+def test_a_target_s_layout_carries_its_mode_as_a_value_and_its_own_properties(tmp_path):
+    c = config(tmp_path)
+    layouts = {t.name: target_layout(c, t) for t in c.tables}
+    assert layouts["orders"] == Layout(write_mode="copy-on-write")
+    assert layouts["order_changes"] == Layout(write_mode="merge-on-read")
+    assert layouts["pinned"] == Layout(properties={"write.update.mode": "copy-on-write"})
+    assert target_layout(c, c.tables[1], exists=True) == Layout()  # an existing table keeps its own
+
+
+@pytest.mark.parametrize(
+    ("backend", "mode", "properties"),
+    [
+        (
+            IcebergBackend,
+            "merge-on-read",
+            {f"write.{op}.mode": "merge-on-read" for op in ("merge", "update", "delete")},
+        ),
+        (
+            IcebergBackend,
+            "copy-on-write",
+            {f"write.{op}.mode": "copy-on-write" for op in ("merge", "update", "delete")},
+        ),
+        (DeltaBackend, "merge-on-read", {"delta.enableDeletionVectors": "true"}),
+        (DeltaBackend, "copy-on-write", {"delta.enableDeletionVectors": "false"}),
+    ],
+)
+def test_each_format_says_a_write_mode_in_its_own_settings(backend, mode, properties):
+    from importlib import import_module
+
+    words = import_module(backend.__module__)._mode_properties
+    assert words(Layout(write_mode=mode)) == properties
+    assert words(Layout()) == {}
 
 
 def test_an_unknown_mode_is_named_with_the_valid_ones(tmp_path):

@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
 
 WriteMode = Literal["auto", "copy-on-write", "merge-on-read"]
+# How a table's updates and deletes write: rewrite the files they touch, or write the changed
+# rows and mark the old ones deleted (Iceberg's position deletes, Delta's deletion vectors)
+Mode = Literal["copy-on-write", "merge-on-read"]
+# a table property that sets a write mode itself (Iceberg's names): the table's own choice wins
 MODE_PROPERTIES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 
 
@@ -39,28 +43,14 @@ def change_feed_readers(config: PipelineConfig, table: TableConfig) -> list[Tabl
     return [t for t in feeds if t.source.read_table in names]
 
 
-def chosen(config: PipelineConfig, table: TableConfig, exists: bool) -> str | None:
+def chosen(config: PipelineConfig, table: TableConfig, exists: bool) -> Mode | None:
     """The mode the target gets: at creation (`exists` False) or, for one that exists, when its
     mode must change (None: leave it as it is)."""
     if explicit(config, table):
         return None
     mode = table.write_mode or config.defaults.write_mode
-    if mode != "auto":
+    if mode == "copy-on-write" or mode == "merge-on-read":
         return mode
     if change_feed_readers(config, table):
         return "copy-on-write"
     return None if exists else "merge-on-read"
-
-
-def properties(mode: str | None) -> dict[str, str]:
-    return {p: mode for p in MODE_PROPERTIES} if mode else {}
-
-
-def at_creation(config: PipelineConfig, table: TableConfig) -> dict[str, str]:
-    """The properties a new target is created with: its write mode, then the pipeline's default
-    properties, then its own."""
-    return {
-        **properties(chosen(config, table, exists=False)),
-        **config.defaults.table_properties,
-        **table.properties,
-    }

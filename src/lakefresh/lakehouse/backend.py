@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from lakefresh.config.models import PipelineConfig, TableConfig
+    from lakefresh.config.write_mode import Mode
+
 # Where a snapshot stands in its table's history (see `TableBackend.snapshot_state`).
 SnapshotState = Literal["current-lineage", "expired", "off-lineage"]
 
@@ -37,6 +40,30 @@ def with_settings(spark: SparkSession, settings: dict[str, str], write: Callable
         finally:
             for key in settings:
                 spark.conf.unset(key)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How a target is laid out and written, in lakefresh's words; each format turns it into its
+    own settings at the target's creation (`TableBackend.create`) or later (`lay_out`)."""
+
+    partition_by: tuple[str, ...] = ()  # terms as config.checks writes them
+    sort_by: tuple[str, ...] = ()  # the write order (Iceberg's; a Delta table has none)
+    write_mode: Mode | None = None  # None: the format's default, or what the table has
+    properties: dict[str, str] = field(default_factory=dict)  # the table's own, as the user gave them
+
+
+def target_layout(config: PipelineConfig, table: TableConfig, exists: bool = False) -> Layout:
+    """A target's layout as its configuration says: for a new target (`exists` False) all of it,
+    for one that exists the write mode only when it must change (config/write_mode.py)."""
+    from lakefresh.config import write_mode
+
+    return Layout(
+        partition_by=tuple(table.partition_by),
+        sort_by=tuple(table.sort_by or ()),
+        write_mode=write_mode.chosen(config, table, exists),
+        properties={**config.defaults.table_properties, **table.properties},
+    )
 
 
 @dataclass(frozen=True)
@@ -149,19 +176,8 @@ class MergeClauses:
     target_condition: str | None = None
 
 
-class TableBackend(Protocol):
-    """Atomic, exactly-once batch commits on one table format.
-
-    Tables are named `namespace.table` in the pipeline's catalog. A *snapshot* (a *version*, in
-    formats that number their commits) is one committed state of a table, named by an integer id;
-    the table's *lineage* is its current snapshot and that snapshot's ancestors. A batch is
-    written as a *staged commit* tagged with its batch id: invisible to readers until it is
-    published, so the lineage itself tells which batches a table holds.
-    """
-
-    spark: SparkSession
-
-    # --- names and DDL -----------------------------------------------------------------------
+class TableDefinitions(Protocol):
+    """Names and DDL: what a table is called, whether it exists, its schema, layout and properties."""
 
     def qualified(self, table: str) -> str:
         """The table's full name in SQL (catalog.namespace.table, quoted)."""
@@ -169,22 +185,15 @@ class TableBackend(Protocol):
     def exists(self, table: str) -> bool:
         """Whether the table exists."""
 
-    def create(
-        self,
-        table: str,
-        schema: StructType,
-        partition_by: list[str],
-        properties: dict[str, str],
-        staged_commits: bool = True,
-        sort_by: list[str] | None = None,
-    ) -> None:
-        """Create the table (and its namespace) unless it exists. With `staged_commits` its writes
-        can be staged (see `stage`); lakefresh's own tables (control tables, scratch tables)
-        commit directly. `sort_by`: its write order (see `order`)."""
+    def create(self, table: str, schema: StructType, layout: Layout, staged_commits: bool = True) -> None:
+        """Create the table (and its namespace) unless it exists, laid out as `layout` says. With
+        `staged_commits` its writes can be staged (see `stage`); lakefresh's own tables (control
+        tables, scratch tables) commit directly."""
 
-    def order(self, table: str, sort_by: list[str]) -> bool:
-        """Make `sort_by` (terms as `config.checks.sort_term` writes them) the order the table's
-        data files are written and compacted in, unless it is already; whether it changed."""
+    def lay_out(self, table: str, layout: Layout) -> list[str]:
+        """Give an existing table the write mode and the write order of `layout` (its partitioning
+        and properties are left as they are), each only if it has another; what changed
+        (`write_mode`, `sort_by`)."""
 
     def log_table_properties(self) -> dict[str, str]:
         """Properties that suit lakefresh's control tables: small tables updated a row at a time
@@ -210,7 +219,9 @@ class TableBackend(Protocol):
         """Evolve the table for the batch's new columns; return the batch in the table's shape
         (plus the `keep` columns)."""
 
-    # --- lineage -----------------------------------------------------------------------------
+
+class TableHistory(Protocol):
+    """A table's lineage and commits: which batches it holds, since when, and how to go back."""
 
     def head(self, table: str) -> int | None:
         """The current snapshot id, None for an empty new table."""
@@ -251,7 +262,9 @@ class TableBackend(Protocol):
         """Rows a reader of the snapshot sees, from the table's metadata (no scan); StateError if
         the table no longer has it."""
 
-    # --- staged commits ----------------------------------------------------------------------
+
+class StagedCommits(Protocol):
+    """Writes that readers see only once published: the exactly-once commit (lakehouse/commit.py)."""
 
     def stage(
         self,
@@ -295,7 +308,9 @@ class TableBackend(Protocol):
         returned, one whose batches another commit holds is refused (TakenError);
         CommitConflictError if the table moved since the commit was staged."""
 
-    # --- upkeep ------------------------------------------------------------------------------
+
+class TableUpkeep(Protocol):
+    """Upkeep (`lakefresh maintain`): compaction, snapshot expiry, orphan files."""
 
     def file_count(self, table: str) -> int:
         """Data and delete files in the table's current snapshot."""
@@ -321,7 +336,9 @@ class TableBackend(Protocol):
     def compact(self, table: str, keep_snapshots: int) -> None:
         """Rewrite a small table's files into few, deletes applied; keep the newest snapshots."""
 
-    # --- reads and writes --------------------------------------------------------------------
+
+class TableRows(Protocol):
+    """Reads and writes of rows: the strategies' targets and lakefresh's control tables."""
 
     def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
         """The table now, or as of a snapshot (time travel)."""
@@ -398,3 +415,16 @@ class TableBackend(Protocol):
     ) -> None:
         """In one commit: delete target rows (`this`) for which some row of `matches` (`input`)
         makes `delete_when` true, and insert `rows`."""
+
+
+class TableBackend(TableDefinitions, TableHistory, StagedCommits, TableUpkeep, TableRows, Protocol):
+    """Atomic, exactly-once batch commits on one table format.
+
+    Tables are named `namespace.table` in the pipeline's catalog. A *snapshot* (a *version*, in
+    formats that number their commits) is one committed state of a table, named by an integer id;
+    the table's *lineage* is its current snapshot and that snapshot's ancestors. A batch is
+    written as a *staged commit* tagged with its batch id: invisible to readers until it is
+    published, so the lineage itself tells which batches a table holds.
+    """
+
+    spark: SparkSession

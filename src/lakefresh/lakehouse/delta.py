@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.errors import CommitConflictError, ConfigError, StateError
 from lakefresh.lakehouse.backend import (
     Commit,
+    Layout,
     Lineage,
     SnapshotState,
     StagedCommit,
@@ -77,6 +78,7 @@ ROWS_KEY = "lakefresh.rows"
 CREATE_PROPERTIES = {"delta.enableChangeDataFeed": "true"}
 # lakefresh's write mode as Delta's: merge-on-read is deletion vectors.
 MERGE_ON_READ = {"delta.enableDeletionVectors": "true"}
+COPY_ON_WRITE = {"delta.enableDeletionVectors": "false"}
 WIDENINGS = Widenings("Delta Lake", frozenset())  # type widening is a table feature: not assumed
 
 
@@ -103,31 +105,29 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         tables = java_class(self.spark, "io.delta.tables.DeltaTable")
         return bool(tables.isDeltaTable(self.spark._jsparkSession, self.location(table)))
 
-    def create(
-        self,
-        table: str,
-        schema: StructType,
-        partition_by: list[str],
-        properties: dict[str, str],
-        staged_commits: bool = True,
-        sort_by: list[str] | None = None,
-    ) -> None:
-        """Create the table with its change feed on; lakefresh's merge-on-read write mode
-        (Iceberg's `write.*.mode` properties) becomes deletion vectors, other `write.*`
-        properties (Iceberg's) are left out."""
-        if sort_by:
+    def create(self, table: str, schema: StructType, layout: Layout, staged_commits: bool = True) -> None:
+        """Create the table with its change feed on; lakefresh's merge-on-read write mode becomes
+        deletion vectors. The table's own properties are Delta's, or Iceberg's `write.*` ones
+        (a pipeline's defaults serve both formats), which are left out."""
+        if layout.sort_by:
             raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
-        props = {**CREATE_PROPERTIES, **{k: v for k, v in properties.items() if not k.startswith("write.")}}
-        if properties.get("write.merge.mode") == "merge-on-read":
-            props.update(MERGE_ON_READ)
+        own = {k: v for k, v in layout.properties.items() if not k.startswith("write.")}
+        props = {**CREATE_PROPERTIES, **_mode_properties(layout), **own}
         columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
         ddl = f"CREATE TABLE IF NOT EXISTS {self.qualified(table)} ({columns}) USING delta"
-        if partition_by:
-            ddl += f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})"
+        if layout.partition_by:
+            ddl += f" PARTITIONED BY ({', '.join(quote(c) for c in layout.partition_by)})"
         self.spark.sql(f"{ddl} TBLPROPERTIES ({properties_sql(props)})")
 
-    def order(self, table: str, sort_by: list[str]) -> bool:
-        raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
+    def lay_out(self, table: str, layout: Layout) -> list[str]:
+        if layout.sort_by:
+            raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
+        wanted = _mode_properties(layout)
+        found = self.properties(table)
+        if any(found.get(k, "false") != v for k, v in wanted.items()):
+            self.set_properties(table, wanted)
+            return ["write_mode"]
+        return []
 
     def log_table_properties(self) -> dict[str, str]:
         """Control tables on Delta: no change feed (nothing reads one), and a status update
@@ -461,6 +461,13 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
 
     def carries_commit_properties(self, table: str | None = None) -> bool:
         return True
+
+
+def _mode_properties(layout: Layout) -> dict[str, str]:
+    """A layout's write mode as Delta's properties (none without one)."""
+    if layout.write_mode is None:
+        return {}
+    return dict(MERGE_ON_READ if layout.write_mode == "merge-on-read" else COPY_ON_WRITE)
 
 
 # mypy proves the seam here: DeltaBackend has every member of TableBackend, with compatible types.

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.errors import CommitConflictError, StateError
 from lakefresh.lakehouse.backend import (
     Commit,
+    Layout,
     Lineage,
     SnapshotState,
     StagedCommit,
@@ -62,7 +63,9 @@ if TYPE_CHECKING:
 # A small table rewritten whole by every write (`replace_rows`) keeps this many snapshots.
 REWRITTEN_KEEP_SNAPSHOTS = 20
 WAP_PROPERTIES = {"write.wap.enabled": "true", "format-version": "2"}
-SORT_PROPERTY = "lakefresh.sort-by"  # the `sort_by` terms last given to `order`
+SORT_PROPERTY = "lakefresh.sort-by"  # the `sort_by` terms last given to `_order`
+# a write mode is Iceberg's mode of each of its row-level operations
+MODE_PROPERTIES = ("write.merge.mode", "write.update.mode", "write.delete.mode")
 DISTRIBUTION_PROPERTY = "write.distribution-mode"
 
 # The control tables (`TableBackend.log_table_properties`). Status updates touch one row:
@@ -128,27 +131,35 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             if namespace not in {row[0] for row in shown}:
                 raise
 
-    def create(
-        self,
-        table: str,
-        schema: StructType,
-        partition_by: list[str],
-        properties: dict[str, str],
-        staged_commits: bool = True,
-        sort_by: list[str] | None = None,
-    ) -> None:
-        """Create the table; with `staged_commits`, write-audit-publish is enabled on it."""
+    def create(self, table: str, schema: StructType, layout: Layout, staged_commits: bool = True) -> None:
+        """Create the table; with `staged_commits`, write-audit-publish is enabled on it. The
+        table's own properties win over those of its write mode."""
         self._ensure_namespace(table.split(".")[0])
         columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
-        props = {**(WAP_PROPERTIES if staged_commits else {"format-version": "2"}), **properties}
+        props = {
+            **(WAP_PROPERTIES if staged_commits else {"format-version": "2"}),
+            **_mode_properties(layout),
+            **layout.properties,
+        }
         ddl = f"CREATE TABLE IF NOT EXISTS {self.qualified(table)} ({columns}) USING iceberg"
-        if partition_by:
-            ddl += f" PARTITIONED BY ({', '.join(partition_by)})"
+        if layout.partition_by:
+            ddl += f" PARTITIONED BY ({', '.join(layout.partition_by)})"
         self.spark.sql(f"{ddl} TBLPROPERTIES ({properties_sql(props)})")
-        if sort_by:
-            self.order(table, sort_by)
+        if layout.sort_by:
+            self._order(table, list(layout.sort_by))
 
-    def order(self, table: str, sort_by: list[str]) -> bool:
+    def lay_out(self, table: str, layout: Layout) -> list[str]:
+        changed = []
+        wanted = _mode_properties(layout)
+        found = self.properties(table)
+        if any(found.get(k) != v for k, v in wanted.items()):
+            self.set_properties(table, wanted)
+            changed.append("write_mode")
+        if layout.sort_by and self._order(table, list(layout.sort_by)):
+            changed.append("sort_by")
+        return changed
+
+    def _order(self, table: str, sort_by: list[str]) -> bool:
         """`WRITE ORDERED BY`: Iceberg keeps the order in the table's metadata and sorts every
         write and `sort` compaction by it. The terms given are kept in a property of lakefresh's
         (Iceberg describes some transforms in other words than it takes them). Iceberg also sets
@@ -457,6 +468,11 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             numbers = tuple(int(p) for p in version.split("-")[0].split(".")[:2] if p.isdigit())
             self._carries = numbers >= (1, 12)
         return self._carries
+
+
+def _mode_properties(layout: Layout) -> dict[str, str]:
+    """A layout's write mode as Iceberg's properties (none without one)."""
+    return {p: layout.write_mode for p in MODE_PROPERTIES} if layout.write_mode else {}
 
 
 # mypy proves the seam here: IcebergBackend has every member of TableBackend, with compatible types.

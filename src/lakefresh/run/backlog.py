@@ -176,7 +176,7 @@ class GroupSteps:
         last = attempts[-1].ref
         ctx = StageContext(self.backend, name, last.batch_id, last.batch_time, True)
         change = strategy.stage_group(ctx, rows.good, members)
-        txn.shape(lambda: shape_target(ctx, change.change, table.partition_by))
+        txn.shape(lambda: shape_target(ctx, change.change))  # it exists: a group never creates it
         for a in attempts:
             b, r = a.ref.batch_id, a.result
             r.counts, r.record_count, r.duplicates = change.counts[b], change.records[b], change.duplicates[b]

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from lakefresh.lakehouse.backend import MergeClauses
+from lakefresh.lakehouse.backend import Layout, MergeClauses
 from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote
 from lakefresh.strategies import Dimension, StageContext, make_strategy
@@ -93,12 +93,11 @@ def add_skeletons(
     ctx = StageContext(backend, name, "skeletons", batch_time, exists)
     rows = strategy.skeleton_rows(ctx, missing)
     if not exists:
-        backend.create(
-            name,
-            rows.schema,
-            _partitioning_within(dimension.partition_by, rows.columns),
-            {**config.defaults.table_properties, **dimension.properties},
+        layout = Layout(
+            partition_by=tuple(_partitioning_within(dimension.partition_by, rows.columns)),
+            properties={**config.defaults.table_properties, **dimension.properties},
         )
+        backend.create(name, rows.schema, layout)
         backend.append(name, rows)
     else:
         rows = backend.align(name, rows)

@@ -19,11 +19,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from lakefresh.config import write_mode
 from lakefresh.config.graph import dependency_order
 from lakefresh.config.models import PipelineConfig, TableConfig
 from lakefresh.errors import ConfigError, StoreInterrupted, TransientError
-from lakefresh.lakehouse.backend import TableBackend
+from lakefresh.lakehouse.backend import TableBackend, target_layout
 from lakefresh.results import BatchResult, RunResult, TableResult
 from lakefresh.run import backlog
 from lakefresh.run.bookkeeping import Bookkeeping
@@ -193,17 +192,10 @@ class Runner:
         """An existing target whose write mode or sort order must change gets it before its next
         batch: one a change feed of the pipeline now reads goes back to copy-on-write
         (config/write_mode.py); a `sort_by` added to its configuration orders its next writes."""
-        mode = write_mode.chosen(self.config, table, exists=True)
-        if (mode is None and not table.sort_by) or not self.backend.exists(name):
+        layout = target_layout(self.config, table, exists=True)
+        if (layout.write_mode is None and not layout.sort_by) or not self.backend.exists(name):
             return
-        if table.sort_by:
-            self.backend.order(name, table.sort_by)
-        if mode is None:
-            return
-        wanted = write_mode.properties(mode)
-        found = self.backend.properties(name)
-        if any(found.get(k) != v for k, v in wanted.items()):
-            self.backend.set_properties(name, wanted)
+        self.backend.lay_out(name, layout)
 
     def _record(self, log: PublishLog, outcome: TableResult) -> None:
         """The record step of the run's published batches: one commit marks them all published

@@ -27,7 +27,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lakefresh.clock import utc_now
-from lakefresh.config import write_mode
 from lakefresh.errors import (
     AuditError,
     ConfigError,
@@ -38,6 +37,7 @@ from lakefresh.errors import (
     TransientError,
 )
 from lakefresh.faults import checkpoint
+from lakefresh.lakehouse.backend import target_layout
 from lakefresh.lakehouse.checkpoints import releasing
 from lakefresh.lakehouse.commit import Transaction
 from lakefresh.lakehouse.failures import describe, is_interrupted_io
@@ -149,10 +149,8 @@ class BatchSteps:
         clock = time.perf_counter()
         a.ctx = ctx = a.rows.stage_context(self.backend, a.name, a.ref.batch_id, a.ref.batch_time, a.exists)
         a.change = change = a.strategy.stage(ctx, a.rows.good)
-        properties = write_mode.at_creation(self.config, a.table)
-        a.txn.shape(
-            lambda: shape_target(ctx, change, a.table.partition_by, properties, sort_by=a.table.sort_by)
-        )
+        layout = target_layout(self.config, a.table)
+        a.txn.shape(lambda: shape_target(ctx, change, layout))
         a.result.counts = dict(change.counts)
         a.result.record_count = change.record_count + a.result.quarantined
         a.result.duplicates = change.duplicates

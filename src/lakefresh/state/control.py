@@ -44,6 +44,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import StateError
+from lakefresh.lakehouse.backend import Layout
 from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.sql import sql_literal
@@ -146,7 +147,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         for table, ddl in ((self.batches, BATCHES_SCHEMA), (self.quarantine, QUARANTINE_SCHEMA)):
             if not self.backend.exists(table):
                 schema = parse_schema(ddl)
-                self.backend.create(table, schema, [], self.properties, staged_commits=False)
+                self.backend.create(table, schema, Layout(properties=self.properties), staged_commits=False)
             properties = self.backend.properties(table)
             self._check_version(table, properties)
             self._set_properties(table, properties)
@@ -325,7 +326,7 @@ def create_control_table(backend: TableBackend, table: str, schema: str) -> None
     def create() -> None:
         if not backend.exists(table):
             properties = control_properties(backend)
-            backend.create(table, parse_schema(schema), [], properties, staged_commits=False)
+            backend.create(table, parse_schema(schema), Layout(properties=properties), staged_commits=False)
 
     retry_conflicts(create)
 

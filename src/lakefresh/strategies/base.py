@@ -21,6 +21,7 @@ from lakefresh.columns import (
     REASON_COLUMN,
     SYSTEM_PREFIX,
 )
+from lakefresh.lakehouse.backend import Layout
 from lakefresh.lakehouse.functions import row_document
 from lakefresh.lakehouse.sql import quote, sql_literal
 from lakefresh.strategies.materialize import materialize
@@ -195,28 +196,17 @@ def hashdiff(columns: list[str], schema: StructType, value: Callable[[str], Colu
 
 
 def shape_target(
-    ctx: StageContext,
-    change: ChangeSet,
-    partition_by: list[str] | None = None,
-    properties: dict[str, str] | None = None,
-    staged_commits: bool = True,
-    sort_by: list[str] | None = None,
+    ctx: StageContext, change: ChangeSet, layout: Layout | None = None, staged_commits: bool = True
 ) -> None:
-    """Create the target in the change set's shape if it does not exist yet, evolve it for the
-    change set's new columns, and put the change set's rows in the target's shape (the status
-    column kept), ready for `write`. `staged_commits`, `sort_by`: see `TableBackend.create`."""
+    """Create the target in the change set's shape if it does not exist yet (laid out as
+    `layout` says), evolve it for the change set's new columns, and put the change set's rows in
+    the target's shape (the status column kept), ready for `write`. `staged_commits`: see
+    `TableBackend.create`."""
     from lakefresh.columns import STATUS_COLUMN
 
     if not ctx.target_exists:
         schema = change.rows.drop(STATUS_COLUMN).schema
-        ctx.backend.create(
-            ctx.table,
-            schema,
-            partition_by or [],
-            properties or {},
-            staged_commits=staged_commits,
-            sort_by=sort_by,
-        )
+        ctx.backend.create(ctx.table, schema, layout or Layout(), staged_commits=staged_commits)
     keep = (STATUS_COLUMN,) if STATUS_COLUMN in change.rows.columns else ()
     change.rows = ctx.backend.align(ctx.table, change.rows, keep=keep)
 

@@ -60,6 +60,7 @@ from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
+from lakefresh.lakehouse.backend import Layout, target_layout
 from lakefresh.lakehouse.checkpoints import released_after
 from lakefresh.lakehouse.commit import Transaction
 from lakefresh.results import BatchResult, TableResult
@@ -311,8 +312,8 @@ def _apply(ctx: VerbContext, books: Bookkeeping, plan: _Plan, verb: Verb, result
         if not txn.publishing:  # nothing of it is visible: its rows never publish
             control.mark_abandoned(name, record.written)
         raise
-    if new_version and table.sort_by:
-        backend.order(name, table.sort_by)
+    if new_version and table.sort_by:  # the new version's write order, as its creation gives it
+        backend.lay_out(name, Layout(sort_by=tuple(table.sort_by)))
     checkpoint("after_publish", verb_id)
     backend.drop(name + SCRATCH)
 
@@ -418,11 +419,7 @@ def _reshaped(current: StructType, rebuilt: StructType) -> bool:
 
 def _create_like(backend: TableBackend, plan: _Plan, rebuilt: DataFrame) -> None:
     """The target made again, empty, as a run makes it (its partitioning, properties, order)."""
-    from lakefresh.config import write_mode
-
-    table = plan.config
-    properties = write_mode.at_creation(plan.pipeline, table)
-    backend.create(plan.name, rebuilt.schema, table.partition_by, properties, sort_by=table.sort_by)
+    backend.create(plan.name, rebuilt.schema, target_layout(plan.pipeline, plan.config))
 
 
 def _build_aside(
