@@ -78,10 +78,11 @@ class DeltaUpkeep:
         """OPTIMIZE (and the deletion vectors purged) for compaction; VACUUM for files no version
         since the older of the two cutoffs needs (so time travel and a change-feed reader's
         start, which set `expire_before`, keep theirs). Delta keeps its log by
-        `delta.logRetentionDuration`."""
-        done = {"rewritten_files": 0, "expired_snapshots": 0, "orphan_files": 0}
+        `delta.logRetentionDuration`. What was done under Iceberg's names (VACUUM does not say
+        how many files it removed, nor does Delta expire versions one by one: both stay 0)."""
+        done = {"rewritten_data_files": 0, "expired_snapshots": 0, "removed_orphan_files": 0}
         if compact:
-            done["rewritten_files"] = self._compact(table)
+            done["rewritten_data_files"] = self._compact(table)
         if expire_before is None or orphans_before is None:
             return done  # a reader still needs every version, or no removal is asked for
         oldest = min(expire_before, orphans_before)
