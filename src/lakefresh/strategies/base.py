@@ -96,6 +96,9 @@ class ChangeSet:
     # the range the keys of every row of the change set lie in, when known: its MERGE reads
     # only the target's files that may hold such keys (pruning.py)
     key_range: KeyRange | None = None
+    # the keys this commit deletes with the date each delete beats (the key columns and
+    # `_lf_updated_at`), kept out of sight with the commit (state/tombstones.py); None: none kept
+    tombstones: DataFrame | None = None
 
 
 def appends(ctx: StageContext, change: ChangeSet) -> bool:
