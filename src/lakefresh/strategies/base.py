@@ -365,12 +365,19 @@ def delete_flag(rule: DeleteRule | None) -> Column:
 
 
 def require_columns(df: DataFrame, columns: list[str], what: str) -> None:
+    """SchemaError unless the batch has these columns, which an option of its strategy names (a
+    key, an ordering column, a marker). Such a column must be in every batch: a declared column
+    that a file lacks reads as NULL only when no option names it."""
     from lakefresh.errors import SchemaError
 
     missing = [c for c in columns if c not in df.columns]
     if missing:
         present = data_columns(df)
-        raise SchemaError(f"{what} {missing} not in the batch; its columns: {present}")
+        raise SchemaError(
+            f"{what} {missing} not in the batch (a column the strategy reads must be in every "
+            f"batch; only other declared columns read as NULL when a file lacks them); its "
+            f"columns: {present}"
+        )
 
 
 def raise_stored_duplicates(ctx: StageContext, keys: list[str], batch: DataFrame) -> None:

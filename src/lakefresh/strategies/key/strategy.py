@@ -34,6 +34,13 @@ NULL, the flag true, the delete's date), so an older row arriving later is O and
 key back, while a newer one does (C); `full_snapshots` deletes stored keys the batch lacks (R);
 `when_matched` (update, delete, ignore) and `when_not_matched` (insert, ignore) are a MERGE's
 clauses; `drop_columns` are read but not stored. A tombstone counts as not matched.
+`tombstone_retention` keeps the same memory out of sight: each key a batch deletes (D, R, E, or
+a delete of a key not stored, U) is kept with its delete's date in `<table>__tombstones`, written
+with the batch's commit (state/tombstones.py), and a later row of the key older than that is O
+(tested with Databricks' AUTO CDC example, docs.databricks.com/aws/en/ldp/cdc, cut into batches
+so that the delete arrives before the older update). `undated_deletes: apply`: a delete whose
+`date_column` is NULL deletes its key whatever the stored date (Hudi's rule for a delete without
+an ordering value).
 
 Target system columns: `_lf_hash`, `_lf_updated_at` (the record's date), `_lf_batch_id`.
 """
@@ -424,8 +431,14 @@ class KeyStrategy:
 
         cfg = self.config
         require_columns(batch, cfg.keys, "key column(s)")
-        if cfg.date_column:
-            require_columns(batch, [cfg.date_column], "date_column")
+        for name, column in (
+            ("date_column", cfg.date_column),
+            ("delete.column", cfg.delete.column if cfg.delete else None),
+            ("truncate.column", cfg.truncate.column if cfg.truncate else None),
+            ("dedupe.by", cfg.dedupe.by if isinstance(cfg.dedupe, DedupeBy) else None),
+        ):
+            if column:
+                require_columns(batch, [column], name)
         sk = cfg.surrogate_key
         own = {sk.column, sk.inferred_column} if sk else set()
         own |= {*cfg.drop_columns, *([cfg.soft_delete_column] if cfg.soft_delete_column else [])}
