@@ -64,8 +64,8 @@ def table_of(target: str) -> str:
 
 def keep(backend: TableBackend, target: str, batch_id: str, rows: DataFrame) -> None:
     """Keep the tombstones of the commit `batch_id` (`rows`: the key columns and
-    `_lf_updated_at`), replacing those an earlier attempt of it kept; the table is made on first
-    use. A row without a date is not kept (it beats nothing)."""
+    `_lf_updated_at`), replacing those an earlier attempt of it kept; the table is made by the
+    first batch that deletes a key. A row without a date is not kept (it beats nothing)."""
     from pyspark.sql import functions as F
 
     table = table_of(target)
@@ -74,11 +74,15 @@ def keep(backend: TableBackend, target: str, batch_id: str, rows: DataFrame) -> 
         F.lit(batch_id).alias(BATCH_ID_COLUMN),
         utc_timestamp(utc_now()).cast("timestamp").alias(KEPT_AT),
     )
-    if not backend.exists(table):
+    exists = backend.exists(table)
+    earlier = f"{BATCH_ID_COLUMN} = {sql_literal(batch_id)}"
+    if exists and not backend.read(table).where(earlier).isEmpty():
+        _delete(backend, table, earlier)
+    if out.isEmpty():  # a batch that deletes nothing writes nothing here
+        return
+    if not exists:
         properties = {VERSION_PROPERTY: str(STATE_VERSION)}
         retry_conflicts(lambda: backend.create(table, out.schema, [], properties, staged_commits=False))
-    else:
-        _delete(backend, table, f"{BATCH_ID_COLUMN} = {sql_literal(batch_id)}")
     backend.append(table, backend.align(table, out))
 
 
