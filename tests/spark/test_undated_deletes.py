@@ -43,13 +43,20 @@ def test_hudi_a_delete_without_an_ordering_value_applies_whatever_the_stored_one
     assert rows(p.table("t"), ["id", "ts", "name"]) == [(2, 100, "b"), (3, 100, "c")]
 
 
-def test_by_default_a_delete_without_a_date_is_quarantined(ws):
-    ws.write("in/b1.csv", HEADER + "1,100,a,false\n", mtime=1_736_000_000)
-    ws.write("in/b2.csv", HEADER + "1,,,true\n", mtime=1_736_003_600)
+def test_by_default_a_delete_without_a_date_is_a_bad_row(ws):
+    """Quarantined, as any row without a date; a batch of such rows alone is refused."""
+    ws.write("in/b1.csv", HEADER + "1,100,a,false\n2,100,b,false\n", mtime=1_736_000_000)
+    ws.write("in/b2.csv", HEADER + "1,,,true\n2,101,b2,false\n", mtime=1_736_003_600)
+    ws.write("in/b3.csv", HEADER + "2,,,true\n", mtime=1_736_007_200)
     p = ws.pipeline(table(hudi("quarantine")))
     result = p.run()
-    assert [b.quarantined for b in result.batches] == [0, 1]
-    assert rows(p.table("t"), ["id", "ts", "name"]) == [(1, 100, "a")]
+    assert [(b.batch_id, b.status, b.quarantined) for b in result.batches] == [
+        ("b1.csv", "published", 0),
+        ("b2.csv", "published", 1),
+        ("b3.csv", "refused", 1),
+    ]
+    assert "date column ts is NULL" in (result.batches[2].error or "")
+    assert rows(p.table("t"), ["id", "ts", "name"]) == [(1, 100, "a"), (2, 101, "b2")]
     assert rows(p.quarantine("t"), ["batch_id", "reason"]) == [("b2.csv", "date column ts is NULL")]
 
 
