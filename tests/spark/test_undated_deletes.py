@@ -53,7 +53,7 @@ def test_by_default_a_delete_without_a_date_is_a_bad_row(ws):
     assert [(b.batch_id, b.status, b.quarantined) for b in result.batches] == [
         ("b1.csv", "published", 0),
         ("b2.csv", "published", 1),
-        ("b3.csv", "refused", 1),
+        ("b3.csv", "refused", 0),  # refused: nothing of it is kept, its bad row either
     ]
     assert "date column ts is NULL" in (result.batches[2].error or "")
     assert rows(p.table("t"), ["id", "ts", "name"]) == [(1, 100, "a"), (2, 101, "b2")]
