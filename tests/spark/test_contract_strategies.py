@@ -55,6 +55,12 @@ KINDS = [
     Kind("append", "{kind: append}"),
     Kind("full", "{kind: full}"),
     Kind("key", "{kind: key, keys: [id], date_column: ts}"),
+    # b2 deletes key 1 and b3 key 2: their tombstones, out of sight, follow the batches' commits
+    Kind(
+        "key_tombstones",
+        "{kind: key, keys: [id], date_column: ts, delete: {condition: \"v IN ('A', 'B')\"},"
+        " tombstone_retention: 30d}",
+    ),
     Kind("scd2", "{kind: scd2, keys: [id], sequence_by: ts}"),
     Kind("ledger", "{kind: ledger, keys: [id], event_time: ts}"),
     Kind("snapshot", "{kind: snapshot, keys: [id], event_time: ts}", volatile=("system_time",)),
@@ -86,6 +92,22 @@ def contents(p, kind: Kind, snapshot_id: int | None = None) -> list[tuple]:
     columns = [c for c in df.columns if (not c.startswith("_lf_") or c == "_lf_batch_id")]
     columns = [c for c in columns if c not in kind.volatile]
     return rows(df, sorted(columns))
+
+
+def kept(p) -> list[tuple]:
+    """The target's tombstones that count (state/tombstones.py): (id, date, batch)."""
+    from lakefresh.state import tombstones
+
+    target = f"{p.config.defaults.namespace}.t"
+    if not p.backend.exists(tombstones.table_of(target)):
+        return []
+    found = p.backend.read(tombstones.table_of(target))
+    live = tombstones.counting(p.backend, target, tombstones.commits_of(found))
+    return sorted(
+        (r["id"], r["_lf_updated_at"], r["_lf_batch_id"])
+        for r in found.collect()
+        if r["_lf_batch_id"] in live
+    )
 
 
 def log(p) -> list[tuple]:
@@ -168,6 +190,11 @@ def check_contract(ws, monkeypatch, kind: Kind, table_format: str, every_point: 
     snapshots = ref.backend.published_batches(f"{ws.namespace}.t")
     after = {b: contents(ref, kind, snapshots[b]) for b in BATCHES}
     after[None] = []
+    # the tombstones after each batch: those of it and of the batches before it
+    deleted = kept(ref)
+    tombs = {b: [t for t in deleted if t[2] <= b] for b in BATCHES}
+    if "tombstone_retention" in kind.strategy:
+        assert [t[::2] for t in deleted] == [(1, "b2.csv"), (2, "b3.csv")]
 
     # the same files into a second namespace, through the faults
     faulted = second_pipeline(ws, table_yaml(kind, folder, table_format))
@@ -175,6 +202,7 @@ def check_contract(ws, monkeypatch, kind: Kind, table_format: str, every_point: 
     for action, point in faults_before_publishing(table_format, every_point):
         run_with_fault(faulted, monkeypatch, f"{point}@b2.csv:{action}")
         assert contents(faulted, kind) == after["b1.csv"], (action, point)
+        assert kept(faulted) == tombs["b1.csv"], (action, point)
     # b3 and b4 are published in one run, whose record (one commit at the table's end) the crash
     # at b4 prevents: both are left `staged`; the fault at the record itself comes after it
     for spec, applied in (
@@ -184,11 +212,13 @@ def check_contract(ws, monkeypatch, kind: Kind, table_format: str, every_point: 
     ):
         run_with_fault(faulted, monkeypatch, spec)
         assert contents(faulted, kind) == after[applied], spec
+        assert kept(faulted) == tombs[applied], spec
 
     final = faulted.run()
     assert final.ok, final.to_dict()
     assert final.batches == []  # every batch was published already; the run only records
     assert contents(faulted, kind) == after["b5.csv"]
+    assert kept(faulted) == deleted
     assert sorted(faulted.backend.published_batches(f"{ws.namespace}_f.t")) == list(BATCHES)
     assert log(faulted) == log(ref)
     assert rows(faulted.quarantine("t"), ["batch_id", "line"]) == [BAD_ROW]

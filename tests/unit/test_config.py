@@ -71,8 +71,8 @@ def test_unknown_fields_list_the_valid_ones(tmp_path):
         "tables[0] (customers).strategy.colour: unknown field 'colour'; valid fields: date_column, "
         "dedupe, delete, drop_columns, event_time, event_time_column, exclude_from_cdc, "
         "full_snapshots, history, keys, kind, offset_column, op_codes, op_column, output, "
-        "snapshot_scope, soft_delete_column, surrogate_key, system_time_column, truncate, when_matched, "
-        "when_not_matched (got 'red')"
+        "snapshot_scope, soft_delete_column, surrogate_key, system_time_column, tombstone_retention, "
+        "truncate, undated_deletes, when_matched, when_not_matched (got 'red')"
     ) in message
 
 

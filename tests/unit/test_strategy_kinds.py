@@ -67,6 +67,16 @@ def test_capabilities_live_on_the_config_models() -> None:
         ({"kind": "key", "keys": ["id"], "snapshot_scope": ["d"]}, "set full_snapshots"),
         ({"kind": "key", "keys": ["id"], "drop_columns": ["id"]}, "must be stored"),
         ({"kind": "key", "keys": ["id"], "date_column": "d", "dedupe": {"by": "p"}}, "no ordering column"),
+        (
+            {"kind": "key", "keys": ["id"], "tombstone_retention": "2d", "soft_delete_column": "gone"},
+            "not with soft_delete_column",
+        ),
+        (
+            {"kind": "key", "keys": ["id"], "tombstone_retention": "2d", "output": "change_log"},
+            "not with output",
+        ),
+        ({"kind": "key", "keys": ["id"], "tombstone_retention": "soon"}, "positive duration"),
+        ({"kind": "key", "keys": ["id"], "undated_deletes": "apply"}, "needs date_column and delete"),
         ({"kind": "custom"}, "exactly one of delete_when or delete_matching"),
         ({"kind": "custom", "delete_when": "true", "delete_matching": ["a"]}, "exactly one of"),
         ({"kind": "custom", "delete_when": "this.a = input.a", "outside_rows": "drop"}, "target alone"),
@@ -77,3 +87,15 @@ def test_new_options_are_checked_before_spark(strategy: dict, message: str) -> N
 
     with pytest.raises(ValidationError, match=message):
         TypeAdapter(StrategyConfig).validate_python(strategy)
+
+
+def test_tombstone_retention_reads_as_seconds_and_applies_one_batch_at_a_time() -> None:
+    from pydantic import TypeAdapter
+
+    cfg = TypeAdapter(StrategyConfig).validate_python(
+        {"kind": "key", "keys": ["id"], "tombstone_retention": "2d"}
+    )
+    assert cfg.tombstone_retention == 2 * 86400  # type: ignore[union-attr]
+    assert "tombstone_retention" in (cfg.one_batch_at_a_time() or "")
+    plain = TypeAdapter(StrategyConfig).validate_python({"kind": "key", "keys": ["id"]})
+    assert plain.tombstone_retention is None and plain.undated_deletes == "quarantine"  # type: ignore[union-attr]

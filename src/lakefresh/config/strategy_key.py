@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from lakefresh.config.base import Model, check_column_name
+from lakefresh.config.base import Duration, Model, check_column_name, parse_duration
 from lakefresh.config.change_log import OUTPUT_DESCRIPTION, ChangeLogColumns, Output
 from lakefresh.config.strategy_base import DeleteRule, NamedColumns, SurrogateKeyConfig, named
 
@@ -54,6 +54,24 @@ class KeyStrategyConfig(ChangeLogColumns):
         "boolean column true and its date the delete's, so a later-arriving row older than the "
         "delete never brings the key back (Databricks' apply_as_deletes tombstones); a newer row "
         "does. Readers filter on the column. Without it, a delete removes the row.",
+    )
+    tombstone_retention: Duration | None = Field(
+        None,
+        description="Remember each deleted key's date out of sight, in `<table>__tombstones` "
+        "beside the target, for this long (90s, 12h, 2d): a row older than the delete that "
+        "arrives in a later batch stays out (O) instead of bringing the key back, as Databricks' "
+        "AUTO CDC tombstones (pipelines.cdc.tombstoneGCThresholdInSeconds) and Hudi's ordering "
+        "field do; readers of the target never see them. They are written with the batch's "
+        "commit; `maintain` deletes those past the retention. Without it (and without "
+        "soft_delete_column) a deleted key is forgotten.",
+    )
+    undated_deletes: Literal["quarantine", "apply"] = Field(
+        "quarantine",
+        description="A delete whose date_column is NULL: quarantined like any row without a "
+        "date (its place in the order is unknown), or `apply`: it deletes its key whatever the "
+        "stored row's date, as Hudi does with a delete that has no ordering value (its SQL "
+        "DELETE writes such records). Such a delete loses to a dated row of its key in the "
+        "same batch, and keeps no tombstone.",
     )
     dedupe: Literal["last", "first"] | DedupeBy = Field(
         "last",
@@ -114,6 +132,11 @@ class KeyStrategyConfig(ChangeLogColumns):
             raise ValueError(f"columns must not repeat, got {value}")
         return value
 
+    @field_validator("tombstone_retention", mode="before")
+    @classmethod
+    def _retention(cls, value: str | float | None) -> float | None:
+        return None if value is None else parse_duration(value)
+
     @field_validator("soft_delete_column", "event_time")
     @classmethod
     def _soft(cls, value: str | None) -> str | None:
@@ -126,6 +149,7 @@ class KeyStrategyConfig(ChangeLogColumns):
                 "surrogate_key": self.surrogate_key,
                 "history": self.history,
                 "soft_delete_column": self.soft_delete_column,
+                "tombstone_retention": self.tombstone_retention,
             }
             used = [name for name, value in table_only.items() if value]
             if used:
@@ -162,6 +186,13 @@ class KeyStrategyConfig(ChangeLogColumns):
             raise ValueError(
                 f"soft_delete_column {self.soft_delete_column!r} clashes with a key or dropped column"
             )
+        if self.tombstone_retention and self.soft_delete_column:
+            raise ValueError(
+                "tombstone_retention: not with soft_delete_column (its tombstones are the "
+                "target's rows already)"
+            )
+        if self.undated_deletes == "apply" and not (self.date_column and self.delete):
+            raise ValueError("undated_deletes: apply needs date_column and delete")
         if self.date_column and self.date_column in self.keys:
             raise ValueError(f"date_column {self.date_column!r} cannot be a key column")
         if self.surrogate_key:
@@ -194,6 +225,7 @@ class KeyStrategyConfig(ChangeLogColumns):
             "when_matched": self.when_matched != "update",
             "when_not_matched": self.when_not_matched != "insert",
             "truncate": self.truncate,
+            "tombstone_retention": self.tombstone_retention,
         }
         used = [name for name, on in options.items() if on]
         if used:

@@ -3,7 +3,8 @@
 A pipeline chooses the format per catalog or per table (`format: iceberg | delta`), and the
 control tables' (`catalog.control_format`). Everything above `lakehouse/` sees one
 :class:`TableBackend`, so nothing there knows which format a table has. A table lakefresh makes
-beside a target (a rebuild's scratch table, `<target>__rebuild`) has the target's format.
+beside a target (a rebuild's scratch table, `<target>__rebuild`; its tombstones,
+`<target>__tombstones`) has the target's format.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.lakehouse.backend import StagedCommit, TableBackend
 
 SCRATCH = "__rebuild"  # the scratch table beside a target (strategies/rebuild.py, verbs/rebuild.py)
+TOMBSTONES = "__tombstones"  # the deleted keys kept beside a target (state/tombstones.py)
 
 
 class ByTable:
@@ -35,7 +37,7 @@ class ByTable:
 
     def of(self, table: str) -> TableBackend:
         """The backend of a table (`namespace.table`)."""
-        if table in self.others or table.removesuffix(SCRATCH) in self.others:
+        if table.removesuffix(TOMBSTONES).removesuffix(SCRATCH) in self.others:
             return self.other
         if table.split(".")[0] in self.namespaces:
             return self.other

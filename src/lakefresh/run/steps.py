@@ -46,6 +46,7 @@ from lakefresh.run.bookkeeping import STATUS_OF, Bookkeeping
 from lakefresh.run.reading import read_batch
 from lakefresh.run.rules import check_batch_rules
 from lakefresh.secrets import redact
+from lakefresh.state import tombstones
 from lakefresh.state.control import AttemptRow
 from lakefresh.state.published import RECORD_PROPERTY, Published, PublishLog
 from lakefresh.strategies.base import shape_target
@@ -225,8 +226,12 @@ class BatchSteps:
         when its staged commit could not carry its record (Iceberg before 1.12): otherwise the
         row is written with the run's others after the publish, and a crash before that loses
         nothing (the next run's reconciliation reads the record from the published commit).
-        `staged` is None before a write visible at once (Delta), whose commit carries it."""
-        assert a.rows is not None
+        `staged` is None before a write visible at once (Delta), whose commit carries it. The
+        keys the batch deletes are kept out of sight first (state/tombstones.py), replacing
+        an earlier attempt's."""
+        assert a.rows is not None and a.change is not None
+        if a.change.tombstones is not None:  # they count once the commit is in the target
+            tombstones.keep(self.backend, a.name, a.ref.batch_id, a.change.tombstones)
         uncarried = staged is not None and RECORD_PROPERTY not in staged.properties
         if not a.recorded and (a.result.quarantined or uncarried):
             self.control.record_attempt(a.row("staged", **a.counts()))

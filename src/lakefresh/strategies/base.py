@@ -97,6 +97,9 @@ class ChangeSet:
     # the range the keys of every row of the change set lie in, when known: its MERGE reads
     # only the target's files that may hold such keys (pruning.py)
     key_range: KeyRange | None = None
+    # the keys this commit deletes with the date each delete beats (the key columns and
+    # `_lf_updated_at`), kept out of sight with the commit (state/tombstones.py); None: none kept
+    tombstones: DataFrame | None = None
 
 
 def appends(ctx: StageContext, change: ChangeSet) -> bool:
@@ -352,12 +355,19 @@ def delete_flag(rule: DeleteRule | None) -> Column:
 
 
 def require_columns(df: DataFrame, columns: list[str], what: str) -> None:
+    """SchemaError unless the batch has these columns, which an option of its strategy names (a
+    key, an ordering column, a marker). Such a column must be in every batch: a declared column
+    that a file lacks reads as NULL only when no option names it."""
     from lakefresh.errors import SchemaError
 
     missing = [c for c in columns if c not in df.columns]
     if missing:
         present = data_columns(df)
-        raise SchemaError(f"{what} {missing} not in the batch; its columns: {present}")
+        raise SchemaError(
+            f"{what} {missing} not in the batch (a column the strategy reads must be in every "
+            f"batch; only other declared columns read as NULL when a file lacks them); its "
+            f"columns: {present}"
+        )
 
 
 def raise_stored_duplicates(ctx: StageContext, keys: list[str], batch: DataFrame) -> None:

@@ -4,7 +4,9 @@ run that published to it).
 
 Per table: compaction (small data files rewritten, delete files applied: commits that change no
 row, which lakefresh's lineage checks know are not a rollback), snapshot expiry, orphan file
-removal, through the table backend. What must survive is kept:
+removal, through the table backend; a `key` table's tombstones past its `tombstone_retention`
+(and those that no longer count) are deleted first (state/tombstones.py). What must survive is
+kept:
 
 - a downstream `table_changes` table of this pipeline reads the target's snapshots after the end
   of its last processed load: no snapshot from that one on is expired, and nothing at all while
@@ -29,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.clock import utc_now
 from lakefresh.config.write_mode import change_feed_readers
 from lakefresh.sources import TableChangesSource
+from lakefresh.state import tombstones
 from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import verb_batch_id
 
@@ -99,9 +102,13 @@ def maintain(ctx: VerbContext, tables: list[TableConfig], only_compact: bool = F
         if only_compact or upkeep.unlogged:  # a batch the lineage alone knows (its record lost,
             # or a run in progress): expired before the next run logs it, it would be taken again
             cutoff = orphans = None
+        # before any snapshot expires: the tombstones that no longer count go first
+        gone = 0 if only_compact else _clean_tombstones(backend, name, table)
         upkeep.done = backend.maintain(
             name, policy.compact or only_compact, cutoff, policy.keep_snapshots, orphans
         )
+        if gone:
+            upkeep.done["tombstones_deleted"] = gone
         upkeep.expired_before = None if cutoff is None else cutoff.isoformat()
         control.record_attempt(
             BatchRow.of_table(
@@ -118,3 +125,10 @@ def maintain(ctx: VerbContext, tables: list[TableConfig], only_compact: bool = F
         )
         result.tables.append(upkeep)
     return result
+
+
+def _clean_tombstones(backend: TableBackend, name: str, table: TableConfig) -> int:
+    """A `key` table's tombstones past its `tombstone_retention`, and those that no longer count
+    (a rolled-back batch's, an attempt's that never published): deleted (state/tombstones.py)."""
+    retention = getattr(table.strategy, "tombstone_retention", None)
+    return tombstones.clean(backend, name, retention) if retention else 0

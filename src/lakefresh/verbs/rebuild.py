@@ -69,6 +69,7 @@ from lakefresh.run.assessment import NEVER_AGAIN
 from lakefresh.run.bookkeeping import Bookkeeping
 from lakefresh.run.reading import read_batch, read_group
 from lakefresh.sources import Source
+from lakefresh.state import tombstones
 from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import is_verb, verb_batch_id
 from lakefresh.state.published import Published
@@ -84,7 +85,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
     from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.lakehouse.backend import StagedCommit, TableBackend
     from lakefresh.run.assessment import Assessment
     from lakefresh.sources import BatchRef
     from lakefresh.state.control import ControlTables
@@ -302,7 +303,12 @@ def _apply(ctx: VerbContext, books: Bookkeeping, plan: _Plan, verb: Verb, result
     record = _VerbRecord(verb_id, plan, verb, rows.count(), counts, outcomes)
     checkpoint("after_stage", verb_id)
     audit = lambda staged: _audit(name, verb, staged.live_records, record.expected)  # noqa: E731
-    keep = lambda staged: record.write(control, staged.snapshot_id if staged else None)  # noqa: E731
+
+    def keep(staged: StagedCommit | None) -> None:
+        """The verb's record, and its batches' tombstones as the target's (state/tombstones.py)."""
+        tombstones.adopt(backend, name, name + SCRATCH, verb_id)
+        record.write(control, staged.snapshot_id if staged else None)
+
     try:
         if new_version:
             snapshot_id = txn.replace_table(verb_id, rows, table.partition_by, audit, keep)
@@ -316,6 +322,7 @@ def _apply(ctx: VerbContext, books: Bookkeeping, plan: _Plan, verb: Verb, result
         backend.lay_out(name, Layout(sort_by=tuple(table.sort_by)))
     checkpoint("after_publish", verb_id)
     backend.drop(name + SCRATCH)
+    tombstones.drop(backend, name + SCRATCH)
 
     when = backend.committed_at(name, snapshot_id)  # 5.
     books.settle_verb(name, Published(verb_id, record.attempt, snapshot_id, when), record.configuration)
@@ -429,6 +436,7 @@ def _build_aside(
     batches' outcomes (with their bad rows), and every batch's status counts."""
     scratch = plan.name + SCRATCH
     backend.drop(scratch)
+    tombstones.drop(backend, scratch)
     table, strategy = plan.config, plan.strategy
     outcomes: list[tuple[BatchResult, DataFrame | None]] = []
     counts: dict[str, dict[str, int]] = {}
@@ -484,6 +492,8 @@ def _each_aside(
         change = strategy.stage(ctx, read.good)
         shape_target(ctx, change, staged_commits=False)
         strategy.write(ctx, change)
+        if change.tombstones is not None:  # the target's own, with the verb's commit
+            tombstones.keep(backend, scratch, ref.batch_id, change.tombstones)
         exists = True
         counts[ref.batch_id] = dict(change.counts)
         if ref in reloads:

@@ -56,7 +56,13 @@ WRITE, DELETE = "W", "D"  # a batch row's intent, before its stored row is known
 
 def judged_by_merge(cfg: KeyStrategyConfig, ctx: StageContext) -> bool:
     """Whether a batch of this table may be judged by its MERGE (see the module's docstring)."""
-    plain = not (cfg.soft_delete_column or cfg.surrogate_key or cfg.truncate or cfg.full_snapshots)
+    plain = not (
+        cfg.soft_delete_column
+        or cfg.surrogate_key
+        or cfg.truncate
+        or cfg.full_snapshots
+        or cfg.tombstone_retention
+    )
     # the counting pass and the MERGE evaluate the batch twice: both must see the same rows and
     # the same delete flags (a delete `condition` is SQL that may differ between two queries)
     repeatable = ctx.settled and (cfg.delete is None or cfg.delete.column is not None)

@@ -34,6 +34,13 @@ NULL, the flag true, the delete's date), so an older row arriving later is O and
 key back, while a newer one does (C); `full_snapshots` deletes stored keys the batch lacks (R);
 `when_matched` (update, delete, ignore) and `when_not_matched` (insert, ignore) are a MERGE's
 clauses; `drop_columns` are read but not stored. A tombstone counts as not matched.
+`tombstone_retention` keeps the same memory out of sight: each key a batch deletes (D, R, E, or
+a delete of a key not stored, U) is kept with its delete's date in `<table>__tombstones`, written
+with the batch's commit (state/tombstones.py), and a later row of the key older than that is O
+(tested with Databricks' AUTO CDC example, docs.databricks.com/aws/en/ldp/cdc, cut into batches
+so that the delete arrives before the older update). `undated_deletes: apply`: a delete whose
+`date_column` is NULL deletes its key whatever the stored date (Hudi's rule for a delete without
+an ordering value).
 
 Target system columns: `_lf_hash`, `_lf_updated_at` (the record's date), `_lf_batch_id`.
 """
@@ -55,6 +62,7 @@ from lakefresh.config.strategies import DedupeBy, KeyStrategyConfig
 from lakefresh.lakehouse.backend import MergeClauses
 from lakefresh.lakehouse.functions import try_to_timestamp, utc_timestamp
 from lakefresh.lakehouse.sql import quote, sql_literal
+from lakefresh.state import tombstones as hidden
 from lakefresh.strategies.base import (
     ChangeSet,
     StageContext,
@@ -91,6 +99,7 @@ WRITES = ("N", "C", "D", "R", "T", "E")
 # every status the change set of a batch can give its rows (retirements and truncations add R, E)
 STATUS_CODES = ("dup", "N", "X", "C", "D", "M", "O", "U", "S", "T")
 DEDUPE = "_lf_dedupe"  # the dedupe column's value, while a key's winning row is picked
+UNHELD = "_lf_unheld"  # a delete of a key the target does not hold: its tombstone is kept
 
 
 class KeyStrategy:
@@ -124,10 +133,19 @@ class KeyStrategy:
         return next((k for k in self.config.keys if prunable(schema, k)), None)
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        problems = null_key_problems(df, self.config.keys, self.config.date_column, "date")
-        problems += ordering_problems(df, self.config.date_column, "date")
-        if self.config.truncate:
-            return marker_problems(problems, self.config.keys, delete_flag(self.config.truncate))
+        """NULL keys and dates (a delete's date may be NULL with `undated_deletes: apply`), and
+        dates that cannot order rows."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        undated = cfg.undated_deletes == "apply"
+        problems = null_key_problems(df, cfg.keys, None if undated else cfg.date_column, "date")
+        if undated and cfg.date_column in df.columns:
+            undated_row = F.col(quote(cfg.date_column)).isNull() & ~delete_flag(cfg.delete)
+            problems.append((undated_row, f"date column {cfg.date_column} is NULL"))
+        problems += ordering_problems(df, cfg.date_column, "date")
+        if cfg.truncate:
+            return marker_problems(problems, cfg.keys, delete_flag(cfg.truncate))
         return problems
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
@@ -148,6 +166,7 @@ class KeyStrategy:
         ranked = rows.withColumn("_lf_rank", F.row_number().over(latest_first))
         batch_rows = ctx.rows_of(batch) if ctx.target_exists else 0
         joined = self._against_stored(ctx, batch, rows, ranked, batch_rows)
+        joined = self._against_tombstones(ctx, batch, joined, batch_rows)
         # the status of each batch row, as one SQL expression (a chain of Column calls costs a
         # round trip to the JVM per call)
         joined = joined.withColumn(STATUS_COLUMN, self._status())
@@ -212,6 +231,30 @@ class KeyStrategy:
         # key): broadcast too, so the batch's rows are not shuffled to meet them
         return ranked.join(broadcast_if_small(ctx, stored, batch_rows), on=list(cfg.keys), how="left")
 
+    def _against_tombstones(
+        self, ctx: StageContext, batch: DataFrame, joined: DataFrame, batch_rows: int
+    ) -> DataFrame:
+        """The judged rows with their key's tombstone kept out of sight (`_lf_t_gone`: the
+        latest delete's date, state/tombstones.py; NULL without one)."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        gone = None
+        if cfg.tombstone_retention and ctx.target_exists:
+            keys = batch.select(*[quote(k) for k in cfg.keys]).distinct()
+            gone = hidden.consulted(
+                ctx.backend,
+                ctx.table,
+                list(cfg.keys),
+                broadcast_if_small(ctx, keys, batch_rows),
+                cfg.tombstone_retention,
+            )
+        if gone is None:
+            kind = joined.schema[UPDATED_AT_COLUMN].dataType
+            return joined.withColumn("_lf_t_gone", F.lit(None).cast(kind))
+        gone = gone.withColumnRenamed(UPDATED_AT_COLUMN, "_lf_t_gone")
+        return joined.join(broadcast_if_small(ctx, gone, batch_rows), on=list(cfg.keys), how="left")
+
     def _status(self) -> Column:
         """A batch row's status code (the module's table), from its rank and its stored row."""
         from pyspark.sql import functions as F
@@ -224,6 +267,8 @@ class KeyStrategy:
         changed = sql_literal({"update": "C", "delete": "D", "ignore": "M"}[cfg.when_matched])
         branches = [
             ("_lf_rank > 1", "'dup'"),
+            # a tombstone kept out of sight: a row older than its key's delete stays out
+            (f"{new} AND {at} < _lf_t_gone", "'O'"),
             (f"{new} AND {deletes}", "'T'" if soft else "'U'"),
             (new, inserted),
             (f"{at} < {stored_at}", "'O'"),
@@ -259,10 +304,13 @@ class KeyStrategy:
             joined = with_surrogate_key(joined, sk, cfg.keys, F.col("_lf_t_sk"), writes, start)
             joined = joined.withColumn(sk.inferred_column, F.lit(False))
             target_columns[len(columns) : len(columns)] = [sk.column, sk.inferred_column]
+        # a delete of a key the target does not hold (U) keeps its tombstone too
+        unheld = F.expr(f"{STATUS_COLUMN} = 'U' AND {quote(DELETE_FLAG)} AND _lf_t_exists IS NULL")
         staged = joined.select(
             *[F.col(quote(c)) for c in target_columns],
             F.col(STATUS_COLUMN),
             F.col("_lf_t_batch"),
+            *([unheld.alias(UNHELD)] if cfg.tombstone_retention else []),
         )
         return staged, target_columns
 
@@ -337,8 +385,14 @@ class KeyStrategy:
             raise_stored_duplicates(ctx, cfg.keys, batch)
         removed = 0 if cfg.soft_delete_column else sum(counts.get(code, 0) for code in REMOVES)
         found = intents(rows, target_columns, counts, quote(DELETE_FLAG)) if judging else None
+        kept = None
+        if cfg.tombstone_retention:
+            deleting = F.col(STATUS_COLUMN).isin(*REMOVES) | F.coalesce(F.col(UNHELD), F.lit(False))
+            kept = staged.filter(deleting).select(*[quote(k) for k in cfg.keys], UPDATED_AT_COLUMN)
         return ChangeSet(
-            rows=found[0] if found else staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch"),
+            rows=found[0]
+            if found
+            else staged.filter(F.col(STATUS_COLUMN).isin(*WRITES)).drop("_lf_t_batch", UNHELD),
             judged=bool(found and found[1]),
             counts=counts,
             record_count=read,
@@ -349,6 +403,7 @@ class KeyStrategy:
             rewrites=sum(counts.get(code, 0) for code in WRITES if code not in ("N", "T")),
             # its rows are the batch's alone, unless it retires or truncates stored keys
             key_range=None if cfg.full_snapshots or truncation else ctx.key_range,
+            tombstones=kept,
         )
 
     def winner_first(self, rows: DataFrame) -> list[Column]:
@@ -376,8 +431,14 @@ class KeyStrategy:
 
         cfg = self.config
         require_columns(batch, cfg.keys, "key column(s)")
-        if cfg.date_column:
-            require_columns(batch, [cfg.date_column], "date_column")
+        for name, column in (
+            ("date_column", cfg.date_column),
+            ("delete.column", cfg.delete.column if cfg.delete else None),
+            ("truncate.column", cfg.truncate.column if cfg.truncate else None),
+            ("dedupe.by", cfg.dedupe.by if isinstance(cfg.dedupe, DedupeBy) else None),
+        ):
+            if column:
+                require_columns(batch, [column], name)
         sk = cfg.surrogate_key
         own = {sk.column, sk.inferred_column} if sk else set()
         own |= {*cfg.drop_columns, *([cfg.soft_delete_column] if cfg.soft_delete_column else [])}
