@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN, UPDATED_AT_COLUMN
+from lakefresh.lakehouse.backend import Layout
 from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote, sql_literal
@@ -81,8 +82,8 @@ def keep(backend: TableBackend, target: str, batch_id: str, rows: DataFrame) -> 
     if out.isEmpty():  # a batch that deletes nothing writes nothing here
         return
     if not exists:
-        properties = {VERSION_PROPERTY: str(STATE_VERSION)}
-        retry_conflicts(lambda: backend.create(table, out.schema, [], properties, staged_commits=False))
+        layout = Layout(properties={VERSION_PROPERTY: str(STATE_VERSION)})
+        retry_conflicts(lambda: backend.create(table, out.schema, layout, staged_commits=False))
     backend.append(table, backend.align(table, out))
 
 
