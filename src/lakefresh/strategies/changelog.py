@@ -101,34 +101,48 @@ def check_names(cfg: ChangeLogColumns, columns: list[str], event_time: str | Non
         )
 
 
-def event_time_of(batch: DataFrame, column: str | None, batch_time: Column) -> Column:
-    """An event's time: the column's value (text parsed as a timestamp), a NULL date or timestamp
-    taking `batch_time`; without a column, `batch_time`."""
+def event_time_value(batch: DataFrame, column: str) -> Column:
+    """The time a row gives in its event time column: the column's value (text parsed as a
+    timestamp), NULL when it gives none."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if column is None:
-        return batch_time
     value = F.col(quote(column))
     kind = batch.schema[column].dataType
-    if isinstance(kind, T.NumericType):
-        return value  # a NULL number is quarantined (event_time_problems)
-    if not is_temporal(kind):
-        value = try_to_timestamp(value)
-        kind = T.TimestampType()
-    return F.coalesce(value, batch_time.cast(kind))
+    if isinstance(kind, T.NumericType) or is_temporal(kind):
+        return value
+    return try_to_timestamp(value)
 
 
-def event_time_problems(df: DataFrame, column: str | None) -> list[tuple[Column, str]]:
-    """Event times that cannot order events: text that is not a time (it silently took the batch
-    time), NaN or an infinity; and a NULL number, which cannot take the batch's time."""
+def event_time_of(batch: DataFrame, cfg: ChangeLogColumns, batch_time: Column) -> Column:
+    """An event's time: the `event_time` column's value (`event_time_value`), a NULL date or
+    timestamp taking `batch_time` (a NULL number is quarantined: `event_time_problems`), or, with
+    `null_event_times: keep`, any NULL staying NULL; without the column, `batch_time`."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    column = cfg.event_time
+    if column is None:
+        return batch_time
+    value = event_time_value(batch, column)
+    kind = batch.schema[column].dataType
+    if cfg.null_event_times == "keep" or isinstance(kind, T.NumericType):
+        return value
+    return F.coalesce(value, batch_time.cast(kind if is_temporal(kind) else T.TimestampType()))
+
+
+def event_time_problems(df: DataFrame, cfg: ChangeLogColumns) -> list[tuple[Column, str]]:
+    """Event times that cannot order events: text that is not a time (it silently took the batch
+    time), NaN or an infinity; and a NULL number, which cannot take the batch's time (unless
+    `null_event_times: keep` stores it)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    column = cfg.event_time
     if column is None or column not in df.columns:
         return []
     problems = ordering_problems(df, column, "event time")
-    if isinstance(df.schema[column].dataType, T.NumericType):
+    if isinstance(df.schema[column].dataType, T.NumericType) and cfg.null_event_times != "keep":
         problems.append(
             (F.col(quote(column)).isNull(), f"event time column {column} is NULL (a number: no default)")
         )
