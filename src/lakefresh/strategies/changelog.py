@@ -10,12 +10,14 @@ Every event row is `offset, op, system_time, event_time`, then the row's own col
 - `system_time` is the batch's time (the same for all its events): re-running the same batches
   gives the same log, never the wall clock of a run;
 - `event_time` is the row's event time column when one is configured (any orderable type), else
-  the batch's time; a NULL in a timestamp or date column takes the batch's time on `+A` and `+C`.
-  In `key`'s log, `-R`/`-C` carry the old row's; in `snapshot`'s, the time the change took
-  effect (strategies/snapshot.py).
+  the batch's time; a NULL in a timestamp or date column takes the batch's time on `+A` and `+C`
+  (a NULL number cannot, and goes to quarantine), or, with `null_event_times: keep`, any NULL
+  stays NULL. `-R`/`-C` carry the old row's (Open Data Fabric's rule; `snapshot`'s
+  `event_time_rule: effective` gives them the time the change took effect: strategies/snapshot.py).
 
-Inside a batch, keyed events are ordered by key, then `-R`, `-C`, `+C`, `+A`; unkeyed ones (an
-`append` log, a `ledger`'s appends) by arrival: file, then record.
+Inside a batch, keyed events are ordered by key, then `-R`, `-C`, `+C`, `+A`; a `ledger`'s appends
+by event time, then by arrival (`log_order: arrival`: by arrival alone); an `append` log's by
+arrival: file, then record.
 
 A log's current state (`current_state`) is each key's latest event when that is `+A` or `+C`:
 derived on demand from the log, so it can never disagree with it.
