@@ -83,6 +83,11 @@ def test_snapshot_refuses(options, message):
         SnapshotStrategyConfig(**{"kind": "snapshot", "keys": ["id"], **options})
 
 
+def test_ledger_refuses_an_order_without_a_change_log():
+    with pytest.raises(ValidationError, match="log_order orders a change log's offsets"):
+        LedgerStrategyConfig(kind="ledger", keys=["id"], log_order="arrival")
+
+
 def test_the_change_logs_follow_open_data_fabric_by_default():
     """Open Data Fabric's rules are the defaults: its event time rule for `snapshot` and `key`'s
     upsert stream, a ledger log ordered by event time; a NULL event time takes the batch's time."""

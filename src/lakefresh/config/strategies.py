@@ -66,6 +66,12 @@ class LedgerStrategyConfig(ChangeLogColumns, KeyedStrategyBase):
         "two are the same.",
     )
 
+    @model_validator(mode="after")
+    def _ordered_log(self) -> LedgerStrategyConfig:
+        if "log_order" in self.model_fields_set and not self.writes_change_log():
+            raise ValueError("log_order orders a change log's offsets: set output: change_log")
+        return self
+
     def corrected_rows_alone(self) -> bool:
         return not self.writes_change_log()
 
