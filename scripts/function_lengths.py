@@ -14,7 +14,6 @@ from pathlib import Path
 LIMIT = 60
 LONGER = {
     "strategies/scd2/fast.py:fast_changes": 162,
-    "strategies/snapshot.py:SnapshotStrategy.stage": 101,
     "strategies/scd2/strategy.py:Scd2Strategy.stage": 93,
     "strategies/group.py:stage_key_group": 64,
     "strategies/ledger.py:LedgerStrategy.stage": 63,

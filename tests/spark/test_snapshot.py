@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
+
 from tests.conftest import rows
 
 SNAPSHOTS = """
@@ -49,9 +51,9 @@ def test_a_key_appears_changes_disappears_and_reappears(ws):
     assert log(p) == [
         (0, "+A", "a", 1, at(0), "s1.csv"),
         (1, "+A", "b", 2, at(0), "s1.csv"),
-        (2, "-C", "a", 1, at(1), "s2.csv"),  # correct-from carries the old values
+        (2, "-C", "a", 1, at(0), "s2.csv"),  # correct-from repeats the old row, its time included
         (3, "+C", "a", 5, at(1), "s2.csv"),
-        (4, "-R", "a", 5, at(2), "s3.csv"),  # the retraction carries the last values
+        (4, "-R", "a", 5, at(1), "s3.csv"),  # the retraction repeats the last row
         (5, "+A", "a", 7, at(3), "s4.csv"),
     ]
     assert rows(p.current("stock"), ["sku", "qty", "op"]) == [("a", 7, "+A"), ("b", 2, "+A")]
@@ -92,11 +94,40 @@ def test_columns_added_and_removed_between_snapshots(ws):
     assert rows(p.current("stock"), ["sku", "qty", "colour"]) == [("a", None, None), ("b", None, "red")]
 
 
-def test_event_time_from_a_column(ws):
-    tables = """
+@pytest.mark.parametrize(
+    ("rule", "expected"),
+    [
+        (
+            "odf",  # the default: -C and -R repeat the old row; a new event time alone corrects
+            [
+                ("+A", 1, datetime(2024, 6, 1), datetime(2024, 6, 1)),
+                ("-C", 1, datetime(2024, 6, 1), datetime(2024, 6, 1)),
+                ("+C", 2, datetime(2024, 6, 5), datetime(2024, 6, 5)),
+                ("-C", 2, datetime(2024, 6, 5), datetime(2024, 6, 5)),
+                ("+C", 2, datetime(2024, 6, 9), datetime(2024, 6, 9)),
+                ("-R", 2, datetime(2024, 6, 9), datetime(2024, 6, 9)),
+                ("+A", 1, datetime(2024, 6, 10), datetime(2024, 6, 10)),
+            ],
+        ),
+        (
+            "effective",  # the time a change took effect: -R as of the snapshot's latest
+            [
+                ("+A", 1, datetime(2024, 6, 1), datetime(2024, 6, 1)),
+                ("-C", 1, datetime(2024, 6, 1), datetime(2024, 6, 5)),
+                ("+C", 2, datetime(2024, 6, 5), datetime(2024, 6, 5)),
+                ("-R", 2, datetime(2024, 6, 5), datetime(2024, 6, 10)),
+                ("+A", 1, datetime(2024, 6, 10), datetime(2024, 6, 10)),
+            ],
+        ),
+    ],
+)
+def test_event_time_from_a_column(ws, rule, expected):
+    """Given four snapshots of sku a (qty 1, then 2, then 2 seen later) and then b alone: each
+    event's (op, qty, seen_at, event_time) by `event_time_rule`."""
+    tables = f"""
     - name: stock
-      source: {kind: files, path: in, format: csv, schema: {sku: string, qty: int, seen_at: timestamp}}
-      strategy: {kind: snapshot, keys: [sku], event_time: seen_at}
+      source: {{kind: files, path: in, format: csv, schema: {{sku: string, qty: int, seen_at: timestamp}}}}
+      strategy: {{kind: snapshot, keys: [sku], event_time: seen_at, event_time_rule: {rule}}}
     """
     ws.write("in/s1.csv", "sku,qty,seen_at\na,1,2024-06-01 00:00:00\n", mtime=T0)
     ws.write("in/s2.csv", "sku,qty,seen_at\na,2,2024-06-05 00:00:00\n", mtime=T0 + DAY)
@@ -104,19 +135,12 @@ def test_event_time_from_a_column(ws):
     ws.write("in/s4.csv", "sku,qty,seen_at\nb,1,2024-06-10 00:00:00\n", mtime=T0 + 3 * DAY)
     p = ws.pipeline(tables)
     result = p.run()
-    assert [b.counts for b in result.batches][2] == {}  # only the event time moved: not a change
+    assert result.ok, result.to_dict()
     got = [
         (r["op"], r["qty"], r["seen_at"], r["event_time"])
         for r in p.table("stock").orderBy("offset").collect()
     ]
-    june = datetime(2024, 6, 1)
-    assert got == [
-        ("+A", 1, june, june),
-        ("-C", 1, june, datetime(2024, 6, 5)),  # old values, the time the correction took effect
-        ("+C", 2, datetime(2024, 6, 5), datetime(2024, 6, 5)),
-        ("-R", 2, datetime(2024, 6, 5), datetime(2024, 6, 10)),  # as of the snapshot's time
-        ("+A", 1, datetime(2024, 6, 10), datetime(2024, 6, 10)),
-    ]
+    assert got == expected
 
 
 def test_a_data_column_named_like_a_log_column_is_a_clear_error(ws):

@@ -69,10 +69,11 @@ def test_unknown_fields_list_the_valid_ones(tmp_path):
     assert "pipeline.yml: 1 error(s)" in message
     assert (
         "tables[0] (customers).strategy.colour: unknown field 'colour'; valid fields: date_column, "
-        "dedupe, delete, drop_columns, event_time, event_time_column, exclude_from_cdc, "
-        "full_snapshots, history, keys, kind, offset_column, op_codes, op_column, output, "
-        "snapshot_scope, soft_delete_column, surrogate_key, system_time_column, tombstone_retention, "
-        "truncate, undated_deletes, when_matched, when_not_matched (got 'red')"
+        "dedupe, delete, drop_columns, event_time, event_time_column, event_time_rule, "
+        "exclude_from_cdc, full_snapshots, history, keys, kind, null_event_times, offset_column, "
+        "op_codes, op_column, output, snapshot_scope, soft_delete_column, surrogate_key, "
+        "system_time_column, tombstone_retention, truncate, undated_deletes, when_matched, "
+        "when_not_matched (got 'red')"
     ) in message
 
 

@@ -375,7 +375,8 @@ def test_positions_follow_the_file_as_written_not_the_history_tables_it_brings(t
     orders = ORDERS + "    strategy: {kind: append, colour: red}\n    depends_on: [custmers]\n"
     assert errors(tmp_path, tables(HISTORY, orders)) == [
         "tables[1] (orders).strategy.colour: unknown field 'colour'; valid fields: event_time, "
-        "event_time_column, kind, offset_column, op_codes, op_column, output, system_time_column "
+        "event_time_column, kind, null_event_times, offset_column, op_codes, op_column, output, "
+        "system_time_column "
         "(got 'red')"
     ]
     orders = ORDERS + "    strategy: {kind: append}\n    depends_on: [custmers]\n"

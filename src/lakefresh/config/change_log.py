@@ -17,6 +17,7 @@ OUTPUT_DESCRIPTION = (
     "Pipeline.current() derives."
 )
 Output = Literal["table", "change_log"]
+EventTimeRule = Literal["odf", "effective"]
 
 
 class ChangeLogColumns(StrategyBase):
@@ -36,6 +37,13 @@ class ChangeLogColumns(StrategyBase):
     )
     event_time_column: str = Field("event_time", description="When the change took effect.")
     offset_column: str = Field("offset", description="The event's position in the log (0, 1, ...).")
+    null_event_times: Literal["batch_time", "keep"] = Field(
+        "batch_time",
+        description="A NULL in the event_time column of a change log: batch_time: a date or "
+        "timestamp takes the batch's time, and a number, which cannot, sends its row to "
+        "quarantine; keep: the event is stored with a NULL event time, whatever the column's type "
+        "(Open Data Fabric's kamu accepts a NULL event time on a row).",
+    )
     # each kind declares these two with its own description
     output: Output = "table"
     event_time: str | None = None

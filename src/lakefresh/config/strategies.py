@@ -7,7 +7,7 @@ from typing import Literal, get_args
 from pydantic import Field, field_validator, model_validator
 
 from lakefresh.config.base import Model, check_column_name
-from lakefresh.config.change_log import OUTPUT_DESCRIPTION, ChangeLogColumns, Output
+from lakefresh.config.change_log import OUTPUT_DESCRIPTION, ChangeLogColumns, EventTimeRule, Output
 from lakefresh.config.expressions import parse_row_pure
 from lakefresh.config.strategy_base import (
     DeleteRule,
@@ -22,8 +22,8 @@ from lakefresh.config.strategy_scd2 import Scd2StrategyConfig
 
 EVENT_TIME_IN_LOG = (
     "With output: change_log, the log's event time is this column's value (a timestamp, a date, "
-    "or a number such as a year); a NULL takes the batch's time (a number cannot: quarantined). "
-    "Without it, every event's time is the batch's time."
+    "or a number such as a year); a NULL takes the batch's time (a number cannot: quarantined; "
+    "see null_event_times). Without it, every event's time is the batch's time."
 )
 
 
@@ -58,6 +58,19 @@ class LedgerStrategyConfig(ChangeLogColumns, KeyedStrategyBase):
         + EVENT_TIME_IN_LOG,
     )
     output: Output = Field("table", description=OUTPUT_DESCRIPTION)
+    log_order: Literal["event_time", "arrival"] = Field(
+        "event_time",
+        description="With output: change_log, the order of a batch's new events, which their "
+        "offsets follow: event_time: by event time, then by file and record (Open Data Fabric's "
+        "ledger; a NULL event time first); arrival: by file, then record. Without event_time the "
+        "two are the same.",
+    )
+
+    @model_validator(mode="after")
+    def _ordered_log(self) -> LedgerStrategyConfig:
+        if "log_order" in self.model_fields_set and not self.writes_change_log():
+            raise ValueError("log_order orders a change log's offsets: set output: change_log")
+        return self
 
     def corrected_rows_alone(self) -> bool:
         return not self.writes_change_log()
@@ -80,17 +93,38 @@ class SnapshotStrategyConfig(ChangeLogColumns, KeyedStrategyBase):
     compare_columns: list[str] | None = Field(
         None,
         description="The columns whose change is a change of the row (Open Data Fabric's "
-        "compareColumns); default: every column but the keys and event_time.",
+        "compareColumns); default: every column but the keys (and event_time, whose own rule is "
+        "event_time_rule). With event_time_rule: odf, list event_time here for a change of it "
+        "to count.",
+    )
+    event_time_rule: EventTimeRule = Field(
+        "odf",
+        description="odf: the event time belongs to the row, as in Open Data Fabric's snapshot "
+        "merge: -C and -R repeat the old row's event time, and a change of the event time alone "
+        "is a correction (-C then +C; a NULL in the new row changes nothing). effective: the event "
+        "time says when a change took effect: -C carries the new row's event time, -R the "
+        "snapshot's latest (the batch's time without event_time), and a change of the event time "
+        "alone appends nothing.",
     )
 
     @model_validator(mode="after")
     def _compared(self) -> SnapshotStrategyConfig:
         for name in self.compare_columns or []:
             check_column_name(name, "column")
-        clash = [c for c in self.compare_columns or [] if c in self.keys or c == self.event_time]
+        clash = [c for c in self.compare_columns or [] if c in self.keys]
+        if self.event_time_rule == "effective" and self.event_time in (self.compare_columns or []):
+            clash.append(self.event_time)
         if clash:
-            raise ValueError(f"compare_columns {clash}: keys and event_time are never compared")
+            raise ValueError(
+                f"compare_columns {clash}: keys are never compared, nor event_time with "
+                "event_time_rule: effective"
+            )
         return self
+
+    def compares_event_time(self) -> bool:
+        """Whether a change of the event time alone is a change of the row."""
+        compared = self.compare_columns is None or self.event_time in self.compare_columns
+        return bool(self.event_time) and self.event_time_rule == "odf" and compared
 
     def column_fields(self) -> NamedColumns:
         return [

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, field_validator, model_validator
 
 from lakefresh.config.base import Duration, Model, check_column_name, parse_duration
-from lakefresh.config.change_log import OUTPUT_DESCRIPTION, ChangeLogColumns, Output
+from lakefresh.config.change_log import OUTPUT_DESCRIPTION, ChangeLogColumns, EventTimeRule, Output
 from lakefresh.config.strategy_base import DeleteRule, NamedColumns, SurrogateKeyConfig, named
 
 
@@ -122,6 +122,13 @@ class KeyStrategyConfig(ChangeLogColumns):
         "timestamp, a date or a number); a NULL takes the batch's time; -C and -R carry the old "
         "row's. Without it, the record's date (date_column, or the batch's time).",
     )
+    event_time_rule: EventTimeRule = Field(
+        "odf",
+        description="With event_time: odf: a change of the event time alone is a correction (-C "
+        "then +C; a NULL in the new row changes nothing), as in Open Data Fabric's upsert stream; "
+        "effective: the event time says when, not what, and a change of it alone appends nothing. "
+        "-C and -R carry the old row's event time either way.",
+    )
 
     @field_validator("keys", "exclude_from_cdc", "drop_columns", "snapshot_scope")
     @classmethod
@@ -159,6 +166,8 @@ class KeyStrategyConfig(ChangeLogColumns):
                 )
         elif self.event_time:
             raise ValueError("event_time names the change log's event time: set output: change_log")
+        if "event_time_rule" in self.model_fields_set and not self.event_time:
+            raise ValueError("event_time_rule judges changes of event_time: set event_time")
         return self
 
     @model_validator(mode="after")

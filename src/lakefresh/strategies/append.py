@@ -2,7 +2,8 @@
 
 With `output: change_log` the target is an event log (strategies/changelog.py): every row is a
 `+A` event, in arrival order (file, then record), with the batch's time as `system_time` and the
-`event_time` column's value (a NULL date or timestamp: the batch's time) as `event_time`.
+`event_time` column's value (a NULL date or timestamp: the batch's time, or NULL with
+`null_event_times: keep`) as `event_time`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ class AppendStrategy:
         return []
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        return event_time_problems(df, self.config.event_time) if self.config.writes_change_log() else []
+        return event_time_problems(df, self.config) if self.config.writes_change_log() else []
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         if self.config.writes_change_log():
@@ -67,7 +68,7 @@ class AppendStrategy:
             require_columns(batch, [cfg.event_time], "event_time")
         batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
         events = batch.withColumn(OP, F.lit("+A")).withColumn(
-            EVENT_TIME, event_time_of(batch, cfg.event_time, batch_time)
+            EVENT_TIME, event_time_of(batch, cfg, batch_time)
         )
         rows = materialize(as_log(events, cfg, ctx, arrival_order(events), columns).drop(OP))
         return rows, ctx.rows_of(rows)

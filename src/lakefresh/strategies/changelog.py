@@ -10,12 +10,14 @@ Every event row is `offset, op, system_time, event_time`, then the row's own col
 - `system_time` is the batch's time (the same for all its events): re-running the same batches
   gives the same log, never the wall clock of a run;
 - `event_time` is the row's event time column when one is configured (any orderable type), else
-  the batch's time; a NULL in a timestamp or date column takes the batch's time on `+A` and `+C`.
-  In `key`'s log, `-R`/`-C` carry the old row's; in `snapshot`'s, the time the change took
-  effect (strategies/snapshot.py).
+  the batch's time; a NULL in a timestamp or date column takes the batch's time on `+A` and `+C`
+  (a NULL number cannot, and goes to quarantine), or, with `null_event_times: keep`, any NULL
+  stays NULL. `-R`/`-C` carry the old row's (Open Data Fabric's rule; `snapshot`'s
+  `event_time_rule: effective` gives them the time the change took effect: strategies/snapshot.py).
 
-Inside a batch, keyed events are ordered by key, then `-R`, `-C`, `+C`, `+A`; unkeyed ones (an
-`append` log, a `ledger`'s appends) by arrival: file, then record.
+Inside a batch, keyed events are ordered by key, then `-R`, `-C`, `+C`, `+A`; a `ledger`'s appends
+by event time, then by arrival (`log_order: arrival`: by arrival alone); an `append` log's by
+arrival: file, then record.
 
 A log's current state (`current_state`) is each key's latest event when that is `+A` or `+C`:
 derived on demand from the log, so it can never disagree with it.
@@ -101,34 +103,48 @@ def check_names(cfg: ChangeLogColumns, columns: list[str], event_time: str | Non
         )
 
 
-def event_time_of(batch: DataFrame, column: str | None, batch_time: Column) -> Column:
-    """An event's time: the column's value (text parsed as a timestamp), a NULL date or timestamp
-    taking `batch_time`; without a column, `batch_time`."""
+def event_time_value(batch: DataFrame, column: str) -> Column:
+    """The time a row gives in its event time column: the column's value (text parsed as a
+    timestamp), NULL when it gives none."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    if column is None:
-        return batch_time
     value = F.col(quote(column))
     kind = batch.schema[column].dataType
-    if isinstance(kind, T.NumericType):
-        return value  # a NULL number is quarantined (event_time_problems)
-    if not is_temporal(kind):
-        value = try_to_timestamp(value)
-        kind = T.TimestampType()
-    return F.coalesce(value, batch_time.cast(kind))
+    if isinstance(kind, T.NumericType) or is_temporal(kind):
+        return value
+    return try_to_timestamp(value)
 
 
-def event_time_problems(df: DataFrame, column: str | None) -> list[tuple[Column, str]]:
-    """Event times that cannot order events: text that is not a time (it silently took the batch
-    time), NaN or an infinity; and a NULL number, which cannot take the batch's time."""
+def event_time_of(batch: DataFrame, cfg: ChangeLogColumns, batch_time: Column) -> Column:
+    """An event's time: the `event_time` column's value (`event_time_value`), a NULL date or
+    timestamp taking `batch_time` (a NULL number is quarantined: `event_time_problems`), or, with
+    `null_event_times: keep`, any NULL staying NULL; without the column, `batch_time`."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    column = cfg.event_time
+    if column is None:
+        return batch_time
+    value = event_time_value(batch, column)
+    kind = batch.schema[column].dataType
+    if cfg.null_event_times == "keep" or isinstance(kind, T.NumericType):
+        return value
+    return F.coalesce(value, batch_time.cast(kind if is_temporal(kind) else T.TimestampType()))
+
+
+def event_time_problems(df: DataFrame, cfg: ChangeLogColumns) -> list[tuple[Column, str]]:
+    """Event times that cannot order events: text that is not a time (it silently took the batch
+    time), NaN or an infinity; and a NULL number, which cannot take the batch's time (unless
+    `null_event_times: keep` stores it)."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    column = cfg.event_time
     if column is None or column not in df.columns:
         return []
     problems = ordering_problems(df, column, "event time")
-    if isinstance(df.schema[column].dataType, T.NumericType):
+    if isinstance(df.schema[column].dataType, T.NumericType) and cfg.null_event_times != "keep":
         problems.append(
             (F.col(quote(column)).isNull(), f"event time column {column} is NULL (a number: no default)")
         )

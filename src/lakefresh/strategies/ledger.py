@@ -10,11 +10,15 @@ differ: a ledger records what happened, and a fact once recorded is not restated
 
 Several rows with one key in a batch: the one with the earliest `event_time` is kept; on equal
 event times (or without an event time column), the first by file name, then by record in the file.
-The others count as `duplicates`. NULL keys and NULL event times go to quarantine.
+The others count as `duplicates`. NULL keys and NULL event times go to quarantine (in a
+change log, see below).
 
 With `output: change_log` the ledger is an event log (strategies/changelog.py): every appended
-row is a `+A` event, in arrival order (file, then record), and a NULL date or timestamp event
-time takes the batch's time instead of going to quarantine.
+row is a `+A` event, and a NULL date or timestamp event time takes the batch's time instead of
+going to quarantine (with `null_event_times: keep`, any NULL event time is stored as NULL). A
+batch's events are ordered, and take their offsets, by event time (a NULL first), then by
+arrival (file, then record), as Open Data Fabric's ledger writes them; `log_order: arrival`
+orders them by arrival alone. Either way the offsets continue the log's without a gap.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ class LedgerStrategy:
         if self.config.writes_change_log():
             return [
                 *null_key_problems(df, self.config.keys),
-                *event_time_problems(df, self.config.event_time),
+                *event_time_problems(df, self.config),
             ]
         return [
             *null_key_problems(df, self.config.keys, self.config.event_time, "event time"),
@@ -90,7 +94,7 @@ class LedgerStrategy:
             when = F.col(quote(cfg.event_time))
             if log:  # the log's event time: a NULL date or timestamp is the batch's
                 batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
-                batch = batch.withColumn(EVENT_TIME, event_time_of(batch, cfg.event_time, batch_time))
+                batch = batch.withColumn(EVENT_TIME, event_time_of(batch, cfg, batch_time))
                 when = F.col(EVENT_TIME)
             leading = [when.asc()]
         first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(
@@ -128,7 +132,7 @@ class LedgerStrategy:
         rows = staged.filter(F.col("_lf_code") == "N").drop("_lf_code")
         if log:
             events = rows.withColumn(OP, F.lit("+A"))
-            rows = materialize(as_log(events, cfg, ctx, arrival_order(events), columns).drop(OP))
+            rows = materialize(as_log(events, cfg, ctx, self._log_order(events), columns).drop(OP))
         return ChangeSet(
             rows=rows,
             counts={"N": appended, "K": counts.get("K", 0)},
@@ -138,6 +142,15 @@ class LedgerStrategy:
             written=appended,
             superseded={},
         )
+
+    def _log_order(self, events: DataFrame) -> list[Column]:
+        """The order of a batch's new events, which their offsets follow: by event time (a NULL
+        first), then by arrival; or, with `log_order: arrival`, by arrival alone."""
+        from pyspark.sql import functions as F
+
+        if self.config.event_time and self.config.log_order == "event_time":
+            return first_row_first(events, F.col(EVENT_TIME).asc_nulls_first(), nulls_first=True)
+        return arrival_order(events)
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         ctx.backend.append(ctx.table, change.rows)

@@ -12,10 +12,14 @@ table; then, instead of a MERGE, the outcome is appended as events (strategies/c
 | U, S, O, M, X, Z | nothing                                                   |
 
 Intra-batch changes are compacted: a key's rows in one batch give at most one outcome (its
-winning row). An event's time is the `event_time` column's (a NULL takes the batch's time), or,
-without one, the record's date (`date_column`, or the batch's time); `-C` and `-R` carry the old
-row's, as they carry its values. Each event stores `_lf_hash` and `_lf_updated_at`, so the next
-batch compares against the state without recomputing it.
+winning row). An event's time is the `event_time` column's (a NULL takes the batch's time, or
+stays NULL with `null_event_times: keep`), or, without one, the record's date (`date_column`, or
+the batch's time); `-C` and `-R` carry the old row's, as they carry its values. With
+`event_time_rule: odf` (the default, as Open Data Fabric's upsert stream), a row whose only
+difference is its event time is changed (C: `-C` then `+C`), unless its event time is NULL;
+with `effective`, the event time says when, not what, and such a row is unchanged. Each event
+stores `_lf_hash` and `_lf_updated_at`, so the next batch compares against the state without
+recomputing it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from lakefresh.strategies.changelog import (
     current_state,
     event_time_of,
     event_time_problems,
+    event_time_value,
     keyed_order,
     state_columns,
 )
@@ -64,18 +69,48 @@ class KeyLogStrategy(KeyStrategy):
     judging = False  # its events need every row's status
 
     def __init__(self, config: KeyStrategyConfig) -> None:
-        # the event time says when, not what: a row whose only difference is its event time is
-        # unchanged (as in `snapshot`)
+        # the hash leaves the event time out: `event_time_rule: odf` compares it on its own, with
+        # the state's event time (a NULL in the batch gives none: no change), `effective` never
         when = config.event_time
+        self.compares_event_time = bool(
+            when and config.event_time_rule == "odf" and when not in config.exclude_from_cdc
+        )
         if when and when not in config.keys and when not in config.exclude_from_cdc:
             config = config.model_copy(update={"exclude_from_cdc": [*config.exclude_from_cdc, when]})
         super().__init__(config)
+
+    def differs(self) -> str:
+        if self.compares_event_time:
+            return f"({super().differs()}) OR _lf_when_differs"
+        return super().differs()
+
+    def _against_stored(
+        self, ctx: StageContext, batch: DataFrame, rows: DataFrame, ranked: DataFrame, batch_rows: int
+    ) -> DataFrame:
+        """`key`'s join with the stored rows, and, when a change of the event time counts,
+        whether the row gives an event time other than its stored event's (`_lf_when_differs`)."""
+        from pyspark.sql import functions as F
+
+        joined = super()._against_stored(ctx, batch, rows, ranked, batch_rows)
+        cfg = self.config
+        if not self.compares_event_time or not cfg.event_time:
+            return joined
+        given = event_time_value(joined, cfg.event_time)
+        if ctx.target_exists:
+            stored = ctx.target().select(
+                *[F.col(quote(k)) for k in cfg.keys], F.col(quote(cfg.event_time_column)).alias("_lf_t_when")
+            )
+            joined = joined.join(stored, on=list(cfg.keys), how="left")
+        else:
+            joined = joined.withColumn("_lf_t_when", F.lit(None))
+        differs = given.isNotNull() & ~given.eqNullSafe(F.col("_lf_t_when"))
+        return joined.withColumn("_lf_when_differs", differs)
 
     def unique_keys(self) -> list[str]:
         return []  # the log holds many events per key
 
     def row_problems(self, df: DataFrame) -> list[tuple[Column, str]]:
-        return [*super().row_problems(df), *event_time_problems(df, self.config.event_time)]
+        return [*super().row_problems(df), *event_time_problems(df, self.config)]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         from pyspark.sql import functions as F
@@ -89,10 +124,7 @@ class KeyLogStrategy(KeyStrategy):
         judged = super().stage(_AgainstState(**vars(ctx), state=state), batch)
         outcome = judged.rows.filter(F.col(STATUS_COLUMN).isin("N", "C", "D", "R", "E"))
         batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
-        if cfg.event_time:
-            new_time = event_time_of(outcome, cfg.event_time, batch_time)
-        else:
-            new_time = F.col(UPDATED_AT_COLUMN)
+        new_time = event_time_of(outcome, cfg, batch_time) if cfg.event_time else F.col(UPDATED_AT_COLUMN)
         columns = [c for c in data_columns(outcome) if c != STATUS_COLUMN]
         new_side = outcome.filter(F.col(STATUS_COLUMN).isin("N", "C")).select(
             *[F.col(quote(c)) for c in columns],

@@ -280,10 +280,14 @@ class KeyStrategy:
             ("_lf_t_inferred", "'C'"),  # a skeleton row gets its real values
             # a row another writer stored has no hash: the batch's values replace it
             ("_lf_t_hash IS NULL", changed),
-            (f"{quote(HASH_COLUMN)} != _lf_t_hash", changed),
+            (self.differs(), changed),
             (f"{at} > {stored_at}", "'S'"),
         ]
         return F.expr("CASE " + " ".join(f"WHEN {c} THEN {v}" for c, v in branches) + " ELSE 'U' END")
+
+    def differs(self) -> str:
+        """The SQL condition under which a batch row's values differ from its stored row's."""
+        return f"{quote(HASH_COLUMN)} != _lf_t_hash"
 
     def _with_target_columns(
         self, ctx: StageContext, joined: DataFrame, columns: list[str]
