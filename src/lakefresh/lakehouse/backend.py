@@ -182,6 +182,10 @@ class TableBackend(Protocol):
         can be staged (see `stage`); lakefresh's own tables (control tables, scratch tables)
         commit directly. `sort_by`: its write order (see `order`)."""
 
+    def take_over(self, table: str, properties: dict[str, str]) -> None:
+        """Give a table another writer created what `create` gives lakefresh's targets: staged
+        commits, and `properties` (those a new target of its pipeline is created with)."""
+
     def order(self, table: str, sort_by: list[str]) -> bool:
         """Make `sort_by` (terms as `config.checks.sort_term` writes them) the order the table's
         data files are written and compacted in, unless it is already; whether it changed."""

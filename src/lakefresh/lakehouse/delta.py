@@ -126,6 +126,14 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             ddl += f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})"
         self.spark.sql(f"{ddl} TBLPROPERTIES ({properties_sql(props)})")
 
+    def take_over(self, table: str, properties: dict[str, str]) -> None:
+        """Its change feed on, and `properties` as `create` takes them (every Delta commit can be
+        lakefresh's: nothing to enable for its writes)."""
+        props = {**CREATE_PROPERTIES, **properties}
+        if properties.get("write.merge.mode") == "merge-on-read":
+            props.update(MERGE_ON_READ)
+        self.set_properties(table, props)
+
     def order(self, table: str, sort_by: list[str]) -> bool:
         raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
 

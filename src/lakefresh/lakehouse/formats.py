@@ -68,6 +68,9 @@ class ByTable:
     ) -> None:
         self.of(table).create(table, schema, partition_by, properties, staged_commits, sort_by)
 
+    def take_over(self, table: str, properties: dict[str, str]) -> None:
+        self.of(table).take_over(table, properties)
+
     def order(self, table: str, sort_by: list[str]) -> bool:
         return self.of(table).order(table, sort_by)
 

@@ -148,6 +148,10 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         if sort_by:
             self.order(table, sort_by)
 
+    def take_over(self, table: str, properties: dict[str, str]) -> None:
+        """Write-audit-publish enabled (a format-version 1 table is upgraded to 2), then `properties`."""
+        self.set_properties(table, {**WAP_PROPERTIES, **properties})
+
     def order(self, table: str, sort_by: list[str]) -> bool:
         """`WRITE ORDERED BY`: Iceberg keeps the order in the table's metadata and sorts every
         write and `sort` compaction by it. The terms given are kept in a property of lakefresh's
