@@ -251,7 +251,7 @@ class Scd2Adoption(Adoption):
             ),
             Problem(
                 "versions overlapping the one before them",
-                ordered.filter(~F.col("_lf_prev_open") & (F.col("_lf_prev_end") > start)).drop("_lf_prev_open"),
+                ordered.filter(F.col("_lf_prev_open") | (F.col("_lf_prev_end") > start)).drop("_lf_prev_open"),
             ),
         ]
         current = cfg.is_current_column
