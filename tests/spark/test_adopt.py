@@ -142,7 +142,8 @@ def test_a_key_table_a_merge_job_kept_adopted_then_continued_equals_lakefresh_s(
 SCD2 = """
 - name: {name}
   format: {table_format}
-  source: {{kind: files, path: {folder}, format: csv, schema: {{id: int, name: string, updated_at: timestamp}}}}
+  source:
+    {{kind: files, path: {folder}, format: csv, schema: {{id: int, name: string, updated_at: timestamp}}}}
   strategy:
     kind: scd2
     keys: [id]
@@ -234,9 +235,11 @@ def test_an_odf_log_with_a_gap_an_unknown_op_and_a_repeated_offset_is_refused(ws
 
 def test_refusals_name_what_is_missing_or_wrong(ws):
     p = stock_pipeline(ws, "iceberg")
-    with pytest.raises(ConfigError, match="there is no iceberg table .*stock to adopt"):
+    with pytest.raises(ConfigError, match=r"there is no iceberg table .*stock to adopt"):
         p.adopt("stock")
-    written_by_another_tool(ws, p, "stock", [(0, 1, "a", 1)], "offset bigint, op int, sku string, qty int", "iceberg")
+    written_by_another_tool(
+        ws, p, "stock", [(0, 1, "a", 1)], "offset bigint, op int, sku string, qty int", "iceberg"
+    )
     refused(ws, p, "stock", SchemaError, "missing column(s) ['system_time', 'event_time']")
 
 
@@ -280,5 +283,7 @@ def test_a_dbt_snapshot_with_overlapping_versions_or_two_open_ones_is_refused(ws
 def test_a_dbt_snapshot_with_the_wrong_types_is_refused(ws):
     p = ws.pipeline(SCD2.format(name="people", folder="in", table_format="iceberg"))
     schema = DBT_SCHEMA.replace("dbt_valid_to timestamp", "dbt_valid_to string")
-    written_by_another_tool(ws, p, "people", [(1, "Ann", JAN[0], "x", JAN[0], JAN[0], None)], schema, "iceberg")
+    written_by_another_tool(
+        ws, p, "people", [(1, "Ann", JAN[0], "x", JAN[0], JAN[0], None)], schema, "iceberg"
+    )
     refused(ws, p, "people", SchemaError, "dbt_valid_from is timestamp, dbt_valid_to string: not one type")

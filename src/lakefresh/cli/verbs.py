@@ -108,7 +108,9 @@ def maintain(
 
 @app.command()
 @reports_errors
-def adopt(pipeline: Path = PIPELINE, table: str = TABLE, var: list[str] = VARS, output: Output = OUTPUT) -> None:
+def adopt(
+    pipeline: Path = PIPELINE, table: str = TABLE, var: list[str] = VARS, output: Output = OUTPUT
+) -> None:
     """Make the table another tool wrote at the table's target name (a dbt snapshot, an Open Data
     Fabric log, a plain table) lakefresh's, in one commit; runs continue it from then on."""
     done = _load(pipeline, var, quiet=output is Output.json).adopt(table)

@@ -66,11 +66,11 @@ def adoption(config: StrategyConfig) -> Adoption:
     """How a table of this strategy is adopted; ConfigError for what cannot be adopted."""
     kind = "append" if config.kind == "none" else config.kind
     if kind not in ADOPTABLE:
-        raise ConfigError(
-            f"a {kind} table cannot be adopted: lakefresh adopts {', '.join(ADOPTABLE)} tables"
-        )
+        raise ConfigError(f"a {kind} table cannot be adopted: lakefresh adopts {', '.join(ADOPTABLE)} tables")
     if config.surrogate() is not None:
-        raise ConfigError("a table with surrogate_key cannot be adopted: its keys would not follow lakefresh's")
+        raise ConfigError(
+            "a table with surrogate_key cannot be adopted: its keys would not follow lakefresh's"
+        )
     if config.writes_change_log():
         if kind == "key":
             raise ConfigError("a key table with output: change_log cannot be adopted (its events' hashes)")
@@ -142,7 +142,9 @@ class KeyAdoption(Adoption):
         columns, prepared = KeyStrategy(self.config).prepared(
             batch, F.lit(None).cast("timestamp"), F.lit(batch_id)
         )
-        out = prepared.select(*[F.col(quote(c)) for c in columns], HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN)
+        out = prepared.select(
+            *[F.col(quote(c)) for c in columns], HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN
+        )
         if not soft:
             return out
         flags = table.select(*[quote(k) for k in self.keys()], quote(soft)) if soft in table.columns else None
@@ -167,7 +169,11 @@ class ChangeLogAdoption(Adoption):
         numeric = cfg.op_codes == "numeric"
         op_type = schema[cfg.op_column].dataType
         if not isinstance(op_type, T.IntegralType if numeric else T.StringType):
-            out.append(wrong(schema, cfg.op_column, f"{'an integer' if numeric else 'text'} (op_codes: {cfg.op_codes})"))
+            out.append(
+                wrong(
+                    schema, cfg.op_column, f"{'an integer' if numeric else 'text'} (op_codes: {cfg.op_codes})"
+                )
+            )
         if not isinstance(schema[cfg.system_time_column].dataType, T.TimestampType):
             out.append(wrong(schema, cfg.system_time_column, "a timestamp"))
         return out
@@ -180,7 +186,9 @@ class ChangeLogAdoption(Adoption):
         codes = list(NUMERIC_OPS.values()) if cfg.op_codes == "numeric" else list(OPS)
         out = [
             Problem(f"NULL {cfg.offset_column}", table.filter(offset.isNull())),
-            Problem(f"NULL {cfg.system_time_column}", table.filter(F.col(quote(cfg.system_time_column)).isNull())),
+            Problem(
+                f"NULL {cfg.system_time_column}", table.filter(F.col(quote(cfg.system_time_column)).isNull())
+            ),
             Problem(f"{cfg.op_column} not one of {codes}", table.filter(op.isNull() | ~op.isin(*codes))),
             *unique_keys(table, [cfg.offset_column], what=cfg.offset_column, nulls=False),
         ]
@@ -206,7 +214,10 @@ class Scd2Adoption(Adoption):
         start, end = schema[cfg.valid_from_column].dataType, schema[cfg.valid_to_column].dataType
         out = []
         if start != end:
-            out.append(f"{cfg.valid_from_column} is {start.simpleString()}, {cfg.valid_to_column} {end.simpleString()}: not one type")
+            out.append(
+                f"{cfg.valid_from_column} is {start.simpleString()}, {cfg.valid_to_column} "
+                f"{end.simpleString()}: not one type"
+            )
         seq = schema[cfg.sequence_by].dataType if cfg.sequence_by else None
         from pyspark.sql import types as T
 
@@ -240,7 +251,9 @@ class Scd2Adoption(Adoption):
         ordered = table.withColumn("_lf_prev_end", F.lag(end).over(by_key)).withColumn(
             "_lf_prev_open", F.lag(end.isNull()).over(by_key)
         )
-        opened = table.groupBy(*[quote(k) for k in keys]).agg(F.count(F.when(end.isNull(), 1)).alias("_lf_open"))
+        opened = table.groupBy(*[quote(k) for k in keys]).agg(
+            F.count(F.when(end.isNull(), 1)).alias("_lf_open")
+        )
         out = [
             *unique_keys(table, [*keys, cfg.valid_from_column], what=f"key and {cfg.valid_from_column}"),
             Problem(f"NULL {cfg.valid_from_column}", table.filter(start.isNull())),
@@ -251,17 +264,24 @@ class Scd2Adoption(Adoption):
             ),
             Problem(
                 "versions overlapping the one before them",
-                ordered.filter(F.col("_lf_prev_open") | (F.col("_lf_prev_end") > start)).drop("_lf_prev_open"),
+                ordered.filter(F.col("_lf_prev_open") | (F.col("_lf_prev_end") > start)).drop(
+                    "_lf_prev_open"
+                ),
             ),
         ]
         current = cfg.is_current_column
         if current in table.columns:
             wrong_flag = F.col(quote(current)).isNull() | (F.col(quote(current)) != end.isNull())
-            out.append(Problem(f"{current} not equal to {cfg.valid_to_column} IS NULL", table.filter(wrong_flag)))
+            out.append(
+                Problem(f"{current} not equal to {cfg.valid_to_column} IS NULL", table.filter(wrong_flag))
+            )
         copy = cfg.valid_from_copy
         if copy and copy in table.columns:
             out.append(
-                Problem(f"{copy} not equal to {cfg.valid_from_column}", table.filter(~F.col(quote(copy)).eqNullSafe(start)))
+                Problem(
+                    f"{copy} not equal to {cfg.valid_from_column}",
+                    table.filter(~F.col(quote(copy)).eqNullSafe(start)),
+                )
             )
         return out
 
@@ -277,7 +297,9 @@ class Scd2Adoption(Adoption):
         system = set(Scd2Strategy(cfg).system_columns())
         data = [c for c in table.columns if c not in system and c not in cfg.drop_columns]
         tracked = Scd2Strategy(cfg).tracked(data)
-        starts = table.select(*[F.col(quote(k)).alias(f"_lf_k{i}") for i, k in enumerate(keys)], start.alias("_lf_next"))
+        starts = table.select(
+            *[F.col(quote(k)).alias(f"_lf_k{i}") for i, k in enumerate(keys)], start.alias("_lf_next")
+        )
         follows = end == F.col("_lf_next")
         for i, k in enumerate(keys):
             follows = follows & (F.col(quote(k)) == F.col(f"_lf_k{i}"))
@@ -291,7 +313,17 @@ class Scd2Adoption(Adoption):
             start,
             end,
             end.isNull().alias(cfg.is_current_column),
-            *([(deleted if cfg.soft_delete_column not in table.columns else F.col(quote(cfg.soft_delete_column))).alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
+            *(
+                [
+                    (
+                        deleted
+                        if cfg.soft_delete_column not in table.columns
+                        else F.col(quote(cfg.soft_delete_column))
+                    ).alias(cfg.soft_delete_column)
+                ]
+                if cfg.soft_delete_column
+                else []
+            ),
             *([start.alias(cfg.valid_from_copy)] if cfg.valid_from_copy else []),
             hashdiff(tracked, table.schema).alias(HASH_COLUMN),
             encode(events, table.schema[cfg.valid_from_column].dataType).alias(SEEN),

@@ -1,8 +1,8 @@
 """The operator's verbs, built on the batch log and the target's lineage: `adopt` (a table another
-tool wrote made lakefresh's), `plan` (what a run would do, written nowhere), `status` (where each table stands), `rollback` (Iceberg's own rollback of a
-tail of batches), `reset`, `unload` and `reload` (the table rebuilt from its retained raw batches,
-in one commit), `replay` (corrected quarantined rows as a new batch) and `maintain` (compaction,
-expiry, orphan files)."""
+tool wrote made lakefresh's), `plan` (what a run would do, written nowhere), `status` (where each
+table stands), `rollback` (Iceberg's own rollback of a tail of batches), `reset`, `unload` and
+`reload` (the table rebuilt from its retained raw batches, in one commit), `replay` (corrected
+quarantined rows as a new batch) and `maintain` (compaction, expiry, orphan files)."""
 
 from lakefresh.verbs.adopt import AdoptResult, adopt
 from lakefresh.verbs.maintain import MaintainResult, TableUpkeep, maintain

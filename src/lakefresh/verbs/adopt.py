@@ -106,7 +106,9 @@ def _refuse_lakefresh(ctx: VerbContext, name: str, table: str) -> None:
         )
 
 
-def _commit(ctx: VerbContext, table: TableConfig, name: str, how: Adoption, current: DataFrame) -> AdoptResult:
+def _commit(
+    ctx: VerbContext, table: TableConfig, name: str, how: Adoption, current: DataFrame
+) -> AdoptResult:
     """2. and 3.: the table shaped for lakefresh and its rows written in one commit, logged."""
     backend, control = ctx.backend, ctx.control
     verb_id = verb_batch_id("adopt")

@@ -174,10 +174,10 @@ def _plan(
     found = books.assess(name, table) if exists else None  # a full refresh also rebuilds a dropped table
     if found is not None:
         books.settle(found, TableResult(table.name), strategy, hint, None)  # 1.
+        _refuse_adopted(control.attempts(name), table.name, verb)
         _refuse_foreign_rows(backend, name, table.name, verb)
     head = backend.head(name) if exists else None
     attempts = control.attempts(name)
-    _refuse_adopted(attempts, table.name, verb)
     live = {a.batch_id for a in attempts if a.status == "published" and not is_verb(a.batch_id)}
     if verb in ("unload", "reload") and found is not None:
         _refuse_other_configurations(books, control, found, verb, live)
