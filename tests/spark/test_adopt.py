@@ -151,7 +151,6 @@ SCD2 = """
     valid_from_column: dbt_valid_from
     valid_to_column: dbt_valid_to
     valid_from_copy: dbt_updated_at
-    drop_columns: [dbt_scd_id]
 """
 PEOPLE = {
     "p1.csv": ("id,name,updated_at\n1,Ann,2025-01-01 00:00:00\n2,Bob,2025-01-01 00:00:00\n", 0),

@@ -13,9 +13,9 @@ with lakefresh's system columns filled as a batch of lakefresh's would have fill
 
 A dbt snapshot is adopted with `valid_from_column: dbt_valid_from`, `valid_to_column:
 dbt_valid_to` and `valid_from_copy: dbt_updated_at` (dbt writes the version's start there too),
-and `drop_columns: [dbt_scd_id]`: dbt's version id is a hash lakefresh does not make, so the
-adopted table no longer stores it (on Delta, whose columns cannot be dropped in place, it stays,
-NULL). The `is_current` column, which dbt does not write, is added (`valid_to` NULL).
+dbt's version id `dbt_scd_id` is a hash lakefresh does not make: the adopted table no longer stores
+it (on Delta, whose columns cannot be dropped in place, it stays, NULL). The `is_current`
+column, which dbt does not write, is added (`valid_to` NULL).
 
 System columns, as a normal write fills them: `_lf_batch_id` is the adoption's id on every row;
 `key`'s `_lf_hash` is the hash of its compared columns and `_lf_updated_at` the `date_column`'s
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 
 ADOPTABLE = ("append", "ledger", "key", "snapshot", "scd2")
 EXAMPLES = 3  # rows shown per problem
+DBT_VERSION_ID = "dbt_scd_id"  # dbt snapshot's md5 of key and time: not stored by lakefresh
 
 
 @dataclass(frozen=True)
@@ -233,6 +234,13 @@ class Scd2Adoption(Adoption):
             out.append(wrong(schema, copy, f"{start.simpleString()}, as {cfg.valid_from_column}"))
         return out
 
+    def dropped(self, schema: StructType) -> list[str]:
+        named = {c for _, c in self.config.column_fields()}
+        dbt = (
+            [DBT_VERSION_ID] if DBT_VERSION_ID in schema.fieldNames() and DBT_VERSION_ID not in named else []
+        )
+        return [*super().dropped(schema), *dbt]
+
     def check_config(self) -> None:
         cfg = self.config
         if cfg.row_hash or cfg.deletes != "close" or cfg.first_valid_from != "sequence":
@@ -295,7 +303,7 @@ class Scd2Adoption(Adoption):
         cfg, keys = self.config, self.keys()
         start, end = F.col(quote(cfg.valid_from_column)), F.col(quote(cfg.valid_to_column))
         system = set(Scd2Strategy(cfg).system_columns())
-        data = [c for c in table.columns if c not in system and c not in cfg.drop_columns]
+        data = [c for c in table.columns if c not in system and c not in self.dropped(table.schema)]
         tracked = Scd2Strategy(cfg).tracked(data)
         starts = table.select(
             *[F.col(quote(k)).alias(f"_lf_k{i}") for i, k in enumerate(keys)], start.alias("_lf_next")
