@@ -45,7 +45,14 @@ if TYPE_CHECKING:
     from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.run.runner import Runner
     from lakefresh.sources import SourceContext
-    from lakefresh.verbs import MaintainResult, PlanResult, RebuildResult, ReplayResult, RollbackResult
+    from lakefresh.verbs import (
+        AdoptResult,
+        MaintainResult,
+        PlanResult,
+        RebuildResult,
+        ReplayResult,
+        RollbackResult,
+    )
     from lakefresh.verbs.common import VerbContext
     from lakefresh.verbs.rebuild import Verb
 
@@ -295,6 +302,18 @@ class Pipeline:
         config = self._table(table)
         with self.lease(self._with_history([config.name]), "rollback"):
             return roll_back(self._verbs, config, to_batch, self._hint())
+
+    def adopt(self, table: str) -> AdoptResult:
+        """Make the table another tool wrote at `table`'s target name (a dbt snapshot, an Open
+        Data Fabric log, a plain table) lakefresh's, in one commit: its layout and rows checked,
+        lakefresh's system columns added, and a first `batches` record (`lakefresh:adopt:<id>`);
+        runs continue it from then on. Refused, changing nothing, when lakefresh could not
+        continue it exactly (verbs/adopt.py)."""
+        from lakefresh.verbs import adopt
+
+        config = self._table(table)
+        with self.lease([config.name], "adopt"):
+            return adopt(self._verbs, config)
 
     def replay(self, table: str, batch: str, fixed: str | Path) -> ReplayResult:
         """Apply a corrected file of batch `batch`'s quarantined rows as a new batch linked to it

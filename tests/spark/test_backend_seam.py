@@ -72,6 +72,22 @@ def test_a_table_is_made_with_its_layout_evolved_and_dropped(ws, seam):
     assert not backend.exists(name)
 
 
+def test_a_table_another_writer_made_is_taken_over_and_takes_staged_batches(ws, seam):
+    backend, name = seam
+    if isinstance(backend, IcebergBackend):  # made as another tool makes it: plain DDL
+        ws.spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {CATALOG}.{ws.namespace}")
+        ws.spark.sql(f"CREATE TABLE {backend.qualified(name)} (id int, v string) USING iceberg")
+    else:
+        frame(ws).write.format("delta").save(backend.location(name))
+    backend.take_over(name, Layout(write_mode="merge-on-read", properties={"lakefresh.owner": "x"}))
+    assert backend.properties(name)["lakefresh.owner"] == "x"
+    assert backend.lay_out(name, Layout(write_mode="merge-on-read")) == []  # as taken over
+    staged = backend.stage(name, "b1", lambda: backend.append(name, frame(ws, (1, "a"))))
+    first = backend.publish(staged)
+    assert backend.published_batches(name) == {"b1": first}
+    assert rows(backend.read(name)) == [(1, "a")]
+
+
 def test_a_staged_batch_is_seen_once_published_and_the_lineage_says_which_batches_it_holds(ws, seam):
     backend, name = seam
     made(ws, backend, name)

@@ -1,5 +1,5 @@
 """The operator's verbs: `plan` (what a run would do, written nowhere), `maintain` (upkeep), and
-those that change a table's rows: `rollback`, `reset`, `unload`, `reload`, each in one commit per
+those that change a table's rows: `adopt`, `rollback`, `reset`, `unload`, `reload`, each in one commit per
 table. Each prints what it
 found or did (JSON with `--output json`)."""
 
@@ -104,6 +104,20 @@ def maintain(
         for t in done.tables
     ]
     _emit(output, done.to_dict(), "\n".join(lines))
+
+
+@app.command()
+@reports_errors
+def adopt(
+    pipeline: Path = PIPELINE, table: str = TABLE, var: list[str] = VARS, output: Output = OUTPUT
+) -> None:
+    """Make the table another tool wrote at the table's target name (a dbt snapshot, an Open Data
+    Fabric log, a plain table) lakefresh's, in one commit; runs continue it from then on."""
+    done = _load(pipeline, var, quiet=output is Output.json).adopt(table)
+    text = f"{done.table}: adopted {done.rows} row(s) as {done.batch_id} (snapshot {done.snapshot_id})"
+    text += f"; added {', '.join(done.added)}" if done.added else ""
+    text += f"; dropped {', '.join(done.dropped)}" if done.dropped else ""
+    _emit(output, done.to_dict(), text)
 
 
 @app.command()

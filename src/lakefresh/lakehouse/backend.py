@@ -195,6 +195,11 @@ class TableDefinitions(Protocol):
         and properties are left as they are), each only if it has another; what changed
         (`write_mode`, `sort_by`)."""
 
+    def take_over(self, table: str, layout: Layout) -> None:
+        """Give a table another writer created what `create` gives lakefresh's targets: staged
+        commits, the write mode, write order and properties of `layout` (its partitioning is
+        left as it is)."""
+
     def log_table_properties(self) -> dict[str, str]:
         """Properties that suit lakefresh's control tables: small tables updated a row at a time
         and written by many pipelines at once. They are the format's own settings: callers pass

@@ -129,6 +129,13 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             return ["write_mode"]
         return []
 
+    def take_over(self, table: str, layout: Layout) -> None:
+        """Its change feed on, the layout's write mode and properties (every Delta commit can be
+        lakefresh's: nothing to enable for its writes)."""
+        if layout.sort_by:
+            raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
+        self.set_properties(table, {**CREATE_PROPERTIES, **_mode_properties(layout), **layout.properties})
+
     def log_table_properties(self) -> dict[str, str]:
         """Control tables on Delta: no change feed (nothing reads one), and a status update
         writes a deletion vector instead of rewriting its file."""

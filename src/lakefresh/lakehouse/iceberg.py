@@ -159,6 +159,13 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             changed.append("sort_by")
         return changed
 
+    def take_over(self, table: str, layout: Layout) -> None:
+        """Write-audit-publish enabled (a format-version 1 table is upgraded to 2), then the
+        layout's write mode, properties and write order."""
+        self.set_properties(table, {**WAP_PROPERTIES, **_mode_properties(layout), **layout.properties})
+        if layout.sort_by:
+            self._order(table, list(layout.sort_by))
+
     def _order(self, table: str, sort_by: list[str]) -> bool:
         """`WRITE ORDERED BY`: Iceberg keeps the order in the table's metadata and sorts every
         write and `sort` compaction by it. The terms given are kept in a property of lakefresh's

@@ -33,7 +33,9 @@ take it: `run --skip-batch`), `unloaded` (published, then undone by the operator
 `unload`), `reloaded` (published, then applied again from its current content by `reload`: the
 reload's attempt is the published one), `maintained` (a table's upkeep by `maintain`: what was
 done is in `replay`). The verbs that rebuild a table (`reset`, `unload`, `reload`) log their own
-commit as a batch whose id starts with `lakefresh:`, as `maintain` does its rows.
+commit as a batch whose id starts with `lakefresh:`, as `maintain` does its rows, and `adopt` the
+commit that made a table another tool wrote lakefresh's (`lakefresh:adopt:<id>`, `published`, its
+`replay` saying what it found and added): the first row of that table's log.
 """
 
 from __future__ import annotations
@@ -67,11 +69,18 @@ VERSION_PROPERTY = "lakefresh.state-version"
 # unload, reload, a full refresh; `maintain`): a prefix no source's batch id has. A rebuilding
 # verb's commit replaces the table's rows, and its log row's `replay` says what it undid or redid.
 VERB_PREFIX = "lakefresh:"
+# The adoption of a table another tool wrote (`adopt`): its rows before lakefresh, in one commit.
+ADOPTION_PREFIX = f"{VERB_PREFIX}adopt:"
 
 
 def is_verb(batch_id: str) -> bool:
     """Whether a batch id is one of lakefresh's own commits rather than a batch of the source."""
     return batch_id.startswith(VERB_PREFIX)
+
+
+def is_adopted(batch_id: str) -> bool:
+    """Whether a batch id is the commit that adopted a table another tool wrote."""
+    return batch_id.startswith(ADOPTION_PREFIX)
 
 
 def verb_batch_id(verb: str) -> str:

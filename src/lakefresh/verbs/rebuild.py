@@ -71,7 +71,7 @@ from lakefresh.run.reading import read_batch, read_group
 from lakefresh.sources import Source
 from lakefresh.state import tombstones
 from lakefresh.state.batch_row import BatchRow
-from lakefresh.state.control import is_verb, verb_batch_id
+from lakefresh.state.control import is_adopted, is_verb, verb_batch_id
 from lakefresh.state.published import Published
 from lakefresh.state.reads import AttemptRow
 from lakefresh.strategies import StageContext, make_strategy
@@ -176,6 +176,7 @@ def _plan(
     found = books.assess(name, table) if exists else None  # a full refresh also rebuilds a dropped table
     if found is not None:
         books.settle(found, TableResult(table.name), strategy, hint, None)  # 1.
+        _refuse_adopted(control.attempts(name), table.name, verb)
         _refuse_foreign_rows(backend, name, table.name, verb)
     head = backend.head(name) if exists else None
     attempts = control.attempts(name)
@@ -214,6 +215,17 @@ def _held(
     ordered = with_replays(listed, held | published, replays)
     taken = {ref.batch_id for ref in ordered}
     return ordered, sorted(published - taken)
+
+
+def _refuse_adopted(attempts: list[Any], table: str, verb: Verb) -> None:
+    """An adopted table's rows from before lakefresh are no batch a rebuild could read again."""
+    adopted = [a.batch_id for a in attempts if a.status == "published" and is_adopted(a.batch_id)]
+    if adopted:
+        raise ConfigError(
+            f"cannot {verb} {table!r}: it was adopted ({adopted[0]}), and its rows from before "
+            "lakefresh are no batch that could be read again; rebuilding it from its batches "
+            "would lose them. Nothing was changed (`rollback` undoes batches taken since)"
+        )
 
 
 def _refuse_foreign_rows(backend: TableBackend, name: str, table: str, verb: Verb) -> None:
