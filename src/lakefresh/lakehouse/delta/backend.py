@@ -45,7 +45,7 @@ from lakefresh.lakehouse.backend import (
     TableBackend,
     with_settings,
 )
-from lakefresh.lakehouse.delta_log import (
+from lakefresh.lakehouse.delta.log import (
     BATCH_KEY,
     ROW_OPERATIONS,
     Version,
@@ -55,8 +55,8 @@ from lakefresh.lakehouse.delta_log import (
     lineage,
     records_in,
 )
-from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
-from lakefresh.lakehouse.delta_writes import DeltaWrites
+from lakefresh.lakehouse.delta.upkeep import DeltaUpkeep
+from lakefresh.lakehouse.delta.writes import DeltaWrites
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.jvm import java_class
@@ -456,7 +456,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         return reader.load(self.location(table))
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
-        """Delta's change data feed (see :func:`lakefresh.lakehouse.delta_log.change_feed`)."""
+        """Delta's change data feed (see :func:`lakefresh.lakehouse.delta.log.change_feed`)."""
         return change_feed(self.spark, self.location(table), self._lineage(table), start, end, keys)
 
     def carries_commit_properties(self, table: str | None = None) -> bool:

@@ -39,8 +39,8 @@ from lakefresh.lakehouse.backend import (
 )
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.failures import is_commit_conflict
-from lakefresh.lakehouse.iceberg_catalog import IcebergCatalog
-from lakefresh.lakehouse.iceberg_log import (
+from lakefresh.lakehouse.iceberg.catalog import IcebergCatalog
+from lakefresh.lakehouse.iceberg.log import (
     SnapshotInfo,
     batch_ids,
     changelog,
@@ -49,11 +49,11 @@ from lakefresh.lakehouse.iceberg_log import (
     snapshot_info,
     utc,
 )
-from lakefresh.lakehouse.iceberg_rows import NotWritable, append_rows, expire_snapshots, replace_rows
+from lakefresh.lakehouse.iceberg.procedures import IcebergUpkeep
+from lakefresh.lakehouse.iceberg.rows import NotWritable, append_rows, expire_snapshots, replace_rows
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.merge import SqlWrites
-from lakefresh.lakehouse.procedures import IcebergUpkeep
 from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
@@ -206,7 +206,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     # --- lineage and write-audit-publish -------------------------------------------------------
 
     def _iceberg_table(self, table: str) -> Any:
-        """The table through Iceberg's Java API, loaded fresh (lakehouse/iceberg_catalog.py)."""
+        """The table through Iceberg's Java API, loaded fresh (lakehouse/iceberg/catalog.py)."""
         return self._tables.load(table)
 
     def _snapshot_util(self) -> Any:
@@ -302,7 +302,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         return "off-lineage"
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
-        """Iceberg's changelog view of the snapshots (:func:`lakefresh.lakehouse.iceberg_log.changelog`)."""
+        """Iceberg's changelog view of the snapshots (:func:`lakefresh.lakehouse.iceberg.log.changelog`)."""
         committed: dict[int, int] = {}
         loaded = self._iceberg_table(table)  # once: the catalog does not cache it
         snapshot = loaded.snapshot(int(end))
@@ -413,7 +413,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         schema: StructType,
         unless: tuple[int | None, str, str] | None = None,
     ) -> None:
-        """Through Iceberg's Java API, without a Spark job (lakehouse/iceberg_rows.py); what
+        """Through Iceberg's Java API, without a Spark job (lakehouse/iceberg/rows.py); what
         that path cannot write, through Spark (without the `unless` check)."""
         try:
             append_rows(self.spark, self._iceberg_table(table), rows, unless)
@@ -429,7 +429,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def replace_rows(
         self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None
     ) -> None:
-        """Through Iceberg's Java API (lakehouse/iceberg_rows.py): the files of snapshot `since`
+        """Through Iceberg's Java API (lakehouse/iceberg/rows.py): the files of snapshot `since`
         deleted and the rows' file added in one commit, which Iceberg validates against every
         commit after `since`."""
         iceberg = self._iceberg_table(table)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.backend import Deletes
-from lakefresh.lakehouse.iceberg_log import snapshot_info
+from lakefresh.lakehouse.iceberg.log import snapshot_info
 from lakefresh.lakehouse.sql import qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from lakefresh.clock import utc_now
 from lakefresh.lakehouse.backend import Deletes
-from lakefresh.lakehouse.delta_log import checksum_of
+from lakefresh.lakehouse.delta.log import checksum_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from lakefresh.lakehouse.delta_log import Version
+    from lakefresh.lakehouse.delta.log import Version
 
 
 class DeltaUpkeep:
