@@ -67,6 +67,10 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from lakefresh.lakehouse.delta.upkeep import DeltaUpkeepHost
+    from lakefresh.lakehouse.delta.writes import DeltaWritesHost
+    from lakefresh.lakehouse.merge import SqlWritesHost
+
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION = "spark.databricks.delta.write.txnVersion"
@@ -470,5 +474,9 @@ def _mode_properties(layout: Layout) -> dict[str, str]:
     return dict(MERGE_ON_READ if layout.write_mode == "merge-on-read" else COPY_ON_WRITE)
 
 
-# mypy proves the seam here: DeltaBackend has every member of TableBackend, with compatible types.
+# mypy proves the seam here: DeltaBackend has every member of TableBackend, with compatible types,
+# and every member its base classes need of their host.
 _CONFORMS: type[TableBackend] = DeltaBackend
+_UPKEEP_HOST: type[DeltaUpkeepHost] = DeltaBackend
+_WRITES_HOST: type[DeltaWritesHost] = DeltaBackend
+_SQL_WRITES_HOST: type[SqlWritesHost] = DeltaBackend

@@ -60,6 +60,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
+    from lakefresh.lakehouse.iceberg.procedures import IcebergUpkeepHost
+    from lakefresh.lakehouse.merge import SqlWritesHost
+
 # A small table rewritten whole by every write (`replace_rows`) keeps this many snapshots.
 REWRITTEN_KEEP_SNAPSHOTS = 20
 WAP_PROPERTIES = {"write.wap.enabled": "true", "format-version": "2"}
@@ -475,5 +478,8 @@ def _mode_properties(layout: Layout) -> dict[str, str]:
     return {p: layout.write_mode for p in MODE_PROPERTIES} if layout.write_mode else {}
 
 
-# mypy proves the seam here: IcebergBackend has every member of TableBackend, with compatible types.
+# mypy proves the seam here: IcebergBackend has every member of TableBackend, with compatible types,
+# and every member its base classes need of their host.
 _CONFORMS: type[TableBackend] = IcebergBackend
+_UPKEEP_HOST: type[IcebergUpkeepHost] = IcebergBackend
+_SQL_WRITES_HOST: type[SqlWritesHost] = IcebergBackend
