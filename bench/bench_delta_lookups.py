@@ -24,7 +24,7 @@ from bench_key import FORMAT, arguments, save_report, workspace
 def lookups(spark: Any, root: Path, name: str, rounds: int) -> dict[str, list[float]]:
     from lakefresh.lakehouse.backend import Layout
     from lakefresh.lakehouse.delta import DeltaBackend
-    from lakefresh.lakehouse.delta_log import records_in
+    from lakefresh.lakehouse.delta.log import records_in
 
     backend = DeltaBackend(spark, str(root))
     df = spark.createDataFrame([(i, f"v{i}") for i in range(1000)], "id int, v string")

@@ -155,7 +155,7 @@ def timed_merges(spark, namespace: str, initial_select: str, merge_sql, before=N
 def target_table(spark, namespace: str) -> tuple[str, str, dict[str, str]]:  # type: ignore[no-untyped-def]
     """A hand-written path's target: its name, format and properties (the write mode's)."""
     if FORMAT[0] == "delta":
-        from lakefresh.lakehouse.delta import MERGE_ON_READ as DELETION_VECTORS
+        from lakefresh.lakehouse.delta.backend import MERGE_ON_READ as DELETION_VECTORS
 
         mor = TABLE_PROPERTIES.get("write.merge.mode") == "merge-on-read"
         location = WAREHOUSE[0] / namespace / "target"

@@ -110,7 +110,7 @@ class Pipeline:
         table at all, the Delta backend is the only one."""
         from lakefresh.lakehouse.delta import DeltaBackend
         from lakefresh.lakehouse.formats import ByTable
-        from lakefresh.lakehouse.iceberg_sql import iceberg_backend
+        from lakefresh.lakehouse.iceberg.sql import iceberg_backend
 
         config = self.config
         if config.reads_delta_logs() and is_connect(self.spark):

@@ -1,6 +1,6 @@
 """The strategy contract (tests/spark/test_contract_strategies.py) through Spark Connect: every
 batch read, staged, audited, recorded and published by a Connect client, through the SQL road to
-Iceberg (lakehouse/iceberg_sql.py) and Arrow's road to the files; a raise after the write and a
+Iceberg (lakehouse/iceberg/sql.py) and Arrow's road to the files; a raise after the write and a
 crash at the last point before the publish, then the faults after it, as the other Spark line
 and Delta take it. The contract compares every table with the reference pipeline's run."""
 

@@ -1,6 +1,6 @@
 """The source contract (tests/spark/test_contract_sources.py) through Spark Connect, for the change
 feeds: a Synapse Link export read by the server, and another table's changes read through the
-SQL road's snapshot log (lakehouse/iceberg_sql.py). Positions survive a crash after a publish."""
+SQL road's snapshot log (lakehouse/iceberg/sql.py). Positions survive a crash after a publish."""
 
 from __future__ import annotations
 

@@ -152,7 +152,7 @@ def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_pa
                 proc.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    from lakefresh.lakehouse.iceberg_log import batch_ids
+    from lakefresh.lakehouse.iceberg.log import batch_ids
 
     warehouse = tmp_path / "warehouse"
     path = str(warehouse / "shop" / "t")

@@ -1,6 +1,6 @@
 """The roads a Spark Connect session takes (lakehouse/connect.py) give what the classic session's
 JVM roads give, asked in one classic session side by side: Iceberg through SQL and its metadata
-tables (lakehouse/iceberg_sql.py) against Iceberg's Java API, and files through Arrow's file
+tables (lakehouse/iceberg/sql.py) against Iceberg's Java API, and files through Arrow's file
 systems against Hadoop's (lakehouse/storage.py). tests/connect/ runs pipelines through a real
 Connect server."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.iceberg import IcebergBackend
-from lakefresh.lakehouse.iceberg_sql import IcebergSqlBackend
+from lakefresh.lakehouse.iceberg.sql import IcebergSqlBackend
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.storage import ArrowStorage, HadoopStorage
 

@@ -80,7 +80,7 @@ def test_a_versions_rows_come_from_its_checksum_as_from_a_replay_of_the_log(ws, 
     counts, with a deletion vector too; when the checksum lists no files (here: a limit of 0
     files) the count is Delta's own."""
     from lakefresh.lakehouse.delta import DeltaBackend
-    from lakefresh.lakehouse.delta_log import records_in
+    from lakefresh.lakehouse.delta.log import records_in
 
     backend, name = DeltaBackend(ws.spark, str(ws.warehouse)), f"{ws.namespace}.t"
     df = ws.spark.createDataFrame([(i, f"v{i}") for i in range(6)], "id int, v string")

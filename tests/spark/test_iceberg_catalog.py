@@ -1,4 +1,4 @@
-"""A table's facts asked of Iceberg's catalog through Java (lakehouse/iceberg_catalog.py) are
+"""A table's facts asked of Iceberg's catalog through Java (lakehouse/iceberg/catalog.py) are
 what Spark's SQL layer answers: whether it exists, its schema (SparkSchemaUtil, as Iceberg's
 Spark table), its head and SHOW TBLPROPERTIES' properties (unredacted), with a comment, nested
 types, a partition, a sort order and identifier fields; each asked again after the table
@@ -12,7 +12,7 @@ import pytest
 
 from lakefresh.lakehouse.backend import Layout
 from lakefresh.lakehouse.iceberg import IcebergBackend
-from lakefresh.lakehouse.iceberg_catalog import IcebergCatalog
+from lakefresh.lakehouse.iceberg.catalog import IcebergCatalog
 from tests.conftest import settings_kept
 
 

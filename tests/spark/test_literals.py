@@ -83,7 +83,7 @@ def _appended(spark, backend, table: str, rows: list[dict], schema) -> list[dict
 
 def test_rows_appended_through_iceberg_s_java_api_read_back_as_spark_s_append_writes_them(ws, spark):
     """A control table's record goes to an Iceberg table without a Spark job
-    (lakehouse/iceberg_rows.py): every type of a control table, NULLs, empty collections and
+    (lakehouse/iceberg/rows.py): every type of a control table, NULLs, empty collections and
     characters that need escaping read back as Spark's append of the same rows writes them, in
     a machine zone with a daylight-saving jump (naive datetimes are local time to PySpark)."""
     from lakefresh.lakehouse.iceberg import IcebergBackend

@@ -86,11 +86,15 @@ def test_each_backend_has_every_protocol_method_with_the_same_signature(backend,
     found = getattr(backend, name, None)
     assert callable(found), f"{backend.__name__} lacks {name}"
     actual = inspect.signature(found)
-    # names, kinds, defaults and (postponed, so textual) annotations, in order
-    assert [(p.name, p.kind, p.default, p.annotation) for p in actual.parameters.values()] == [
-        (p.name, p.kind, p.default, p.annotation) for p in expected.parameters.values()
-    ]
+    # names, kinds, defaults and (postponed, so textual) annotations, in order; `self` is typed
+    # only in a base class's members, by what they need of their host (merge.SqlWritesHost)
+    assert [shape(p) for p in actual.parameters.values()] == [shape(p) for p in expected.parameters.values()]
     assert actual.return_annotation == expected.return_annotation
+
+
+def shape(parameter: inspect.Parameter) -> tuple[object, ...]:
+    annotation = None if parameter.name == "self" else parameter.annotation
+    return parameter.name, parameter.kind, parameter.default, annotation
 
 
 def test_iceberg_backend_sets_the_protocol_attributes():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from lakefresh.lakehouse.delta_upkeep import retain_hours
+from lakefresh.lakehouse.delta.upkeep import retain_hours
 
 
 def test_the_retention_is_rounded_up_to_whole_hours():

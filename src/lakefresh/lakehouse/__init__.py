@@ -1,1 +1,2 @@
-"""The only layer that speaks Spark and Iceberg: the seam where another table format plugs in."""
+"""The only layer that speaks Spark and a table format: the seam (backend.py), what both formats
+share, and one package per format (iceberg/, delta/)."""

@@ -6,7 +6,7 @@ statements themselves, and how their sources are laid out, are the same for ever
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lakefresh.lakehouse.checkpoints import held
 from lakefresh.lakehouse.sql import quote
@@ -20,23 +20,34 @@ BROADCAST_ROWS_SETTING = "spark.lakefresh.merge.broadcastMaxRows"
 DEFAULT_BROADCAST_ROWS = 1_000_000
 
 
-class SqlWrites:
-    """The row-level writes of a backend whose format runs Spark SQL's MERGE (Iceberg, Delta):
-    a base class of each; they give `spark`, `qualified` and `append`."""
+class SqlWritesHost(Protocol):
+    """What :class:`SqlWrites` needs of the backend it is a base class of: the session, a
+    table's name in SQL and its append; and `broadcast_rows`, which `merge` asks."""
 
     spark: SparkSession
 
     def qualified(self, table: str) -> str:
-        raise NotImplementedError
+        """The table's name in SQL."""
+        ...
 
     def append(self, table: str, df: DataFrame) -> None:
-        raise NotImplementedError
+        """The rows appended to the table."""
+        ...
 
     def broadcast_rows(self) -> int:
         """Row sets up to this size are broadcast into joins with a target."""
+        ...
+
+
+class SqlWrites:
+    """The row-level writes of a backend whose format runs Spark SQL's MERGE (Iceberg, Delta):
+    a base class of each, its host (:class:`SqlWritesHost`)."""
+
+    def broadcast_rows(self: SqlWritesHost) -> int:
+        """Row sets up to this size are broadcast into joins with a target."""
         return int(self.spark.conf.get(BROADCAST_ROWS_SETTING, None) or DEFAULT_BROADCAST_ROWS)
 
-    def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
+    def merge(self: SqlWritesHost, table: str, source: DataFrame, clauses: MergeClauses) -> None:
         """MERGE a change set. A change set of at most `spark.lakefresh.merge.broadcastMaxRows`
         rows (default 1,000,000) is broadcast, so the target is scanned without a shuffle: a
         materialized change set has no size statistics, and Spark would otherwise sort-merge
@@ -45,13 +56,13 @@ class SqlWrites:
             source = source.hint("broadcast")
         merge_change_set(self.spark, table, self.qualified(table), source, clauses)
 
-    def update(self, table: str, assignments: dict[str, str], where: str) -> None:
+    def update(self: SqlWritesHost, table: str, assignments: dict[str, str], where: str) -> None:
         """An UPDATE statement."""
         values = ", ".join(f"{quote(column)} = {value}" for column, value in assignments.items())
         self.spark.sql(f"UPDATE {self.qualified(table)} SET {values} WHERE {where}")
 
     def delete_and_append(
-        self,
+        self: SqlWritesHost,
         table: str,
         rows: DataFrame,
         delete_when: str | None,

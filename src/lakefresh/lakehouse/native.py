@@ -6,7 +6,7 @@ answer in a few seconds this way, where a Spark session takes tens of seconds to
 hadoop catalog keeps each table at `<warehouse>/<namespace>/<table>` with its metadata files
 (`metadata/v<N>.metadata.json`, the newest named by `version-hint.text`), so pyiceberg reads one
 from its newest metadata file (`StaticTable.from_metadata`) with no catalog service; a Delta table
-lives at the same place under the same warehouse (lakehouse/delta.py `location`).
+lives at the same place under the same warehouse (lakehouse/delta/backend.py `location`).
 
 Rows come back as PySpark's `Row.asDict(recursive=True)` gives them, so the verbs' answers are
 the same on both roads: timestamps as naive datetimes in this process's local time (as PySpark

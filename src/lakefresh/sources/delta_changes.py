@@ -27,7 +27,7 @@ from lakefresh.config.sources import DeltaChangesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.checkpoints import held
 from lakefresh.lakehouse.delta import DeltaBackend
-from lakefresh.lakehouse.delta_log import history, lineage
+from lakefresh.lakehouse.delta.log import history, lineage
 from lakefresh.lakehouse.failures import describe
 from lakefresh.sources.table_changes import TableChangesSource
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.errors import CommitConflictError, StateError
 from lakefresh.lakehouse.backend import Lineage, SnapshotState, StagedCommit, TableBackend
 from lakefresh.lakehouse.connect import is_connect
-from lakefresh.lakehouse.iceberg import REWRITTEN_KEEP_SNAPSHOTS, IcebergBackend
-from lakefresh.lakehouse.iceberg_log import SnapshotInfo, changelog, published_in, snapshot_commit, utc
+from lakefresh.lakehouse.iceberg.backend import REWRITTEN_KEEP_SNAPSHOTS, IcebergBackend
+from lakefresh.lakehouse.iceberg.log import SnapshotInfo, changelog, published_in, snapshot_commit, utc
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.sql import quote, sql_literal
 

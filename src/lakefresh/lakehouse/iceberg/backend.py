@@ -39,8 +39,8 @@ from lakefresh.lakehouse.backend import (
 )
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.failures import is_commit_conflict
-from lakefresh.lakehouse.iceberg_catalog import IcebergCatalog
-from lakefresh.lakehouse.iceberg_log import (
+from lakefresh.lakehouse.iceberg.catalog import IcebergCatalog
+from lakefresh.lakehouse.iceberg.log import (
     SnapshotInfo,
     batch_ids,
     changelog,
@@ -49,16 +49,19 @@ from lakefresh.lakehouse.iceberg_log import (
     snapshot_info,
     utc,
 )
-from lakefresh.lakehouse.iceberg_rows import NotWritable, append_rows, expire_snapshots, replace_rows
+from lakefresh.lakehouse.iceberg.procedures import IcebergUpkeep
+from lakefresh.lakehouse.iceberg.rows import NotWritable, append_rows, expire_snapshots, replace_rows
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.merge import SqlWrites
-from lakefresh.lakehouse.procedures import IcebergUpkeep
 from lakefresh.lakehouse.sql import properties_sql, qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+    from lakefresh.lakehouse.iceberg.procedures import IcebergUpkeepHost
+    from lakefresh.lakehouse.merge import SqlWritesHost
 
 # A small table rewritten whole by every write (`replace_rows`) keeps this many snapshots.
 REWRITTEN_KEEP_SNAPSHOTS = 20
@@ -213,7 +216,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     # --- lineage and write-audit-publish -------------------------------------------------------
 
     def _iceberg_table(self, table: str) -> Any:
-        """The table through Iceberg's Java API, loaded fresh (lakehouse/iceberg_catalog.py)."""
+        """The table through Iceberg's Java API, loaded fresh (lakehouse/iceberg/catalog.py)."""
         return self._tables.load(table)
 
     def _snapshot_util(self) -> Any:
@@ -309,7 +312,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         return "off-lineage"
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
-        """Iceberg's changelog view of the snapshots (:func:`lakefresh.lakehouse.iceberg_log.changelog`)."""
+        """Iceberg's changelog view of the snapshots (:func:`lakefresh.lakehouse.iceberg.log.changelog`)."""
         committed: dict[int, int] = {}
         loaded = self._iceberg_table(table)  # once: the catalog does not cache it
         snapshot = loaded.snapshot(int(end))
@@ -420,7 +423,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         schema: StructType,
         unless: tuple[int | None, str, str] | None = None,
     ) -> None:
-        """Through Iceberg's Java API, without a Spark job (lakehouse/iceberg_rows.py); what
+        """Through Iceberg's Java API, without a Spark job (lakehouse/iceberg/rows.py); what
         that path cannot write, through Spark (without the `unless` check)."""
         try:
             append_rows(self.spark, self._iceberg_table(table), rows, unless)
@@ -436,7 +439,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def replace_rows(
         self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None
     ) -> None:
-        """Through Iceberg's Java API (lakehouse/iceberg_rows.py): the files of snapshot `since`
+        """Through Iceberg's Java API (lakehouse/iceberg/rows.py): the files of snapshot `since`
         deleted and the rows' file added in one commit, which Iceberg validates against every
         commit after `since`."""
         iceberg = self._iceberg_table(table)
@@ -482,5 +485,8 @@ def _mode_properties(layout: Layout) -> dict[str, str]:
     return {p: layout.write_mode for p in MODE_PROPERTIES} if layout.write_mode else {}
 
 
-# mypy proves the seam here: IcebergBackend has every member of TableBackend, with compatible types.
+# mypy proves the seam here: IcebergBackend has every member of TableBackend, with compatible types,
+# and every member its base classes need of their host.
 _CONFORMS: type[TableBackend] = IcebergBackend
+_UPKEEP_HOST: type[IcebergUpkeepHost] = IcebergBackend
+_SQL_WRITES_HOST: type[SqlWritesHost] = IcebergBackend

@@ -5,10 +5,10 @@ its maintenance procedures: compaction, snapshot expiry and orphan file removal
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lakefresh.lakehouse.backend import Deletes
-from lakefresh.lakehouse.iceberg_log import snapshot_info
+from lakefresh.lakehouse.iceberg.log import snapshot_info
 from lakefresh.lakehouse.sql import qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
@@ -17,29 +17,49 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 
-class IcebergUpkeep:
-    """The upkeep members of :class:`lakefresh.lakehouse.iceberg.IcebergBackend`."""
+class IcebergUpkeepHost(Protocol):
+    """What :class:`IcebergUpkeep` needs of IcebergBackend: the session, the catalog's name and a
+    table through Iceberg's Java API; and the upkeep members that call each other (the SQL
+    road's backend answers `_summary` and `_ordered` from metadata tables)."""
 
     spark: SparkSession
     catalog: str
 
     def _iceberg_table(self, table: str) -> Any:
-        raise NotImplementedError
+        """The table through Iceberg's Java API, loaded fresh."""
+        ...
 
     def _ordered(self, table: str) -> bool:
         """Whether the table has a sort order."""
-        return not self._iceberg_table(table).sortOrder().isUnsorted()
+        ...
 
     def _summary(self, table: str) -> dict[str, str]:
+        """The summary of the table's current snapshot."""
+        ...
+
+    def deletes(self, table: str) -> Deletes:
+        """Delete files and the rows they delete."""
+        ...
+
+
+class IcebergUpkeep:
+    """The upkeep members of :class:`lakefresh.lakehouse.iceberg.IcebergBackend`, its host
+    (:class:`IcebergUpkeepHost`)."""
+
+    def _ordered(self: IcebergUpkeepHost, table: str) -> bool:
+        """Whether the table has a sort order."""
+        return not self._iceberg_table(table).sortOrder().isUnsorted()
+
+    def _summary(self: IcebergUpkeepHost, table: str) -> dict[str, str]:
         current = self._iceberg_table(table).currentSnapshot()
         return {} if current is None else snapshot_info(self.spark, current).summary
 
-    def file_count(self, table: str) -> int:
+    def file_count(self: IcebergUpkeepHost, table: str) -> int:
         """Data and delete files in the table's current snapshot, from its summary (no job)."""
         summary = self._summary(table)
         return sum(int(summary.get(k) or 0) for k in ("total-data-files", "total-delete-files"))
 
-    def deletes(self, table: str) -> Deletes:
+    def deletes(self: IcebergUpkeepHost, table: str) -> Deletes:
         """Delete files and the rows they delete, from the current snapshot's summary (no job).
         Iceberg keeps at most one position-delete file per data file (it merges a file's deletes
         as it writes new ones), so the rows, not the files, say what readers pay."""
@@ -52,7 +72,7 @@ class IcebergUpkeep:
         )
 
     def maintain(
-        self,
+        self: IcebergUpkeepHost,
         table: str,
         compact: bool,
         expire_before: datetime | None,
@@ -72,7 +92,7 @@ class IcebergUpkeep:
             ordered,
         )
 
-    def compact(self, table: str, keep_snapshots: int) -> None:
+    def compact(self: IcebergUpkeepHost, table: str, keep_snapshots: int) -> None:
         """Rewrite all of a (small) table's data files with its delete files applied, drop the
         delete files left dangling, then expire all but its `keep_snapshots` newest snapshots
         and the files only the expired ones used."""

@@ -9,28 +9,40 @@ Delta failed there. Delta's `DeltaTable.updateExpr` plans the same update withou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.merge import SqlWrites
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
 
-class DeltaWrites(SqlWrites):
-    """A base class of DeltaBackend, which gives `spark` and `location`."""
+class DeltaWritesHost(Protocol):
+    """What :class:`DeltaWrites` needs of DeltaBackend: the session, a table's path, and the
+    append its other writes go through."""
+
+    spark: SparkSession
 
     def location(self, table: str) -> str:
-        raise NotImplementedError
+        """The table's path."""
+        ...
 
     def append(self, table: str, df: DataFrame) -> None:
+        """The rows appended to the table."""
+        ...
+
+
+class DeltaWrites(SqlWrites):
+    """A base class of DeltaBackend, its host (:class:`DeltaWritesHost`)."""
+
+    def append(self: DeltaWritesHost, table: str, df: DataFrame) -> None:
         df.write.format("delta").mode("append").save(self.location(table))
 
     def append_rows(
-        self,
+        self: DeltaWritesHost,
         table: str,
         rows: list[dict[str, Any]],
         schema: StructType,
@@ -38,10 +50,10 @@ class DeltaWrites(SqlWrites):
     ) -> None:
         self.append(table, literal_rows(self.spark, rows, schema))  # `unless` is Iceberg's alone
 
-    def replace(self, table: str, df: DataFrame) -> None:
+    def replace(self: DeltaWritesHost, table: str, df: DataFrame) -> None:
         df.write.format("delta").mode("overwrite").save(self.location(table))
 
-    def update(self, table: str, assignments: dict[str, str], where: str) -> None:
+    def update(self: DeltaWritesHost, table: str, assignments: dict[str, str], where: str) -> None:
         """Delta's `updateExpr` (the module's doc): the same values, SQL expressions, by column."""
         gateway = self.spark.sparkContext._gateway
         assert gateway is not None

@@ -45,7 +45,7 @@ from lakefresh.lakehouse.backend import (
     TableBackend,
     with_settings,
 )
-from lakefresh.lakehouse.delta_log import (
+from lakefresh.lakehouse.delta.log import (
     BATCH_KEY,
     ROW_OPERATIONS,
     Version,
@@ -55,8 +55,8 @@ from lakefresh.lakehouse.delta_log import (
     lineage,
     records_in,
 )
-from lakefresh.lakehouse.delta_upkeep import DeltaUpkeep
-from lakefresh.lakehouse.delta_writes import DeltaWrites
+from lakefresh.lakehouse.delta.upkeep import DeltaUpkeep
+from lakefresh.lakehouse.delta.writes import DeltaWrites
 from lakefresh.lakehouse.evolution import Widenings, align
 from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.jvm import java_class
@@ -66,6 +66,10 @@ from lakefresh.lakehouse.sql import properties_sql, quote
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+    from lakefresh.lakehouse.delta.upkeep import DeltaUpkeepHost
+    from lakefresh.lakehouse.delta.writes import DeltaWritesHost
+    from lakefresh.lakehouse.merge import SqlWritesHost
 
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
 TXN_APP_ID = "spark.databricks.delta.write.txnAppId"
@@ -463,7 +467,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         return reader.load(self.location(table))
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
-        """Delta's change data feed (see :func:`lakefresh.lakehouse.delta_log.change_feed`)."""
+        """Delta's change data feed (see :func:`lakefresh.lakehouse.delta.log.change_feed`)."""
         return change_feed(self.spark, self.location(table), self._lineage(table), start, end, keys)
 
     def carries_commit_properties(self, table: str | None = None) -> bool:
@@ -477,5 +481,9 @@ def _mode_properties(layout: Layout) -> dict[str, str]:
     return dict(MERGE_ON_READ if layout.write_mode == "merge-on-read" else COPY_ON_WRITE)
 
 
-# mypy proves the seam here: DeltaBackend has every member of TableBackend, with compatible types.
+# mypy proves the seam here: DeltaBackend has every member of TableBackend, with compatible types,
+# and every member its base classes need of their host.
 _CONFORMS: type[TableBackend] = DeltaBackend
+_UPKEEP_HOST: type[DeltaUpkeepHost] = DeltaBackend
+_WRITES_HOST: type[DeltaWritesHost] = DeltaBackend
+_SQL_WRITES_HOST: type[SqlWritesHost] = DeltaBackend

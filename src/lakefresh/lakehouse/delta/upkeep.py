@@ -6,39 +6,58 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lakefresh.clock import utc_now
 from lakefresh.lakehouse.backend import Deletes
-from lakefresh.lakehouse.delta_log import checksum_of
+from lakefresh.lakehouse.delta.log import checksum_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from lakefresh.lakehouse.delta_log import Version
+    from lakefresh.lakehouse.delta.log import Version
 
 
-class DeltaUpkeep:
-    """The upkeep members of :class:`lakefresh.lakehouse.delta.DeltaBackend`."""
+class DeltaUpkeepHost(Protocol):
+    """What :class:`DeltaUpkeep` needs of DeltaBackend: the session, a table's name in SQL, its
+    history, newest snapshot and versions' facts; and the upkeep members that call each other."""
 
     spark: SparkSession
 
     def qualified(self, table: str) -> str:
-        raise NotImplementedError
+        """The table's name in SQL."""
+        ...
 
     def _history(self, table: str) -> list[Version]:
-        raise NotImplementedError
+        """The table's retained history, newest first."""
+        ...
 
     def _snapshot(self, table: str) -> Any:
-        raise NotImplementedError
+        """The log's newest snapshot (Delta's Java API)."""
+        ...
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
-        raise NotImplementedError
+        """When the version was committed."""
+        ...
 
     def live_records(self, table: str, snapshot_id: int) -> int:
-        raise NotImplementedError
+        """The rows the version holds."""
+        ...
 
-    def file_count(self, table: str) -> int:
+    def deletes(self, table: str) -> Deletes:
+        """The current version's deletion vectors and the rows they delete."""
+        ...
+
+    def _compact(self, table: str) -> int:
+        """The table compacted; files rewritten."""
+        ...
+
+
+class DeltaUpkeep:
+    """The upkeep members of :class:`lakefresh.lakehouse.delta.DeltaBackend`, its host
+    (:class:`DeltaUpkeepHost`)."""
+
+    def file_count(self: DeltaUpkeepHost, table: str) -> int:
         """The newest version's data files (DESCRIBE DETAIL's `numFiles`), from the version's
         checksum when it has one: no job, no command to plan (else from a replay of the log)."""
         snapshot = self._snapshot(table)
@@ -47,7 +66,7 @@ class DeltaUpkeep:
         checksum = checksum_of(snapshot)
         return int(checksum.numFiles() if checksum is not None else snapshot.numOfFiles())
 
-    def deletes(self, table: str) -> Deletes:
+    def deletes(self: DeltaUpkeepHost, table: str) -> Deletes:
         """The current version's deletion vectors and the rows they delete. A table without
         Delta's deletion-vector feature has none (no job); otherwise Delta sums them over the
         version's file actions (one small job, kept with the version), and the stored rows are
@@ -68,7 +87,7 @@ class DeltaUpkeep:
         return Deletes(files, deleted, self.live_records(table, version) + deleted)
 
     def maintain(
-        self,
+        self: DeltaUpkeepHost,
         table: str,
         compact: bool,
         expire_before: datetime | None,
@@ -97,14 +116,14 @@ class DeltaUpkeep:
             self.spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
         return done
 
-    def compact(self, table: str, keep_snapshots: int) -> None:
+    def compact(self: DeltaUpkeepHost, table: str, keep_snapshots: int) -> None:
         """A small table's upkeep (the control tables' on Delta): compaction, then VACUUM with
         Delta's own retention (`delta.deletedFileRetentionDuration`, 7 days by default), so the
         files compactions replaced do not pile up. Delta keeps its log by its own retention."""
         self._compact(table)
         self.spark.sql(f"VACUUM {self.qualified(table)}")
 
-    def _compact(self, table: str) -> int:
+    def _compact(self: DeltaUpkeepHost, table: str) -> int:
         """Files rewritten: every file with a deletion vector, its deletes applied (as Iceberg's
         compaction rewrites every data file with deletes; OPTIMIZE alone leaves files with few),
         then small files bin-packed."""

@@ -128,7 +128,7 @@ class IcebergCatalog:
             name = qualified_name(self.catalog, *table.split("."))
             rows = self.spark.sql(f"SHOW TBLPROPERTIES {name}").collect()
             return {r["key"]: r["value"] for r in rows}
-        if self._mapper is None:  # Iceberg's own JSON mapper, as iceberg_log.snapshot_info's
+        if self._mapper is None:  # Iceberg's own JSON mapper, as log.snapshot_info's
             self._mapper = java_class(self.spark, "org.apache.iceberg.util.JsonUtil").mapper()
             util = java_class(self.spark, "org.apache.spark.sql.connector.catalog.CatalogV2Util")
             self._reserved = frozenset(str(util.TABLE_RESERVED_PROPERTIES().mkString("\n")).split("\n"))
