@@ -6,7 +6,8 @@
 #                              spark.jars: none in the pipeline); LAKEFRESH_NO_BUNDLED_JARS=1 too
 #   LAKEFRESH_TEST_SERVICES=1  also what the tests use: a PostgreSQL server (Debian's postgresql)
 #                              and its JDBC driver from Maven Central, a headless browser
-#                              (Debian's chromium); `make test` sets it
+#                              (Debian's chromium), dbt in .venv-peers (a test adopts the table
+#                              a real `dbt snapshot` writes); `make test` sets it
 #   LAKEFRESH_DOCS=1           also the documentation tools (the `docs` extra: MkDocs and its
 #                              theme) on the default line; LAKEFRESH_TEST_SERVICES=1 implies it,
 #                              since `make test` builds the site; `make docs` sets it
@@ -77,6 +78,20 @@ if [ ! -x $venv/bin/python ] || [ "$installed" != "$want" ]; then
   $venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[$extras]" \
     2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   echo "$want" > "$stamp"
+fi
+
+# 2b. dbt for the tests (tests/spark/test_adopt_dbt.py runs a real `dbt snapshot`): dbt-core pins
+#     packages the `dev` extra cannot take, so it gets a virtual environment of its own, the one
+#     the peers' benchmark uses (`make bench-peers`); pip's cache serves it the same pyspark.
+if [ "$line" = "$default_line" ] && [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ]; then
+  peers_want="$(sha256sum pyproject.toml | cut -d' ' -f1) peers"
+  if [ ! -x .venv-peers/bin/python ] || [ "$(cat .venv-peers/.lakefresh-installed 2>/dev/null || true)" != "$peers_want" ]; then
+    echo "setup: installing dbt-spark (a test's dbt snapshot) into .venv-peers"
+    [ -x .venv-peers/bin/python ] || "$PYTHON" -m venv .venv-peers
+    .venv-peers/bin/python -m pip install --quiet --disable-pip-version-check -e ".[spark41,peers]" \
+      2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
+    echo "$peers_want" > .venv-peers/.lakefresh-installed
+  fi
 fi
 
 # 3. The jars, resolved once from Maven Central by Spark's own resolution (cached; see
