@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from tests.conftest import CATALOG, rows
+from tests.spark.test_adopt import JAN, PEOPLE, SCD2, both
 
 ROOT = Path(__file__).resolve().parents[2]
 DBT_PYTHON = ROOT / ".venv-peers" / "bin" / "python"
@@ -45,30 +46,10 @@ for n, state in enumerate(states):
 spark.stop()
 """
 
-SCD2 = """
-- name: {name}
-  source:
-    {{kind: files, path: {folder}, format: csv, schema: {{id: int, name: string, updated_at: timestamp}}}}
-  strategy:
-    kind: scd2
-    keys: [id]
-    sequence_by: updated_at
-    valid_from_column: dbt_valid_from
-    valid_to_column: dbt_valid_to
-    valid_from_copy: dbt_updated_at
-"""
-# the source's rows as the batches bring them; dbt snapshots the source's state after p1 and p2
-PEOPLE = {
-    "p1.csv": "id,name,updated_at\n1,Ann,2025-01-01 00:00:00\n2,Bob,2025-01-01 00:00:00\n",
-    "p2.csv": "id,name,updated_at\n1,Anna,2025-01-02 00:00:00\n",
-    "p3.csv": "id,name,updated_at\n2,Rob,2025-01-03 00:00:00\n",  # lakefresh's from here
-    "p4.csv": "id,name,updated_at\n1,Hanna,2025-01-04 00:00:00\n3,Cy,2025-01-04 00:00:00\n",
-}
 STATES = [
     [(1, "Ann", datetime(2025, 1, 1)), (2, "Bob", datetime(2025, 1, 1))],
     [(1, "Anna", datetime(2025, 1, 2)), (2, "Bob", datetime(2025, 1, 1))],
 ]
-JAN = [datetime(2025, 1, d) for d in range(1, 6)]
 
 
 def dbt_snapshots(ws, warehouse: Path, schema: str) -> None:
@@ -87,11 +68,9 @@ def dbt_snapshots(ws, warehouse: Path, schema: str) -> None:
 
 
 def test_a_table_a_real_dbt_snapshot_wrote_adopted_then_continued_equals_lakefresh_s_history(ws, warehouse):
-    for name, text in PEOPLE.items():
-        ws.write(f"all/{name}", text)
-        if name in ("p3.csv", "p4.csv"):
-            ws.write(f"in/{name}", text)
-    p = ws.pipeline(SCD2.format(name="ref", folder="all") + SCD2.format(name="people", folder="in"))
+    both(ws, PEOPLE, new=["p3.csv", "p4.csv"])  # the source's rows as the batches bring them
+    tables = SCD2.format(name="ref", folder="all", table_format="iceberg")
+    p = ws.pipeline(tables + SCD2.format(name="people", folder="in", table_format="iceberg"))
     dbt_snapshots(ws, warehouse, ws.namespace)
     written = ws.spark.table(f"{CATALOG}.{ws.namespace}.people")
     assert {"dbt_scd_id", "dbt_updated_at", "dbt_valid_from", "dbt_valid_to"} <= set(written.columns)
