@@ -175,6 +175,20 @@ def dbt_rows(*versions: tuple) -> list[tuple]:
 JAN = [datetime(2025, 1, d) for d in range(1, 6)]
 
 
+def continued_as_lakefresh_builds_it(p) -> None:
+    """The adopted `people`, after p3 and p4, equals `ref` (every batch lakefresh's), row for row."""
+    versions = ["id", "name", "dbt_valid_from", "dbt_valid_to", "is_current", "dbt_updated_at"]
+    assert rows(p.table("people"), versions) == rows(p.table("ref"), versions)
+    assert rows(p.table("people"), versions[:4]) == [
+        (1, "Ann", JAN[0], JAN[1]),
+        (1, "Anna", JAN[1], JAN[3]),
+        (1, "Hanna", JAN[3], None),
+        (2, "Bob", JAN[0], JAN[2]),
+        (2, "Rob", JAN[2], None),
+        (3, "Cy", JAN[3], None),
+    ]
+
+
 @pytest.mark.parametrize("table_format", FORMATS)
 def test_a_dbt_snapshot_adopted_then_continued_equals_the_history_lakefresh_builds(ws, table_format):
     both(ws, PEOPLE, new=["p3.csv", "p4.csv"])
@@ -187,16 +201,7 @@ def test_a_dbt_snapshot_adopted_then_continued_equals_the_history_lakefresh_buil
     done = p.adopt("people")
     assert done.dropped == ["dbt_scd_id"] and "is_current" in done.added
     assert p.run().ok
-    versions = ["id", "name", "dbt_valid_from", "dbt_valid_to", "is_current", "dbt_updated_at"]
-    assert rows(p.table("people"), versions) == rows(p.table("ref"), versions)
-    assert rows(p.table("people"), versions[:4]) == [
-        (1, "Ann", JAN[0], JAN[1]),
-        (1, "Anna", JAN[1], JAN[3]),
-        (1, "Hanna", JAN[3], None),
-        (2, "Bob", JAN[0], JAN[2]),
-        (2, "Rob", JAN[2], None),
-        (3, "Cy", JAN[3], None),
-    ]
+    continued_as_lakefresh_builds_it(p)
     hashes = ["id", "dbt_valid_from", "_lf_hash", "_lf_events"]
     assert rows(p.table("people"), hashes) == rows(p.table("ref"), hashes)  # as lakefresh keeps them
 
