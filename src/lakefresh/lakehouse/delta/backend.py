@@ -113,8 +113,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         """Create the table with its change feed on; lakefresh's merge-on-read write mode becomes
         deletion vectors. The table's own properties are Delta's, or Iceberg's `write.*` ones
         (a pipeline's defaults serve both formats), which are left out."""
-        if layout.sort_by:
-            raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
+        _without_write_order(table, layout)
         own = {k: v for k, v in layout.properties.items() if not k.startswith("write.")}
         props = {**CREATE_PROPERTIES, **_mode_properties(layout), **own}
         columns = ", ".join(f"{quote(f.name)} {f.dataType.simpleString()}" for f in schema.fields)
@@ -124,8 +123,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         self.spark.sql(f"{ddl} TBLPROPERTIES ({properties_sql(props)})")
 
     def lay_out(self, table: str, layout: Layout) -> list[str]:
-        if layout.sort_by:
-            raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
+        _without_write_order(table, layout)
         wanted = _mode_properties(layout)
         found = self.properties(table)
         if any(found.get(k, "false") != v for k, v in wanted.items()):
@@ -136,8 +134,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
     def take_over(self, table: str, layout: Layout) -> None:
         """Its change feed on, the layout's write mode and properties (every Delta commit can be
         lakefresh's: nothing to enable for its writes)."""
-        if layout.sort_by:
-            raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
+        _without_write_order(table, layout)
         self.set_properties(table, {**CREATE_PROPERTIES, **_mode_properties(layout), **layout.properties})
 
     def log_table_properties(self) -> dict[str, str]:
@@ -472,6 +469,12 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
 
     def carries_commit_properties(self, table: str | None = None) -> bool:
         return True
+
+
+def _without_write_order(table: str, layout: Layout) -> None:
+    """A Delta table has no write order: a layout with one is refused."""
+    if layout.sort_by:
+        raise ConfigError(f"{table}: sort_by is Iceberg's write order; a Delta table has none")
 
 
 def _mode_properties(layout: Layout) -> dict[str, str]:
