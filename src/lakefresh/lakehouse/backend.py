@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
     from lakefresh.config.write_mode import Mode
 
+# The tables lakefresh keeps beside a target `<t>`, in the target's format: a rebuild's scratch
+# table (strategies/rebuild.py, verbs/rebuild.py) and the keys it deleted (state/tombstones.py)
+SCRATCH = "__rebuild"
+TOMBSTONES = "__tombstones"
+
 # Where a snapshot stands in its table's history (see `TableBackend.snapshot_state`).
 SnapshotState = Literal["current-lineage", "expired", "off-lineage"]
 

@@ -14,10 +14,7 @@ import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.lakehouse.backend import StagedCommit, TableBackend
-
-SCRATCH = "__rebuild"  # the scratch table beside a target (strategies/rebuild.py, verbs/rebuild.py)
-TOMBSTONES = "__tombstones"  # the deleted keys kept beside a target (state/tombstones.py)
+from lakefresh.lakehouse.backend import SCRATCH, TOMBSTONES, StagedCommit, TableBackend
 
 
 class ByTable:

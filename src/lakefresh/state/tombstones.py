@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN, UPDATED_AT_COLUMN
-from lakefresh.lakehouse.backend import Layout
+from lakefresh.lakehouse.backend import SCRATCH, TOMBSTONES, Layout
 from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote, sql_literal
@@ -51,16 +51,14 @@ if TYPE_CHECKING:
 
     from lakefresh.lakehouse.backend import TableBackend
 
-SUFFIX = "__tombstones"
 KEPT_AT = "_lf_kept_at"
-SCRATCH = "__rebuild"  # a rebuild's scratch table (verbs/rebuild.py): written directly
 # the verbs whose commit replaces the target's rows with the batches applied again
 REBUILDS = tuple(f"{VERB_PREFIX}{verb}:" for verb in ("reset", "unload", "reload", "refresh"))
 
 
 def table_of(target: str) -> str:
     """The tombstone table of a target (`namespace.table`)."""
-    return target + SUFFIX
+    return target + TOMBSTONES
 
 
 def keep(backend: TableBackend, target: str, batch_id: str, rows: DataFrame) -> None:

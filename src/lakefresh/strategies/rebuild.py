@@ -11,12 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from lakefresh.lakehouse.backend import SCRATCH
 from lakefresh.strategies.base import ChangeSet, StageContext, Strategy, shape_target
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
-
-SUFFIX = "__rebuild"
 
 
 class Rebuild:
@@ -36,7 +35,7 @@ class Rebuild:
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
         backend = ctx.backend
-        scratch = ctx.table + SUFFIX
+        scratch = ctx.table + SCRATCH
         backend.drop(scratch)
         empty = StageContext(backend, scratch, ctx.batch_id, ctx.batch_time, target_exists=False)
         change = self.inner.stage(empty, batch)
@@ -57,4 +56,4 @@ class Rebuild:
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         ctx.backend.replace(ctx.table, change.rows)
-        ctx.backend.drop(ctx.table + SUFFIX)
+        ctx.backend.drop(ctx.table + SCRATCH)

@@ -60,7 +60,7 @@ from lakefresh.columns import BATCH_ID_COLUMN
 from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
-from lakefresh.lakehouse.backend import Layout, target_layout
+from lakefresh.lakehouse.backend import SCRATCH, Layout, target_layout
 from lakefresh.lakehouse.checkpoints import released_after
 from lakefresh.lakehouse.commit import Transaction
 from lakefresh.results import BatchResult, TableResult
@@ -92,7 +92,6 @@ if TYPE_CHECKING:
     from lakefresh.strategies import Strategy
 
 Verb = Literal["reset", "unload", "reload", "refresh"]
-SCRATCH = "__rebuild"
 
 
 @dataclass
