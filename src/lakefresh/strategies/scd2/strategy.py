@@ -152,12 +152,12 @@ class Scd2Strategy:
         if target is None:
             return _Touched(new, None, [], as_text)
         keys = list(cfg.keys)
-        touched = batch.select(*[quote(k) for k in keys]).distinct()
+        touched_keys = batch.select(*[quote(k) for k in keys]).distinct()
         if cfg.full_snapshots:
             absent, retired = self._retirements(ctx, batch, target)
             new = new.unionByName(retired, allowMissingColumns=True)
-            touched = touched.unionByName(absent).distinct()
-        stored = self._stored_versions(ctx, target, touched, total, as_text)
+            touched_keys = touched_keys.unionByName(absent).distinct()
+        stored = self._stored_versions(ctx, target, touched_keys, total, as_text)
         if self._snapshot_times_ordered():
             later = self._absent_from_next_snapshot(ctx, batch, target, stored, as_text)
             new = new.unionByName(later, allowMissingColumns=True)
