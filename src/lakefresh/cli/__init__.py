@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, ParamSpec
 
 import typer
 
@@ -24,8 +24,15 @@ from lakefresh.errors import ConfigError, LakefreshError, SetupError
 from lakefresh.secrets import redact
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from lakefresh.api import Pipeline
     from lakefresh.results import RunResult
+
+    # what `signal.signal` installs and returns: a function, SIG_DFL or SIG_IGN, or None
+    SignalHandler = Callable[[int, FrameType | None], object] | int | None
+
+Arguments = ParamSpec("Arguments")
 
 app = typer.Typer(
     add_completion=False,
@@ -113,7 +120,7 @@ def _load(path: Path, variables: list[str], quiet: bool = False) -> Pipeline:
     return load_pipeline(path, _variables(variables), quiet=quiet)
 
 
-def _emit(output: Output, data: Any, text: str) -> None:
+def _emit(output: Output, data: object, text: str) -> None:
     if output is Output.json:
         print(json.dumps(data, indent=2, default=str))
     else:
@@ -140,7 +147,7 @@ def _fail(exc: BaseException, output: Output = Output.text) -> None:
     raise typer.Exit(exc.exit_code if isinstance(exc, LakefreshError) else 1)
 
 
-def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
+def reports_errors(command: Callable[Arguments, None]) -> Callable[Arguments, None]:
     """A command whose errors end it as `_fail` reports them: one line (JSON with `--output
     json`) and the error's exit code; typer's and click's own exits and usage errors pass."""
     import functools
@@ -148,13 +155,14 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
     from typer.exceptions import TyperException
 
     @functools.wraps(command)
-    def reported(*args: Any, **kwargs: Any) -> None:
+    def reported(*args: Arguments.args, **kwargs: Arguments.kwargs) -> None:
         try:
             command(*args, **kwargs)
         except (typer.Exit, typer.Abort, TyperException):  # exits, and typer's usage errors
             raise
         except Exception as exc:
-            _fail(exc, kwargs.get("output", Output.text))
+            output = kwargs.get("output")
+            _fail(exc, output if isinstance(output, Output) else Output.text)
 
     return reported
 
@@ -355,7 +363,7 @@ class Stopping:
         self.p = p
         self.stop = threading.Event()
         self.signal: int | None = None
-        self._before: dict[int, Any] = {}
+        self._before: dict[int, SignalHandler] = {}
 
     def __enter__(self) -> Stopping:
         import signal
@@ -374,7 +382,7 @@ class Stopping:
         for signum, handler in self._before.items():
             signal.signal(signum, handler)
 
-    def _request(self, signum: int, _frame: Any) -> None:
+    def _request(self, signum: int, _frame: FrameType | None) -> None:
         import signal
 
         if self.stop.is_set():  # asked twice: at once
