@@ -201,6 +201,15 @@ def example_first_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> A
 
 
 @pytest.fixture(scope="session")
+def example_first_run_kept(request: pytest.FixtureRequest) -> Any:
+    """The example's first run as far as its data, its JSON and its tables: the one another
+    process of this `make test` kept (tests/example_run.py, `kept_run`), or else this process's."""
+    from tests.example_run import kept_run
+
+    return kept_run() or request.getfixturevalue("example_first_run")
+
+
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """A PostgreSQL server of the tests' own (stopped at the end of the run), when installed."""
     from tests.postgres import Postgres
