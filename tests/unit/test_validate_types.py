@@ -147,6 +147,22 @@ def test_rows_quarantined_for_another_reason_are_not_judged(tmp_path):
     assert lines(tmp_path, orders("{id: int, n: int}")) == ([], [], [])
 
 
+def test_a_file_the_run_would_refuse_is_a_note(tmp_path):
+    put(tmp_path, "orders/b1.csv", codecs.BOM_UTF16_LE + "id\n1\n".encode("utf-16-le"))
+    assert lines(tmp_path, orders("{id: int}"))[2] == [
+        f"tables[0] (orders): its files could not be sampled: file:{tmp_path}/orders/b1.csv starts "
+        "with a UTF-16LE byte order mark, but csv.encoding is UTF-8; declare csv.encoding: UTF-16"
+    ]
+
+
+def test_a_long_value_is_read_whole(tmp_path):
+    put(tmp_path, "orders/b1.csv", "id,text,n\n1," + "x" * 300_000 + ",z\n")
+    assert lines(tmp_path, orders("{id: int, text: string, n: int}"))[0] == [
+        "tables[0] (orders).source.schema.n: int holds none of the 1 sampled value(s), e.g. 'z' "
+        "(b1.csv, line 2): a run would quarantine every row; declare string, which holds them all"
+    ]
+
+
 def test_the_sample_is_bounded_to_the_first_rows_of_the_first_files(tmp_path):
     for name in ("b1", "b2", "b3"):
         put(tmp_path, f"orders/{name}.csv", "id\n" + "1\n" * 5)

@@ -87,6 +87,7 @@ def _csv_values(
     config: FilesSourceConfig, path: str, rows: int, declared: dict[str, str], found: Sample
 ) -> None:
     opts = config.csv
+    csv.field_size_limit(max(csv.field_size_limit(), 2**31 - 1))  # Spark's cells have no limit
     dialect: dict[str, Any] = {"delimiter": opts.delimiter, "quotechar": opts.quote, "strict": False}
     if opts.escape != opts.quote:
         dialect |= {"escapechar": opts.escape, "doublequote": False}

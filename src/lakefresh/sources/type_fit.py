@@ -14,11 +14,14 @@ Synapse Link export gets a note that its values are checked when a batch is read
 
 from __future__ import annotations
 
+import csv
+import os
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.errors import LakefreshError
 from lakefresh.sources.sampling import FILES, ROWS_PER_FILE, Sample, Value, sample
 from lakefresh.sources.text_casts import Declared, Formats, declared, holds, holds_typed
 
@@ -152,28 +155,36 @@ def sampled_types(
                 f"{where}: validate does not sample a {source.kind} source's data: its values are "
                 "checked when a batch is read"
             )
-            continue
-        config = source
-        if not config.schema_:
-            continue  # no declared type (unknown_columns says so)
-        folder = config.path if config.path.startswith("/") else f"{base.rstrip('/')}/{config.path}"
-        if "://" in config.path:
-            report.notes.append(
-                f"{where}: validate samples only folders on this machine, not {config.path}: its "
-                "values are checked when a batch is read"
-            )
-            continue
-        paths = pending_files(config, folder, files)
-        if paths:
-            report.misfits += misfits(config, sample(config, paths, rows), where, f"file:{folder}")
+        elif source.schema_:  # without one, no type is declared (unknown_columns says so)
+            _sample_table(source, where, base, (files, rows), report)
     return report
+
+
+def _sample_table(
+    config: FilesSourceConfig, where: str, base: str, bounds: tuple[int, int], report: TypeReport
+) -> None:
+    path = config.path
+    if path.startswith("file:"):  # file:/a, file:///a
+        path = "/" + path.removeprefix("file:").lstrip("/")
+    if "://" in path:
+        report.notes.append(
+            f"{where}: validate samples only folders on this machine, not {config.path}: its "
+            "values are checked when a batch is read"
+        )
+        return
+    folder = os.path.abspath(path if path.startswith("/") else f"{base}/{path}")
+    try:
+        paths = pending_files(config, folder, bounds[0])
+        found = sample(config, paths, bounds[1])
+    except (LakefreshError, OSError, ValueError, csv.Error) as exc:  # the run says it at its batch
+        report.notes.append(f"{where}: its files could not be sampled: {exc}")
+        return
+    report.misfits += misfits(config, found, where, f"file:{folder}")
 
 
 def pending_files(config: FilesSourceConfig, folder: str, files: int) -> list[str]:
     """The first `files` files of the batches the folder holds, in the run's order, up to the
     first batch that waits (none when the folder does not exist: local_problems says so)."""
-    import os
-
     from lakefresh.lakehouse.storage import ArrowStorage
     from lakefresh.sources.base import ready
     from lakefresh.sources.file_listing import Listing
