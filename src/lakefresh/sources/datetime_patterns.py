@@ -20,7 +20,8 @@ from zoneinfo import ZoneInfo
 
 _MONTHS = [m.lower() for m in calendar.month_name[1:]]
 _ABBREVIATIONS = [m.lower() for m in calendar.month_abbr[1:]]
-_OFFSET = r"(?:Z|[+-][0-9]{2}(?::?[0-9]{2})?)"
+# X and x by their count: +01 or +0100; +0100; +01:00 (X also takes Z)
+_OFFSETS = {1: r"[+-][0-9]{2}(?:[0-9]{2})?", 2: r"[+-][0-9]{4}", 3: r"[+-][0-9]{2}:[0-9]{2}"}
 _LETTER_RUN = re.compile(r"'(?:[^']|'')*'|([A-Za-z])\1*|.", re.S)
 
 
@@ -62,7 +63,7 @@ def _field(token: str) -> str | None:
     numbers = {"y": "year", "u": "year", "M": "month", "L": "month", "d": "day", "H": "hour24"}
     numbers |= {"k": "hour24", "h": "hour12", "K": "hour12", "m": "minute", "s": "second"}
     if letter in "yu":
-        return r"(?P<year>[0-9]{2})" if width == 2 else rf"(?P<year>[+-]?[0-9]{{{max(width, 4)},9}})"
+        return rf"(?P<year>[0-9]{{{width}}})" if width in (2, 4) else r"(?P<year>[+-]?[0-9]{4,9})"
     if letter in "ML" and width >= 3:
         names = _ABBREVIATIONS if width == 3 else _MONTHS
         return f"(?P<month_name>{'|'.join(names)})"
@@ -70,11 +71,12 @@ def _field(token: str) -> str | None:
         digits = r"[0-9]{2}" if width == 2 else r"[0-9]{1,2}"
         return f"(?P<{numbers[letter]}>{digits})"
     if letter == "S" and width <= 9:
-        return rf"(?P<fraction>[0-9]{{{width}}})"
+        return rf"(?P<fraction>[0-9]{{1,{width}}})"
     if letter == "a" and width == 1:
         return "(?P<half>AM|PM)"
     if letter in "Xx" and width <= 3:
-        return f"(?P<offset>{_OFFSET})" if letter == "X" else r"(?P<offset>[+-][0-9]{2}(?::?[0-9]{2})?)"
+        offset = _OFFSETS[width]
+        return f"(?P<offset>Z|{offset})" if letter == "X" else f"(?P<offset>{offset})"
     if letter == "Z" and width <= 3:
         return r"(?P<offset>[+-][0-9]{4})"
     if letter == "V" and width == 2:

@@ -47,6 +47,12 @@ _ISO = re.compile(
     r"(?:[.](?P<fraction>[0-9]{0,9}))?)?)?(?P<zone>.*))?)?)?)?",
     re.S,
 )
+# naive date-time text as the run matches it first (sources/text.py NAIVE_TEXT), with its date
+_NAIVE = re.compile(
+    r"\s*[+-]?([0-9]{4,})(?:-([0-9]{1,2})(?:-([0-9]{1,2})"
+    r"(?:[ T](?:[0-9]{1,2}(?::[0-9]{1,2}(?::[0-9]{1,2}(?:[.][0-9]*)?)?)?)?)?)?)?\s*",
+    re.ASCII,
+)
 _OFFSET = re.compile(r"(?:UTC|GMT|UT)?\s*([+-])([0-9]{1,2})(?::?([0-9]{2}))?(?::?([0-9]{2}))?", re.I)
 # Java's short zone names, which Spark takes too (ZoneId.SHORT_IDS)
 _SHORT_ZONES = {
@@ -137,10 +143,21 @@ def _decimal(text: str, precision: int, scale: int) -> bool:
 
 
 def _date(text: str, formats: Formats) -> bool | None:
+    """A date, or naive date-time text whose date is one (Spark reads the date and leaves the
+    rest, `2025-01-31 25:00:00` too), or a timestamp Spark reads (with a zone)."""
     if formats.date_format:
         read = reader(formats.date_format)
         return None if read is None else _read(read, text) is not None
-    return _iso(text) is not None
+    naive = _NAIVE.fullmatch(text)
+    if naive is None:
+        return _iso(text) is not None
+    if len(naive.group(1)) > 7:  # Spark's dates have years of 4 to 7 digits
+        return False
+    try:
+        date(_same_calendar(int(naive.group(1))), int(naive.group(2) or 1), int(naive.group(3) or 1))
+    except ValueError:
+        return False
+    return True
 
 
 def _timestamp(text: str, formats: Formats) -> bool | None:
@@ -186,6 +203,8 @@ def _iso(text: str) -> tuple[datetime, bool, bool] | None:
     zone = (fields["zone"] or "").strip(" ")
     if zone and not _is_zone(zone):
         return None
+    if zone and fields["zone"].startswith(" ") and fields["second"] is None:
+        return None  # a zone after a blank follows seconds (10:00:00 UTC, not 10:00 UTC)
     try:
         year = int(fields["year"])
         day = date(_same_calendar(year), int(fields["month"] or 1), int(fields["day"] or 1))
