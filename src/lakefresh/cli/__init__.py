@@ -169,9 +169,22 @@ def reports_errors(command: Callable[Arguments, None]) -> Callable[Arguments, No
 
 @app.command()
 @reports_errors
-def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = OUTPUT) -> None:
-    """Check a pipeline file without starting Spark: what a run would stop at; and warn of the
-    columns it cannot know before a batch is read."""
+def validate(
+    pipeline: Path = PIPELINE,
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+    sample_rows: int = typer.Option(
+        1000,
+        "--sample-rows",
+        min=0,
+        help="Rows read of each of a local files source's first 3 files, to check that the declared "
+        "types hold them; 0 reads no data.",
+    ),
+) -> None:
+    """Check a pipeline file without starting Spark: what a run would stop at; warn of the columns
+    it cannot know before a batch is read; and read the first rows of each local `files` source's
+    first files to find declared types that cannot hold them (a warning when some values fail,
+    an error when every sampled value does)."""
     from lakefresh.config.checks import unknown_columns
     from lakefresh.config.loader import validate_pipeline
     from lakefresh.lakehouse.connect import connect_problems, remote_url
@@ -183,13 +196,25 @@ def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = 
     if errors:
         raise ConfigError(f"{pipeline}: " + "; ".join(errors))
     warnings += notes
+    sampled: list[str] = []
+    if sample_rows:
+        from lakefresh.sources.type_fit import sampled_types
+
+        report = sampled_types(config.tables, pipeline, rows=sample_rows)
+        if report.errors:
+            lines = [*report.errors, *(f"warning: {w}" for w in report.warnings)]
+            header = f"{pipeline}: {len(report.errors)} error(s) in the pipeline"
+            raise ConfigError("\n".join([header, *(f"  {line}" for line in lines)]))
+        warnings += report.warnings
+        sampled = report.notes
     _emit(
         output,
-        {"ok": True, "tables": names, "warnings": warnings},
+        {"ok": True, "tables": names, "warnings": warnings, "notes": sampled},
         "\n".join(
             [
                 f"{pipeline}: valid ({len(names)} table(s): {', '.join(names)})",
                 *(f"  warning: {w}" for w in warnings),
+                *(f"  note: {n}" for n in sampled),
             ]
         ),
     )
