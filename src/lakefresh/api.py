@@ -26,7 +26,6 @@ from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.console import Console, LoggedConsole, SilentConsole, default_console, describe_refresh
 from lakefresh.errors import ConfigError, LakefreshError, StateError
-from lakefresh.lakehouse.connect import DELTA_NEEDS_A_DRIVER, is_connect
 from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.native import NativeTables, NotNative
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
@@ -108,19 +107,17 @@ class Pipeline:
         protocol. Delta targets (`format: delta`) go to a Delta backend beside the catalog's
         Iceberg one, and so do the control tables with `control_format: delta`; with no Iceberg
         table at all, the Delta backend is the only one."""
-        from lakefresh.lakehouse.delta import DeltaBackend
+        from lakefresh.lakehouse.delta.sql import delta_backend
         from lakefresh.lakehouse.formats import ByTable
         from lakefresh.lakehouse.iceberg.sql import iceberg_backend
 
         config = self.config
-        if config.reads_delta_logs() and is_connect(self.spark):
-            raise ConfigError(DELTA_NEEDS_A_DRIVER)
         if not config.uses_delta():
             return iceberg_backend(self.spark, config.catalog.name)
         root = resolve_warehouse(config.catalog, self.base_dir)
         if root is None:
             raise ConfigError("Delta tables live under the catalog's warehouse: set catalog.warehouse")
-        delta = DeltaBackend(self.spark, root)
+        delta = delta_backend(self.spark, root)
         if not config.uses_iceberg():
             return delta
         control = {config.catalog.control_namespace} if config.catalog.control_format == "delta" else set()

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 from lakefresh.config.sources import DeltaChangesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.checkpoints import held
-from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.delta.log import history, lineage
+from lakefresh.lakehouse.delta.sql import delta_backend
 from lakefresh.lakehouse.failures import describe
 from lakefresh.sources.table_changes import TableChangesSource
 
@@ -56,7 +56,7 @@ class DeltaChangesSource(TableChangesSource):
 
     def _feed(self) -> tuple[str, TableBackend]:
         assert isinstance(self.config, DeltaChangesSourceConfig)
-        return self.ctx.resolve(self.config.path), DeltaBackend(self.ctx.backend.spark, "")
+        return self.ctx.resolve(self.config.path), delta_backend(self.ctx.backend.spark, "")
 
     def first_start(self) -> int | None:
         """Before the table's latest beginning: creation, TRUNCATE, REPLACE, or the change data

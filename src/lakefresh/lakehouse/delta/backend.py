@@ -276,11 +276,15 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         key = (table, snapshot_id, self._entry(table, snapshot_id).millis)
         if key not in self._counts:
             self._counts = {k: v for k, v in self._counts.items() if k[0] != table}  # one per table
-            counted = records_in(self._checksum(table, snapshot_id))
+            counted = self._records(table, snapshot_id)
             if counted is None:
                 counted = int(self.read(table, snapshot_id).count())
             self._counts[key] = counted
         return self._counts[key]
+
+    def _records(self, table: str, snapshot_id: int) -> int | None:
+        """The version's rows from its checksum without a job, or None (then counted)."""
+        return records_in(self._checksum(table, snapshot_id))
 
     def _checksum(self, table: str, snapshot_id: int) -> Any:
         """The checksum of version `snapshot_id` when it is the newest and has one; else None."""
