@@ -30,7 +30,7 @@ from lakefresh.lakehouse.connect import DELTA_NEEDS_A_DRIVER, is_connect
 from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.native import NativeTables, NotNative
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
-from lakefresh.lakehouse.table_rows import SparkTables, TableRows
+from lakefresh.lakehouse.table_rows import SparkTables
 from lakefresh.results import RunResult, TableFreshness, TableResult, TableStatus
 from lakefresh.state.control import ControlTables
 from lakefresh.state.leases import Holder, Lease, Leases
@@ -464,22 +464,40 @@ class Pipeline:
 
     def status(self, pending: bool = False) -> list[TableStatus]:
         """Per table: batches published, the last one and its position, rows, counts; with
-        `pending`, how many batches its source holds that no run took yet (listing a source
-        needs Spark; without `pending` no JVM starts where the tables allow it: `_native`)."""
-        if not pending:
-            namespace = self.config.catalog.control_namespace
-            found = self._native(lambda tables: read_status(self.config, tables, namespace))
-            if found is not None:
-                return found
+        `pending`, how many batches its source holds that no run took yet. No JVM starts where
+        the tables and the sources allow it (`_native`)."""
+        namespace = self.config.catalog.control_namespace
+
+        def read(tables: NativeTables) -> list[TableStatus]:
+            if not pending:
+                return read_status(self.config, tables, namespace)
+            from lakefresh.sources.native_listing import NativeListing
+            from lakefresh.verbs.freshness import source_listing
+
+            view, sources = (
+                ControlView(tables, namespace),
+                NativeListing(self.config, str(self.base_dir), tables),
+            )
+
+            def listing(table: TableConfig) -> tuple[int, int]:
+                return source_listing(view, self.config.qualified(table), sources.batches(table))[1:]
+
+            return read_status(self.config, tables, namespace, listing)
+
+        found = self._native(read)
+        if found is not None:
+            return found
         from lakefresh.verbs.status import table_status
 
         return table_status(self._verbs, pending)
 
-    def _native(self, read: Callable[[TableRows], T]) -> T | None:
+    def _native(self, read: Callable[[NativeTables], T]) -> T | None:
         """`read` over the tables read without a JVM (lakehouse/native.py): Iceberg tables of a
-        hadoop catalog and Delta tables, in a local warehouse folder. None, for the caller to
-        read through Spark, where they cannot be read so or the read failed; a LakefreshError
-        (a control table of another state version) is an answer, and raised."""
+        hadoop catalog and Delta tables, in a local warehouse folder; and the sources listed so
+        (sources/native_listing.py: folders on this machine). None, for the caller to take the
+        Spark road, where they cannot be read so (NotNative, raised before anything is
+        written) or the read failed; a LakefreshError (a control table of another state
+        version, a source that cannot be listed) is an answer, and raised."""
         try:
             tables = NativeTables.of(self.config, resolve_warehouse(self.config.catalog, self.base_dir))
             found = read(tables)
@@ -501,13 +519,23 @@ class Pipeline:
     def freshness(self, tables: list[str] | None = None, now: datetime | None = None) -> list[TableFreshness]:
         """Per table (or for `tables`): when its newest batch was loaded and how long ago, its
         verdict against its `freshness` bounds (pass, warn, error; `none` without bounds), and
-        for a source of files the newest batch it holds and how many wait. `now`: UTC."""
-        from lakefresh.verbs.freshness import table_freshness
+        for a source of files the newest batch it holds and how many wait. `now`: UTC. No JVM
+        starts where the tables and the sources allow it (`_native`)."""
+        from lakefresh.verbs.freshness import read_freshness, table_freshness
 
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
         chosen = [t for t in self.config.tables if not tables or t.name in tables]
-        return table_freshness(self._verbs, chosen, now)
+
+        def read(native: NativeTables) -> list[TableFreshness]:
+            from lakefresh.sources.native_listing import NativeListing
+
+            view = ControlView(native, self.config.catalog.control_namespace)
+            listed = NativeListing(self.config, str(self.base_dir), native).batches
+            return read_freshness(self.config, view, chosen, listed, now)
+
+        found = self._native(read)
+        return found if found is not None else table_freshness(self._verbs, chosen, now)
 
     def history(self, table: str) -> list[dict[str, Any]]:
         """The table's batches, one row per attempt, oldest first."""

@@ -1,12 +1,15 @@
 """Reads of small tables without a JVM: Iceberg tables of a `hadoop` catalog through pyiceberg,
 Delta tables through the `deltalake` package (delta-rs), both in a local warehouse folder.
 
-The verbs that only read what runs recorded (`status`, `history`, `quarantine`)
-answer in a few seconds this way, where a Spark session takes tens of seconds to start. A
-hadoop catalog keeps each table at `<warehouse>/<namespace>/<table>` with its metadata files
-(`metadata/v<N>.metadata.json`, the newest named by `version-hint.text`), so pyiceberg reads one
-from its newest metadata file (`StaticTable.from_metadata`) with no catalog service; a Delta table
-lives at the same place under the same warehouse (lakehouse/delta/backend.py `location`).
+The verbs that only read what runs recorded (`status`, `history`, `quarantine`, `freshness`,
+`report`) answer in a second or two this way, where a Spark session takes tens of seconds to
+start. A hadoop catalog keeps each table at `<warehouse>/<namespace>/<table>` with its metadata
+files (`metadata/v<N>.metadata.json`, the newest named by `version-hint.text`), so a table is read
+from its newest metadata file with no catalog service: straight from its files
+(lakehouse/iceberg_files.py: importing pyiceberg alone costs more than a whole `status`), or,
+for what that reader leaves (equality deletes, a nested column changed since a file was
+written), through pyiceberg (`StaticTable.from_metadata`). A Delta table lives at the same place
+under the same warehouse (lakehouse/delta/backend.py `location`).
 
 Rows come back as PySpark's `Row.asDict(recursive=True)` gives them, so the verbs' answers are
 the same on both roads: timestamps as naive datetimes in this process's local time (as PySpark
@@ -18,6 +21,7 @@ not read).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -25,6 +29,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.lakehouse.iceberg_files import IcebergFiles, Unread, without_zones
 from lakefresh.lakehouse.sql import standard_sql_literal
 
 if TYPE_CHECKING:
@@ -36,6 +41,7 @@ if TYPE_CHECKING:
 # libraries misread a table)
 SWITCH = "LAKEFRESH_NATIVE_READS"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+log = logging.getLogger(__name__)
 _METADATA = re.compile(r"^v(\d+)(\.[a-z0-9]+)?\.metadata\.json$")
 
 
@@ -55,7 +61,8 @@ class NativeTables:
         self.iceberg_catalog = iceberg_catalog  # whether its Iceberg tables are a hadoop catalog's
         self.delta = frozenset(delta)
         self.delta_namespaces = frozenset(delta_namespaces)
-        self._loaded: dict[Path, Any] = {}  # Iceberg tables, by their metadata file
+        self._loaded: dict[Path, Any] = {}  # Iceberg tables through pyiceberg, by their metadata file
+        self._files: dict[Path, IcebergFiles] = {}  # Iceberg tables read from their files
 
     @staticmethod
     def of(config: PipelineConfig, warehouse: str | None) -> NativeTables:
@@ -91,35 +98,63 @@ class NativeTables:
         """The table's properties (Delta: its configuration)."""
         if self.is_delta(table):
             return dict(self._delta(table).metadata().configuration)
-        return dict(self._iceberg(table).properties)
+        return self._iceberg_files(table).properties
 
     def rows(self, table: str, equal: tuple[str, str] | None = None) -> list[dict[str, Any]]:
         """The table's rows now (those whose column `equal[0]` holds `equal[1]`), as PySpark's
         `asDict(recursive=True)` gives them."""
         if self.is_delta(table):
             where = "" if equal is None else f" WHERE {_name(equal[0])} = {standard_sql_literal(equal[1])}"
-            data = self._delta_query(table, f"SELECT * FROM t{where}")
-        else:
-            from pyiceberg.expressions import AlwaysTrue, EqualTo
+            return _spark_rows(self._delta_query(table, f"SELECT * FROM t{where}"))
+        try:
+            found = [
+                r for rows, schema in self._iceberg_files(table).rows() for r in _converted(rows, schema)
+            ]
+        except Unread as exc:
+            log.debug("%s read through pyiceberg: %s", table, exc)
+            return self._pyiceberg_rows(table, equal)
+        return found if equal is None else [r for r in found if r[equal[0]] == equal[1]]
 
-            equal_to: Any = EqualTo  # a pydantic model whose generated signature mypy misreads
-            found: Any = AlwaysTrue() if equal is None else equal_to(*equal)
-            scan = self._iceberg(table).scan(row_filter=found)
-            data = scan.to_arrow()
-        return _spark_rows(data)
+    def _pyiceberg_rows(self, table: str, equal: tuple[str, str] | None) -> list[dict[str, Any]]:
+        from pyiceberg.expressions import AlwaysTrue, EqualTo
+
+        equal_to: Any = EqualTo  # a pydantic model whose generated signature mypy misreads
+        found: Any = AlwaysTrue() if equal is None else equal_to(*equal)
+        return _spark_rows(self._iceberg(table).scan(row_filter=found).to_arrow())
 
     def count(self, table: str) -> int:
         """The table's rows now (deleted rows not counted)."""
         if self.is_delta(table):
             return int(self._delta_query(table, "SELECT count(*) AS n FROM t").column(0)[0].as_py())
-        iceberg = self._iceberg(table)
-        snapshot = iceberg.current_snapshot()
-        if snapshot is None:
-            return 0
-        totals = snapshot.summary.additional_properties if snapshot.summary else {}
-        if totals.get("total-delete-files") == "0" and "total-records" in totals:
-            return int(totals["total-records"])  # no delete file: every row counted is live
-        return int(iceberg.scan().count())
+        try:
+            return self._iceberg_files(table).count()
+        except Unread as exc:
+            log.debug("%s counted through pyiceberg: %s", table, exc)
+            return int(self._iceberg(table).scan().count())
+
+    def published_batches(self, table: str) -> dict[str, int]:
+        """Batch id -> snapshot id (Delta: version) of the batches the table's current lineage
+        carries, newest first (as TableBackend.published_batches)."""
+        if self.is_delta(table):
+            from lakefresh.lakehouse.delta import log as delta_log
+
+            history = sorted(
+                (delta_log.history_entry(c) for c in self._delta(table).history()), key=lambda v: -v.version
+            )
+            return delta_log.published_in(delta_log.lineage(history))
+        from lakefresh.lakehouse.iceberg.log import SnapshotLog, published_in
+
+        files = self._iceberg_files(table)
+        return published_in(SnapshotLog(files.current_id(), files.snapshots()).ancestors())
+
+    def _iceberg_files(self, table: str) -> IcebergFiles:
+        """The table as its newest metadata file has it, read from its files (once per such file)."""
+        found = _newest_metadata(self.location(table))
+        if found is None:
+            raise NotNative(f"{table}: no Iceberg metadata file")
+        if found not in self._files:
+            self._files[found] = IcebergFiles(found)
+        return self._files[found]
 
     def _iceberg(self, table: str) -> Any:
         """The table as its newest metadata file has it (loaded once per such file)."""
@@ -148,7 +183,7 @@ class NativeTables:
         from deltalake import QueryBuilder
 
         reader = QueryBuilder().register("t", self._delta(table)).execute(sql)
-        return pa.table(reader.read_all())
+        return pa.RecordBatchReader.from_stream(reader).read_all()  # pa.table() would import pandas
 
 
 def _keep_null_lists() -> None:
@@ -189,8 +224,15 @@ def _newest_metadata(folder: Path) -> Path | None:
 
 def _spark_rows(data: pa.Table) -> list[dict[str, Any]]:
     """Arrow rows as PySpark collects them (`_converter`)."""
-    convert = {f.name: _converter(f.type) for f in data.schema}
-    return [{k: convert[k](v) for k, v in row.items()} for row in data.to_pylist()]
+    return _converted(without_zones(data).to_pylist(), data.schema)
+
+
+def _converted(rows: list[dict[str, Any]], schema: pa.Schema) -> list[dict[str, Any]]:
+    """Rows read with this Arrow schema as PySpark collects them (`_converter`); a column the
+    schema does not have is null."""
+    convert = {f.name: _converter(f.type) for f in schema}
+    same: Callable[[Any], Any] = lambda v: v  # noqa: E731
+    return [{k: convert.get(k, same)(v) for k, v in row.items()} for row in rows]
 
 
 def _converter(kind: pa.DataType) -> Callable[[Any], Any]:
@@ -213,8 +255,9 @@ def _converter(kind: pa.DataType) -> Callable[[Any], Any]:
 
 
 def _local(value: datetime | None) -> datetime | None:
-    """An aware time as PySpark gives a timestamp: naive, in this process's local time."""
+    """An aware time (or a naive one in UTC) as PySpark gives a timestamp: naive, in this
+    process's local time."""
     if value is None:
         return None
-    micros = (value - _EPOCH) // timedelta(microseconds=1)
+    micros = (value.replace(tzinfo=value.tzinfo or UTC) - _EPOCH) // timedelta(microseconds=1)
     return datetime.fromtimestamp(micros // 1_000_000).replace(microsecond=micros % 1_000_000)

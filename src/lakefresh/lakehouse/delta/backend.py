@@ -53,6 +53,7 @@ from lakefresh.lakehouse.delta.log import (
     checksum_of,
     history,
     lineage,
+    published_in,
     records_in,
 )
 from lakefresh.lakehouse.delta.upkeep import DeltaUpkeep
@@ -225,13 +226,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         )
 
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for entry in self._lineage(table):
-            if since is not None and entry.version == since:
-                break
-            for batch_id in reversed(entry.batches):
-                out.setdefault(batch_id, entry.version)
-        return out
+        return published_in(self._lineage(table), since)
 
     def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
         out: list[Commit] = []

@@ -95,6 +95,31 @@ def history(spark: SparkSession, qualified: str) -> list[Version]:
     return sorted(out, key=lambda v: -v.version)
 
 
+def history_entry(commit: dict[str, Any]) -> Version:
+    """A history entry as the `deltalake` package gives it (`DeltaTable.history()`: a commit's
+    `commitInfo`, its version added), read as DESCRIBE HISTORY's row is."""
+    return Version(
+        int(commit["version"]),
+        int(commit["timestamp"]),
+        str(commit["operation"]),
+        dict(commit.get("operationParameters") or {}),
+        dict(commit.get("operationMetrics") or {}),
+        _json_object(commit.get("userMetadata")),
+    )
+
+
+def published_in(lineage: list[Version], since: int | None = None) -> dict[str, int]:
+    """Batch id -> version of the batches a lineage (newest first) carries; with `since`, only
+    those after that version (the walk stops there)."""
+    out: dict[str, int] = {}
+    for entry in lineage:
+        if since is not None and entry.version == since:
+            break
+        for batch_id in reversed(entry.batches):
+            out.setdefault(batch_id, entry.version)
+    return out
+
+
 def lineage(entries: list[Version]) -> list[Version]:
     """The current version and its ancestors, newest first (`entries`: a history, newest
     first): a RESTORE continues at the version it restored."""

@@ -5,7 +5,7 @@ between two snapshots."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -86,6 +86,21 @@ class SnapshotInfo:
     def properties(self) -> dict[str, str]:
         """Its summary's `lakefresh.*` properties (see `TableBackend.commit_properties`)."""
         return {k: v for k, v in self.summary.items() if k.startswith("lakefresh.")}
+
+
+class SnapshotLog:
+    """A table's snapshots as its metadata tables hold them at one moment."""
+
+    def __init__(self, current: int | None, snapshots: dict[int, SnapshotInfo]) -> None:
+        self.current = current
+        self.snapshots = snapshots
+
+    def ancestors(self, start: int | None = None) -> Iterator[SnapshotInfo]:
+        """From `start` (default: the current snapshot) back through its retained parents."""
+        found = self.snapshots.get(self.current if start is None else start)  # type: ignore[arg-type]
+        while found is not None:
+            yield found
+            found = None if found.parent_id is None else self.snapshots.get(found.parent_id)
 
 
 def snapshot_info(spark: SparkSession, snapshot: Any) -> SnapshotInfo:

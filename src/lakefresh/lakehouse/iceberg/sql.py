@@ -28,7 +28,14 @@ from lakefresh.errors import CommitConflictError, StateError
 from lakefresh.lakehouse.backend import Lineage, SnapshotState, StagedCommit, TableBackend
 from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.iceberg.backend import REWRITTEN_KEEP_SNAPSHOTS, IcebergBackend
-from lakefresh.lakehouse.iceberg.log import SnapshotInfo, changelog, published_in, snapshot_commit, utc
+from lakefresh.lakehouse.iceberg.log import (
+    SnapshotInfo,
+    SnapshotLog,
+    changelog,
+    published_in,
+    snapshot_commit,
+    utc,
+)
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.sql import quote, sql_literal
 
@@ -37,21 +44,6 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
-
-
-class SnapshotLog:
-    """A table's snapshots as its metadata tables hold them at one moment."""
-
-    def __init__(self, current: int | None, snapshots: dict[int, SnapshotInfo]) -> None:
-        self.current = current
-        self.snapshots = snapshots
-
-    def ancestors(self, start: int | None = None) -> Iterator[SnapshotInfo]:
-        """From `start` (default: the current snapshot) back through its retained parents."""
-        found = self.snapshots.get(self.current if start is None else start)  # type: ignore[arg-type]
-        while found is not None:
-            yield found
-            found = None if found.parent_id is None else self.snapshots.get(found.parent_id)
 
 
 class IcebergSqlBackend(IcebergBackend):
