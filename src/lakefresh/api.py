@@ -335,10 +335,16 @@ class Pipeline:
 
         by_kind = status_codes()
         codes = {t.name: by_kind.get(t.strategy.kind, {}) for t in self.config.tables}
-        tables = [
-            table_report(status, self.history(status.table), codes.get(status.table, {}))
-            for status in self.status(pending=True)
-        ]
+        namespace = self.config.catalog.control_namespace
+
+        def read(tables: NativeTables) -> list[tuple[TableStatus, list[dict[str, Any]]]]:
+            view = ControlView(tables, namespace)
+            return [(s, view.history(self._name(s.table))) for s in self._status_of(tables, True)]
+
+        found = self._native(read)  # one reader for all of it: each table read once
+        if found is None:
+            found = [(s, self.history(s.table)) for s in self.status(pending=True)]
+        tables = [table_report(status, history, codes.get(status.table, {})) for status, history in found]
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(render(self.path.name if self.path else "pipeline", tables), encoding="utf-8")
@@ -466,30 +472,28 @@ class Pipeline:
         """Per table: batches published, the last one and its position, rows, counts; with
         `pending`, how many batches its source holds that no run took yet. No JVM starts where
         the tables and the sources allow it (`_native`)."""
-        namespace = self.config.catalog.control_namespace
-
-        def read(tables: NativeTables) -> list[TableStatus]:
-            if not pending:
-                return read_status(self.config, tables, namespace)
-            from lakefresh.sources.native_listing import NativeListing
-            from lakefresh.verbs.freshness import source_listing
-
-            view, sources = (
-                ControlView(tables, namespace),
-                NativeListing(self.config, str(self.base_dir), tables),
-            )
-
-            def listing(table: TableConfig) -> tuple[int, int]:
-                return source_listing(view, self.config.qualified(table), sources.batches(table))[1:]
-
-            return read_status(self.config, tables, namespace, listing)
-
-        found = self._native(read)
+        found = self._native(lambda tables: self._status_of(tables, pending))
         if found is not None:
             return found
         from lakefresh.verbs.status import table_status
 
         return table_status(self._verbs, pending)
+
+    def _status_of(self, tables: NativeTables, pending: bool) -> list[TableStatus]:
+        """`status` read without a JVM (`_native`)."""
+        namespace = self.config.catalog.control_namespace
+        if not pending:
+            return read_status(self.config, tables, namespace)
+        from lakefresh.sources.native_listing import NativeListing
+        from lakefresh.verbs.freshness import source_listing
+
+        view = ControlView(tables, namespace)
+        sources = NativeListing(self.config, str(self.base_dir), tables)
+
+        def listing(table: TableConfig) -> tuple[int, int]:
+            return source_listing(view, self.config.qualified(table), sources.batches(table))[1:]
+
+        return read_status(self.config, tables, namespace, listing)
 
     def _native(self, read: Callable[[NativeTables], T]) -> T | None:
         """`read` over the tables read without a JVM (lakehouse/native.py): Iceberg tables of a
@@ -537,9 +541,13 @@ class Pipeline:
         found = self._native(read)
         return found if found is not None else table_freshness(self._verbs, chosen, now)
 
+    def _name(self, table: str) -> str:
+        """A table's `namespace.table` name."""
+        return self.config.qualified(self._table(table))
+
     def history(self, table: str) -> list[dict[str, Any]]:
         """The table's batches, one row per attempt, oldest first."""
-        name = self.config.qualified(self._table(table))
+        name = self._name(table)
         namespace = self.config.catalog.control_namespace
         found = self._native(lambda tables: ControlView(tables, namespace).history(name))
         return found if found is not None else self._control_view().history(name)

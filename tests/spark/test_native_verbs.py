@@ -1,7 +1,8 @@
 """`freshness`, `status --pending` and `report` list sources in local folders (`files`,
-`synapse_link`) and read the control tables and the targets' lineage without a JVM. A CLI process
-that does so never imports PySpark, and prints what the Spark road prints on the same tables and
-folders; a source it cannot list sends the whole command through Spark."""
+`synapse_link`) and change feeds of the warehouse's tables, and read the control tables and the
+targets' lineage, without a JVM. A CLI process that does so never imports PySpark, and prints
+what the Spark road prints on the same tables and folders; a source it cannot list sends the
+whole command through Spark."""
 
 from __future__ import annotations
 
@@ -39,6 +40,17 @@ TABLES = """
   source: {kind: synapse_link, path: export, entity: account, look_back_interval: 1d}
   strategy: {kind: key, keys: [Id], date_column: SinkModifiedOn}
 """
+# the people target's changes, read downstream: from its Iceberg snapshots, or its Delta versions
+FEEDS = {
+    "iceberg": "{{kind: table_changes, table: {namespace}.people, keys: [id]}}",
+    "delta": "{{kind: delta_changes, path: {warehouse}/{namespace}/people, keys: [id]}}",
+}
+FEED = """
+- name: people_changes
+  source: {source}
+  strategy: {{kind: append}}
+  depends_on: [people]
+"""
 
 
 def account(id_: str, name: str, hour: int) -> dict[str, Any]:
@@ -48,8 +60,9 @@ def account(id_: str, name: str, hour: int) -> dict[str, Any]:
 
 @pytest.fixture(scope="module", params=FORMATS)
 def pipeline(request: Any, spark: Any, warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """One pipeline per table format, run once; then batches arrive that no run took: a file, a
-    day folder still without its marker beside a complete one, a finished export folder."""
+    """One pipeline per table format, run once; then batches arrive that no run took: a file
+    (after another that only `people` took, whose commit its change feed has not read), a day
+    folder still without its marker beside a complete one, a finished export folder."""
     ws = Workspace(tmp_path_factory.mktemp(f"native_{request.param}"), spark, warehouse)
     if request.param == "delta":  # the targets and the control tables
         ws.catalog_extra = "  format: delta\n  control_format: delta\n"
@@ -61,9 +74,12 @@ def pipeline(request: Any, spark: Any, warehouse: Path, tmp_path_factory: pytest
     export.write_folder(F1, ACCOUNT, {"account": {"2025.csv": [account("a", "Ann", 10)]}})
     export.write_folder(F2, ACCOUNT, {"account": {"2025.csv": [account("b", "Bob", 11)]}})
     export.set_current(F2)  # F2 is still being written
-    p = ws.pipeline(TABLES)
+    feed = FEEDS[request.param].format(namespace=ws.namespace, warehouse=warehouse)
+    p = ws.pipeline(TABLES + FEED.format(source=feed))
     assert p.run().ok
     ws.write("in/b3.csv", "id,name\n3,Cy\n", mtime=1_736_007_200)
+    assert p.run(["people"]).ok  # a commit that people_changes has not read
+    ws.write("in/b4.csv", "id,name\n4,Dee\n", mtime=1_736_010_800)
     ws.write("days/2025-01-02/part.csv", "id\n2\n", mtime=1_736_086_400)
     ws.write("days/2025-01-02/_SUCCESS", "")
     ws.write("days/2025-01-03/part.csv", "id\n3\n", mtime=1_736_172_800)  # no marker yet
@@ -103,15 +119,17 @@ def test_freshness_status_and_report_need_no_jvm_and_say_what_the_spark_road_say
 
     status = json.loads(cli_process("status", "pipeline.yml", "--pending", "-o", "json", cwd=root).stdout)
     assert [(s["table"], s["batches_published"], s["pending"]) for s in status] == [
-        ("people", 2, 1),  # b3.csv
+        ("people", 3, 1),  # b4.csv
         ("days", 1, 1),  # 2025-01-02 (2025-01-03 has no marker yet)
         ("accounts", 1, 2),  # F2 and F3 (F4, the newest, may still be written)
+        ("people_changes", 1, 1),  # the load of b3.csv's commit
     ]
     fresh = json.loads(cli_process("freshness", "pipeline.yml", "-o", "json", cwd=root).stdout)
     assert [(f["table"], f["status"], f["pending"], f["source_newest"]) for f in fresh] == [
-        ("people", "warn", 1, "2025-01-04T16:13:20"),
+        ("people", "warn", 1, "2025-01-04T17:13:20"),
         ("days", "none", 1, "2025-01-05T14:13:20"),
         ("accounts", "none", 2, "2025-03-01T12:00:00"),
+        ("people_changes", "none", None, None),  # a change feed: its source holds no files
     ]
 
 
@@ -130,7 +148,7 @@ def test_a_source_it_cannot_list_goes_through_spark(pipeline, caplog):
     p = load_pipeline(root / "snapshot.yml", spark=pipeline.spark)
     with caplog.at_level(logging.DEBUG, logger="lakefresh"):
         found = [(s.table, s.pending) for s in p.status(pending=True)]
-    assert found == [("people", 1), ("days", 1), ("accounts", 2), ("people_copy", 1)]
+    assert found == [("people", 1), ("days", 1), ("accounts", 2), ("people_changes", 1), ("people_copy", 1)]
     assert "reading through Spark: a table_snapshot source is listed through Spark" in caplog.text
 
 

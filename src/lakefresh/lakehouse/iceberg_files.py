@@ -51,6 +51,7 @@ class IcebergFiles:
     """One table as one metadata file describes it."""
 
     def __init__(self, metadata_file: Path) -> None:
+        self.path = metadata_file
         self.metadata: dict[str, Any] = json.loads(metadata_file.read_text(encoding="utf-8"))
         self.format_version = int(self.metadata.get("format-version", 1))
         self._files: list[DataFile] | None = None

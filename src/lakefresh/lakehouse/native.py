@@ -36,6 +36,9 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from lakefresh.config.models import PipelineConfig
+    from lakefresh.lakehouse.backend import Lineage, SnapshotState
+    from lakefresh.lakehouse.delta.log import Version, VersionLog
+    from lakefresh.lakehouse.iceberg.log import SnapshotLog
 
 # LAKEFRESH_NATIVE_READS=0 sends every read through Spark (to compare the roads, or when these
 # libraries misread a table)
@@ -62,7 +65,10 @@ class NativeTables:
         self.delta = frozenset(delta)
         self.delta_namespaces = frozenset(delta_namespaces)
         self._loaded: dict[Path, Any] = {}  # Iceberg tables through pyiceberg, by their metadata file
-        self._files: dict[Path, IcebergFiles] = {}  # Iceberg tables read from their files
+        # Iceberg tables read from their files, each as its newest metadata file has it, with its
+        # rows once read whole (a commit makes a newer metadata file, read afresh)
+        self._files: dict[str, IcebergFiles] = {}
+        self._rows: dict[str, tuple[IcebergFiles, list[dict[str, Any]]]] = {}
 
     @staticmethod
     def of(config: PipelineConfig, warehouse: str | None) -> NativeTables:
@@ -81,11 +87,19 @@ class NativeTables:
         return NativeTables(Path(local), config.catalog.type == "hadoop", config.delta_tables(), control)
 
     def is_delta(self, table: str) -> bool:
-        return table in self.delta or table.split(".")[0] in self.delta_namespaces
+        return table in self.delta or table.split(".")[0] in self.delta_namespaces or _is_folder(table)
 
     def location(self, table: str) -> Path:
+        """Where the table is: `namespace.table` in the warehouse folder; a Delta table may also
+        be named by its folder (a `delta_changes` source's path)."""
+        if _is_folder(table):
+            if "://" in table and not table.startswith("file:"):
+                raise NotNative(f"the Delta table {table} is not in a local folder")
+            return Path("/" + table.removeprefix("file:").lstrip("/") if table.startswith("file:") else table)
         if not self.is_delta(table) and not self.iceberg_catalog:
             raise NotNative(f"{table} is in a catalog that is not a hadoop catalog")
+        if len(table.split(".")) != 2:  # another catalog's table
+            raise NotNative(f"{table} is not named namespace.table")
         return self.warehouse.joinpath(*table.split("."))
 
     def exists(self, table: str) -> bool:
@@ -107,13 +121,11 @@ class NativeTables:
             where = "" if equal is None else f" WHERE {_name(equal[0])} = {standard_sql_literal(equal[1])}"
             return _spark_rows(self._delta_query(table, f"SELECT * FROM t{where}"))
         try:
-            found = [
-                r for rows, schema in self._iceberg_files(table).rows() for r in _converted(rows, schema)
-            ]
+            found = self._iceberg_rows(table)
         except Unread as exc:
             log.debug("%s read through pyiceberg: %s", table, exc)
             return self._pyiceberg_rows(table, equal)
-        return found if equal is None else [r for r in found if r[equal[0]] == equal[1]]
+        return [dict(r) for r in found if equal is None or r[equal[0]] == equal[1]]
 
     def _pyiceberg_rows(self, table: str, equal: tuple[str, str] | None) -> list[dict[str, Any]]:
         from pyiceberg.expressions import AlwaysTrue, EqualTo
@@ -132,29 +144,65 @@ class NativeTables:
             log.debug("%s counted through pyiceberg: %s", table, exc)
             return int(self._iceberg(table).scan().count())
 
+    # --- the lineage, as TableBackend's (a change feed's listing, a synapse_link's) -------------
+
     def published_batches(self, table: str) -> dict[str, int]:
         """Batch id -> snapshot id (Delta: version) of the batches the table's current lineage
-        carries, newest first (as TableBackend.published_batches)."""
+        carries, newest first."""
+        return self._log(table).published()
+
+    def head(self, table: str) -> int | None:
+        return self._log(table).head()
+
+    def lineage(self, table: str) -> Lineage:
+        return self._log(table).view()
+
+    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+        return self._log(table).committed_at(table, snapshot_id)
+
+    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
+        return self._log(table).state(snapshot_id)
+
+    def delta_lineage(self, table: str) -> list[Version]:
+        """A Delta table's current version and its ancestors, newest first."""
+        from lakefresh.lakehouse.delta.log import lineage
+
+        return lineage(self.delta_history(table))
+
+    def delta_history(self, table: str) -> list[Version]:
+        """A Delta table's retained history, newest first (as DESCRIBE HISTORY gives it)."""
+        from lakefresh.lakehouse.delta.log import history_entry
+
+        commits = self._delta(table).history()
+        return sorted((history_entry(c) for c in commits), key=lambda v: -v.version)
+
+    def _log(self, table: str) -> SnapshotLog | VersionLog:
+        """An Iceberg table's snapshots, or a Delta table's history."""
+        from lakefresh.lakehouse.delta.log import VersionLog
+        from lakefresh.lakehouse.iceberg.log import SnapshotLog
+
         if self.is_delta(table):
-            from lakefresh.lakehouse.delta import log as delta_log
-
-            history = sorted(
-                (delta_log.history_entry(c) for c in self._delta(table).history()), key=lambda v: -v.version
-            )
-            return delta_log.published_in(delta_log.lineage(history))
-        from lakefresh.lakehouse.iceberg.log import SnapshotLog, published_in
-
+            return VersionLog(self.delta_history(table))
         files = self._iceberg_files(table)
-        return published_in(SnapshotLog(files.current_id(), files.snapshots()).ancestors())
+        return SnapshotLog(files.current_id(), files.snapshots())
 
     def _iceberg_files(self, table: str) -> IcebergFiles:
         """The table as its newest metadata file has it, read from its files (once per such file)."""
         found = _newest_metadata(self.location(table))
         if found is None:
             raise NotNative(f"{table}: no Iceberg metadata file")
-        if found not in self._files:
-            self._files[found] = IcebergFiles(found)
-        return self._files[found]
+        if table not in self._files or self._files[table].path != found:
+            self._files[table] = IcebergFiles(found)
+        return self._files[table]
+
+    def _iceberg_rows(self, table: str) -> list[dict[str, Any]]:
+        """Every row of the table now (read once per metadata file)."""
+        files = self._iceberg_files(table)
+        kept = self._rows.get(table)
+        if kept is None or kept[0] is not files:
+            kept = (files, [r for rows, schema in files.rows() for r in _converted(rows, schema)])
+            self._rows[table] = kept
+        return kept[1]
 
     def _iceberg(self, table: str) -> Any:
         """The table as its newest metadata file has it (loaded once per such file)."""
@@ -184,6 +232,11 @@ class NativeTables:
 
         reader = QueryBuilder().register("t", self._delta(table)).execute(sql)
         return pa.RecordBatchReader.from_stream(reader).read_all()  # pa.table() would import pandas
+
+
+def _is_folder(table: str) -> bool:
+    """Whether a table is named by its folder (a path or a URI), not as `namespace.table`."""
+    return table.startswith(("/", ".")) or "://" in table or table.startswith("file:")
 
 
 def _keep_null_lists() -> None:
