@@ -38,7 +38,8 @@ from lakefresh.state.standing import read_status
 from lakefresh.state.views import ControlView
 
 # The runner, the writing verbs, the sources and the format backends are imported where they are
-# used: a read that needs no JVM (`status`, `history`, `quarantine`) loads none of them.
+# used: a read that needs no JVM (`status`, `history`, `quarantine`, `freshness`, `report`) loads
+# none of them.
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
