@@ -10,9 +10,10 @@ apply: a manifest entry's status (deleted entries are not live), data sequence n
 from the manifest list, and position deletes, applied to a data file when their data sequence
 number is at least the file's. What it does not read raises :class:`Unread` before any row is
 returned (equality deletes, deletion vectors, a data file that is not Parquet, a nested column
-whose fields changed since the file was written), and lakehouse/native.py reads that table
-through pyiceberg instead. Columns are matched by field id, so renamed and added columns read
-as the current schema names them (an added column is null in the files written before it).
+whose fields changed since the file was written, a file without field ids), and
+lakehouse/native.py reads that table through pyiceberg instead. Columns are matched by field
+id, so renamed and added columns read as the current schema names them (an added column is null
+in the files written before it).
 """
 
 from __future__ import annotations
@@ -105,6 +106,8 @@ class IcebergFiles:
                 continue
             data = pq.ParquetFile(_local(f.path)).read()
             by_id = {_field_id(c): c for c in data.schema}
+            if None in by_id:  # a file written without field ids: read by the table's name mapping
+                raise Unread(f"{f.path}: columns without field ids")
             kept = [(field, by_id[field["id"]]) for field in fields if field["id"] in by_id]
             for field, column in kept:
                 if _nested_ids(column.type) != _iceberg_ids(field["type"]):
