@@ -85,7 +85,15 @@ class IcebergFiles:
         return out
 
     def count(self) -> int:
-        """The live rows: the data files' records less the positions deleted in them."""
+        """The live rows: the data files' records less the positions deleted in them (the
+        snapshot's summary says so when it has no delete file)."""
+        snapshots = self.metadata.get("snapshots", [])
+        current = next((s for s in snapshots if s["snapshot-id"] == self.current_id()), None)
+        if current is None:
+            return 0
+        totals = current.get("summary", {})
+        if totals.get("total-delete-files") == "0" and "total-records" in totals:
+            return int(totals["total-records"])
         files = self._live()
         return sum(f.records for f in files if f.content == _DATA) - sum(
             len(v) for v in self._deleted(files).values()

@@ -1,5 +1,6 @@
-"""Reads of small tables without a JVM: Iceberg tables of a `hadoop` catalog through pyiceberg,
-Delta tables through the `deltalake` package (delta-rs), both in a local warehouse folder.
+"""Reads of small tables without a JVM: Iceberg tables of a `hadoop` catalog from their files
+(or through pyiceberg), Delta tables through the `deltalake` package (delta-rs), both in a local
+warehouse folder.
 
 The verbs that only read what runs recorded (`status`, `history`, `quarantine`, `freshness`,
 `report`) answer in a second or two this way, where a Spark session takes tens of seconds to
