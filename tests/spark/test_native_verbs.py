@@ -48,6 +48,7 @@ FEEDS = {
 FEED = """
 - name: people_changes
   source: {source}
+  transform: {{sql: "SELECT *, _lf_change_type AS change FROM batch"}}
   strategy: {{kind: append}}
   depends_on: [people]
 """
