@@ -7,6 +7,7 @@ import contextlib
 import itertools
 import os
 import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -341,3 +342,27 @@ def cli_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     finally:
         os.chdir(here)
     return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+
+
+# the CLI in a process of its own, which says at its end whether PySpark was imported
+CLI = """
+import sys
+from lakefresh.cli import app
+try:
+    app(sys.argv[1:], prog_name="lakefresh")
+finally:
+    print(f"pyspark imported: {'pyspark' in sys.modules}", file=sys.stderr)
+"""
+
+
+def cli_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """One `lakefresh` CLI command in a process of its own (tables read without a JVM where
+    they can be: LAKEFRESH_NATIVE_READS unset), its stderr ending in whether PySpark was imported."""
+    from lakefresh.lakehouse.native import SWITCH
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env.pop(SWITCH, None)
+    return subprocess.run(
+        [sys.executable, "-c", CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )
