@@ -116,6 +116,9 @@ class VersionLog:
                 return entry
         raise StateError(f"version {version} of {table} no longer exists")
 
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
+        return self.entry(table, version).properties
+
     def committed_at(self, table: str, version: int) -> datetime:
         millis = self.entry(table, version).millis
         return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
