@@ -163,7 +163,7 @@ def test_a_source_it_cannot_list_goes_through_spark(pipeline, caplog):
 def test_a_plan_needs_no_jvm_and_says_what_the_spark_road_says(pipeline):
     """What waits after the runs: a file, a complete day folder (beside one without its marker),
     two finished export folders, the change feed's load of a commit it has not read."""
-    for output in ("json", "text"):
+    for output in ("text", "json"):
         native, spark = both_roads(pipeline, "plan", "pipeline.yml", "-o", output)
         assert native == spark, output
     planned = json.loads(native)["tables"]

@@ -204,7 +204,8 @@ class NativeTables:
         from lakefresh.lakehouse.delta.log import history_entry
 
         commits = self._delta(table).history()
-        return sorted((history_entry(c) for c in commits), key=lambda v: -v.version)
+        log = self.location(table) / "_delta_log"
+        return sorted((history_entry(c, log) for c in commits), key=lambda v: -v.version)
 
     def _log(self, table: str) -> SnapshotLog | VersionLog:
         """An Iceberg table's snapshots, or a Delta table's history."""
