@@ -1,8 +1,8 @@
 """The columns a waiting batch brings, told without Spark for `plan` (sources/batch_shapes.py):
 from a CSV header line, JSON Lines keys, a Parquet footer; a transform's columns when its SQL is a
-plain SELECT of `batch`. Types are known where they are declared or stored, and left to Spark's
-inference otherwise. (tests/spark/test_native_verbs.py and test_plan.py compare the plans both
-roads make.)"""
+plain SELECT of `batch` naming its columns. Types are known where they are declared or stored,
+and left to Spark's inference otherwise. (tests/spark/test_native_verbs.py and test_plan.py
+compare the plans both roads make.)"""
 
 from __future__ import annotations
 
@@ -85,13 +85,14 @@ def test_a_parquet_batch_reads_as_its_footer_says(tmp_path):
 @pytest.mark.parametrize(
     ("sql", "made"),
     [
-        ("SELECT *, _lf_change_type AS change FROM batch", ["id", "Name", *PROVENANCE_COLUMNS, "change"]),
+        ("SELECT *, _lf_file AS file FROM batch", ["id", "Name", *PROVENANCE_COLUMNS, "file"]),
         (
             "SELECT b.*, upper(Name) AS Upper FROM batch AS b WHERE id > 1",
             ["id", "Name", *PROVENANCE_COLUMNS, "Upper"],
         ),
         ("SELECT id, Name FROM batch", ["id", "Name"]),
         ("SELECT id, upper(Name) FROM batch", None),  # Spark names that column
+        ("SELECT *, upper(nmae) AS n FROM batch", None),  # Spark fails: no such column
         ("SELECT b.id FROM batch b JOIN other o ON b.id = o.id", None),
         ("SELECT Name, count(*) AS n FROM batch GROUP BY Name", None),
     ],

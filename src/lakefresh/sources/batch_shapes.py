@@ -9,8 +9,9 @@ Python reads them cheaply and exactly as the run's reader names them:
 - a Synapse Link folder's model.json, checked against its files as the run checks it
   (`synapse_link.folder_entity`);
 - a transform's columns, when its SQL is a plain `SELECT` of `batch` (no join, no grouping, no
-  set operation) whose every item is `*`, a column of the batch or an expression named by `AS`:
-  what else it makes is named by Spark only, and is not told here.
+  set operation) that names only the batch's columns, and whose every item is `*`, a column of
+  the batch or an expression named by `AS`: what else it makes is named by Spark only, and is
+  not told here.
 
 A batch's :class:`Shape` is its columns in order, each with its type where it is known before
 reading (declared in the source's `schema`, a Parquet file's own, a model.json's); a CSV or JSON
@@ -173,6 +174,11 @@ def transformed_columns(table: TableConfig, columns: tuple[str, ...]) -> list[st
     ):
         return None
     batch = [*columns, *PROVENANCE_COLUMNS]
+    names = {c.lower() for c in batch}
+    if any(
+        c.name.lower() not in names for c in tree.find_all(exp.Column) if not isinstance(c.this, exp.Star)
+    ):
+        return None  # a column the batch lacks: Spark's error, in its words
     out: list[str] = []
     for item in tree.expressions:
         if isinstance(item, exp.Star) or (isinstance(item, exp.Column) and isinstance(item.this, exp.Star)):
