@@ -22,6 +22,7 @@ not read).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -165,11 +166,13 @@ class NativeTables:
     def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
         return self._log(table).commit_properties(table, snapshot_id)
 
-    def columns(self, table: str) -> list[str]:
-        """The names of the table's columns now (its current schema's top-level fields)."""
+    def columns(self, table: str) -> dict[str, str]:
+        """The table's columns now (its current schema's top-level fields), each with its type
+        as the format writes it (Iceberg's JSON, Delta's), by name."""
         if self.is_delta(table):
-            return [f.name for f in self._delta(table).schema().fields]
-        return [str(f["name"]) for f in self._iceberg_files(table).schema()["fields"]]
+            return {f.name: str(f.type) for f in self._delta(table).schema().fields}
+        fields = self._iceberg_files(table).schema()["fields"]
+        return {str(f["name"]): json.dumps(f["type"], sort_keys=True) for f in fields}
 
     def deletes(self, table: str) -> Deletes:
         """What its readers still apply (`TableBackend.deletes`): an Iceberg table's current

@@ -14,9 +14,10 @@ Python reads them cheaply and exactly as the run's reader names them:
   not told here.
 
 A batch's :class:`Shape` is its columns in order, each with its type where it is known before
-reading (declared in the source's `schema`, a Parquet file's own, a model.json's); a CSV or JSON
-column left to Spark's inference over the data has none, so two batches of the same columns may
-still read as different types. What this module does not model exactly (JSON that Spark would
+reading (declared in the source's `schema`, a Parquet file's own, a model.json's, else the
+target's column's); a CSV or JSON column the target lacks and the source does not declare is
+typed by Spark's inference over the data, so two batches of the same columns may still read as
+different types. What this module does not model exactly (JSON that Spark would
 refuse or read otherwise, the files of one Parquet batch with different schemas) raises
 NotNative: the plan takes the Spark road.
 """
@@ -55,6 +56,17 @@ class Shape:
     def inferred(self) -> bool:
         """Whether Spark types some of its columns from the data."""
         return None in self.types
+
+    def typed_by(self, target: dict[str, str]) -> Shape:
+        """The shape as the run reads it into a target of these columns (name -> its type, as
+        its format writes it): a CSV or JSON column it does not declare takes the target's
+        type where the target has the column (files.py `_column_types`)."""
+        by_name = {c.lower(): t for c, t in target.items()}
+        typed = (
+            f"the target's {by_name[c.lower()]}" if t is None and c.lower() in by_name else t
+            for c, t in zip(self.columns, self.types, strict=True)
+        )
+        return Shape(self.columns, tuple(typed))
 
 
 def batch_shape(table: TableConfig, folder: str, storage: Storage, ref: BatchRef) -> Shape:

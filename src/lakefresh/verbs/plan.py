@@ -172,7 +172,7 @@ def _plan_table(reads: PlanReads, found: Assessment, out: TablePlan) -> None:
     out.commits = least
     if most > least:
         out.unknown.append(
-            f"the commits: {least} to {most}, as Spark types the batches' undeclared columns "
+            f"the commits: {least} to {most}, as Spark types the new columns the batches bring "
             f"from their data ({READ_BATCHES})"
         )
     out.maintenance = _maintenance_due(config, reads.targets, table, out.exists, bool(pending))

@@ -7,12 +7,15 @@
   allow it, as `status` does): lakehouse/native.py's reader for the targets' lineage and deletes,
   state/log_rows.py for the `batches` log, sources/native_listing.py for the listings, and
   sources/batch_shapes.py for the columns of the waiting batches, told from their headers,
-  footers and model.json without reading their rows. What that road cannot tell without reading
-  the data through Spark (the columns a transform beyond a plain SELECT makes; whether batches of
-  the same columns whose types Spark infers from the data read as the same types) it says in the
-  table's `unknown`, and `plan --read-batches` reads them through Spark. What it cannot read at
-  all (another catalog, a table or query source) raises NotNative: the whole plan takes the Spark
-  road.
+  footers and model.json without reading their rows. What that road cannot tell without
+  reading the data through Spark (the columns a transform beyond a plain SELECT makes; whether
+  batches bringing the same new columns, which Spark types from the data, read as the same
+  types) it says in the table's `unknown`, and `plan --read-batches` reads them through Spark.
+  What it cannot read at all (another catalog, a table or query source) raises NotNative: the
+  whole plan takes the Spark road.
+
+Both read a batch as a run reads it into the target: a column its source does not declare takes
+the target's type where the target has it.
 """
 
 from __future__ import annotations
@@ -123,13 +126,14 @@ class SparkPlanReads:
 
     def columns(self, table: TableConfig, name: str, pending: list[BatchRef]) -> BatchColumns:
         backend, out, read = self.ctx.backend, BatchColumns(), []
+        schema = backend.schema(name)  # as the run reads them: undeclared columns typed as there
         for ref in pending:
-            rows = self._source(table).read(ref, None).rows
+            rows = self._source(table).read(ref, schema).rows
             out.shapes[ref.batch_id] = str(rows.schema)
             if table.transform is not None:
                 rows = transformed(self.config, backend, table, rows)
             read.append(rows.columns)
-        out.new = added((f.name for f in backend.schema(name).fields), read)
+        out.new = added((f.name for f in schema.fields), read)
         return out
 
 
@@ -158,9 +162,9 @@ class NativePlanReads:
         return self.listing.storage.size(path)
 
     def columns(self, table: TableConfig, name: str, pending: list[BatchRef]) -> BatchColumns:
-        out, read = BatchColumns(), []
+        out, read, target = BatchColumns(), [], self.tables.columns(name)
         for ref in pending:
-            shape = self.listing.shape(table, ref)
+            shape = self.listing.shape(table, ref).typed_by(target)
             out.shapes[ref.batch_id] = shape
             if shape.inferred:
                 out.inferred.add(ref.batch_id)
@@ -173,5 +177,5 @@ class NativePlanReads:
                     f"batch, and only Spark names what it makes ({READ_BATCHES})"
                 )
             read.append(found or [])
-        out.new = [] if out.unknown else added(self.tables.columns(name), read)
+        out.new = [] if out.unknown else added(target, read)
         return out
