@@ -14,7 +14,7 @@ from pathlib import Path
 LIMIT = 60
 LONGER = {
     "strategies/scd2/fast.py:fast_changes": 162,
-    "strategies/scd2/strategy.py:Scd2Strategy.stage": 93,
+    "strategies/scd2/strategy.py:Scd2Strategy.stage": 88,
     "strategies/group.py:stage_key_group": 64,
     "strategies/ledger.py:LedgerStrategy.stage": 63,
     "run/runner.py:Runner.run_table": 63,

@@ -35,6 +35,7 @@ from lakefresh.strategies.scd2.fast import (
     together,
 )
 from lakefresh.strategies.scd2.history import Shape, recompute
+from lakefresh.strategies.scd2.implied import at_next_snapshot, derives, next_snapshot_time, witness
 from lakefresh.strategies.scd2.late import without_late_rows
 from lakefresh.strategies.scd2.resent import left_out
 from lakefresh.strategies.scd2.surrogate import follow_versions
@@ -122,10 +123,10 @@ class Scd2Strategy:
                 new = new.unionByName(retired, allowMissingColumns=True)
                 touched = touched.unionByName(absent).distinct()
             stored = self._stored_versions(ctx, target, touched, total, as_text)
-            if self._snapshot_times_ordered():
-                later = self._absent_from_next_snapshot(ctx, batch, target, stored, as_text)
-                new = new.unionByName(later, allowMissingColumns=True)
             stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
+            if self._snapshot_times_ordered():
+                later = self._at_next_snapshot(ctx, batch, new, target, stored, stored_data, as_text)
+                new = new.unionByName(later, allowMissingColumns=True)
             if cfg.late_rows != "apply":
                 new, late = without_late_rows(cfg, ctx, new, stored)
         all_columns = columns + [c for c in stored_data if c not in columns]
@@ -134,6 +135,7 @@ class Scd2Strategy:
             cfg, all_columns, self.tracked(all_columns), self._data_hash(values), first_load=target is None
         )
 
+        sent = new  # the batch's events, before the fast path takes its keys
         # keys with one batch event newer than all they hold (on a first load: one row) are
         # written without recomputing; the other keys go on to steps 2-5. Without surrogate keys
         # (numbered over all of a change set's new versions at once), the fast path's rows are a
@@ -173,15 +175,9 @@ class Scd2Strategy:
             change = self._change_set(ctx, shape, diff, stored, as_text)[0]
             if fused is not None and fast is not None and fast.batch_rows:
                 change = together(fused, change)
-        counts: dict[str, int] = dict(fast.counts or {}) if fast is not None else {}
-        for _, code, n in coded:
-            counts[code] = counts.get(code, 0) + n
-        if late:
-            counts["O"] = late
-        # the batch rows that lost to a later row of theirs on the same key and sequence value
-        handled = sum(n for source, _, n in coded if source == 1) + (fast.batch_rows if fast else 0)
-        change.counts, change.record_count, change.duplicates = counts, total, total - handled - late
-        return change
+        if derives(cfg) and stored is not None:  # a batch that changed nothing keeps its time
+            change = witness(cfg, ctx.batch_time, sent, stored, change, as_text)
+        return _counted(change, fast, coded, late, total)
 
     def _with_row_hash(self, batch: DataFrame) -> DataFrame:
         """The batch with `row_hash`: the hex of the hash of its stored columns (names sorted,
@@ -257,14 +253,35 @@ class Scd2Strategy:
         batch time (no `sequence_by`) and `late_rows: apply`, every snapshot leaves an event at
         its time on every key it holds (a row) or retires (a delete), so a snapshot that arrives
         after a newer one finds out which keys the next newer one lacked. Not with
-        `resent_rows: skip`, whose snapshots leave no event on the keys they re-send."""
+        `resent_rows: skip`, whose snapshots leave no event on the keys they re-send (with
+        `derive` the versions and the snapshot times imply those events: implied.py)."""
         cfg = self.config
         return (
             cfg.full_snapshots
             and not cfg.sequence_by
             and cfg.late_rows == "apply"
-            and cfg.resent_rows == "record"
+            and cfg.resent_rows != "skip"
         )
+
+    def _at_next_snapshot(
+        self,
+        ctx: StageContext,
+        batch: DataFrame,
+        new: DataFrame,
+        target: DataFrame,
+        stored: DataFrame,
+        stored_data: list[str],
+        as_text: bool,
+    ) -> DataFrame:
+        """A snapshot older than one already applied: its keys' events at the next newer one
+        (none when it is the newest)."""
+        cfg = self.config
+        if not derives(cfg):
+            return self._absent_from_next_snapshot(ctx, batch, target, stored, as_text)
+        micros = next_snapshot_time(cfg, target, ctx.batch_time, as_text)
+        if micros is None:
+            return new.limit(0)
+        return at_next_snapshot(cfg, new, stored, micros, stored_data)
 
     def _absent_from_next_snapshot(
         self, ctx: StageContext, batch: DataFrame, target: DataFrame, stored: DataFrame, as_text: bool
@@ -445,7 +462,8 @@ class Scd2Strategy:
         from pyspark.sql import functions as F
 
         columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
-        if not ctx.target_exists or not (change.written or change.expected_delta) or appends(ctx, change):
+        changes = change.written or change.expected_delta or change.rewrites
+        if not ctx.target_exists or not changes or appends(ctx, change):
             inserts = change.rows.filter(F.col(STATUS_COLUMN) == "I").select(*map(quote, columns))
             ctx.backend.append(ctx.table, inserts)
             return
@@ -461,3 +479,18 @@ class Scd2Strategy:
                 insert_when=f"s.{STATUS_COLUMN} = 'I'",
             ),
         )
+
+
+def _counted(
+    change: ChangeSet, fast: FastChanges | None, coded: list[tuple[int, str, int]], late: int, total: int
+) -> ChangeSet:
+    """The change set with the batch's status counts, its rows and its duplicates: the batch rows
+    that lost to a later row of theirs on the same key and sequence value."""
+    counts: dict[str, int] = dict(fast.counts or {}) if fast is not None else {}
+    for _, code, n in coded:
+        counts[code] = counts.get(code, 0) + n
+    if late:
+        counts["O"] = late
+    handled = sum(n for source, _, n in coded if source == 1) + (fast.batch_rows if fast else 0)
+    change.counts, change.record_count, change.duplicates = counts, total, total - handled - late
+    return change
