@@ -1,14 +1,18 @@
-"""Benchmark: the reading verbs (`status`, `history`, `quarantine`) on the example pipeline, each a
-fresh `lakefresh` process as a user runs it, read without a JVM (pyiceberg, deltalake) and through
-Spark (LAKEFRESH_NATIVE_READS=0: what every read did before). Wall seconds, median over rounds,
-the roads alternated, after one unmeasured run of each command.
+"""Benchmark: the reading verbs (`status`, `history`, `quarantine`, `freshness`, `status
+--pending`, `report`, `plan`) on the example pipeline, each a fresh `lakefresh` process as a user
+runs it, read without a JVM (lakehouse/native.py, sources/native_listing.py) and through Spark
+(LAKEFRESH_NATIVE_READS=0: what every read did before). Wall seconds and the process's CPU
+seconds (user + system: what the machine's load does not stretch), medians over rounds, the
+roads alternated, after one unmeasured run of each command. `plan` has no road without a JVM
+yet: its "native" figure is its Spark road taken by default.
 
 The example is copied to a temporary folder, given fresh data and run once first (through Spark,
 not measured), unless --folder names an example folder that has run already.
 
 Usage: .venv/bin/python bench/bench_status.py [--rounds N] [--folder F] [--roads native,spark]
-Results: bench/results/status.json (the roads measured; another run's figures of a road not
-measured again are kept)
+           [--commands status,history,...]
+Results: bench/results/status.json (the commands and roads measured; another run's figures of a
+command or road not measured again are kept)
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -30,6 +35,10 @@ COMMANDS = {
     "status": ["status", "pipeline.yml"],
     "history": ["history", "pipeline.yml", "customers"],
     "quarantine": ["quarantine", "pipeline.yml"],
+    "freshness": ["freshness", "pipeline.yml"],
+    "status --pending": ["status", "pipeline.yml", "--pending"],
+    "report": ["report", "pipeline.yml", "-f", "report.html"],
+    "plan": ["plan", "pipeline.yml"],
 }
 
 
@@ -43,13 +52,16 @@ def prepared(folder: str | None) -> Path:
     return here
 
 
-def timed(args: list[str], cwd: Path, native: bool) -> float:
-    """Wall seconds of one process."""
+def timed(args: list[str], cwd: Path, native: bool) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (user + system) of one process."""
     env = {**os.environ, "LAKEFRESH_NATIVE_READS": "1" if native else "0"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from their bytecode
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run([*LAKEFRESH, *args], cwd=cwd, env=env, check=True, capture_output=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main() -> None:
@@ -57,13 +69,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--folder", help="an example folder that has run already")
     parser.add_argument("--roads", default="native,spark", help="native, spark or both")
+    parser.add_argument("--commands", default=",".join(COMMANDS), help="which of them (comma-separated)")
     opts = parser.parse_args()
+    chosen = {name: COMMANDS[name] for name in opts.commands.split(",")}
     here = prepared(opts.folder)
-    figures: dict[str, dict[str, list[float]]] = {}
-    for args in COMMANDS.values():  # a warm-up, not measured: bytecode written, files cached
+    figures: dict[str, dict[str, list[tuple[float, float]]]] = {}
+    for args in chosen.values():  # a warm-up, not measured: bytecode written, files cached
         timed(args, here, True)
     for _ in range(opts.rounds):
-        for name, args in COMMANDS.items():
+        for name, args in chosen.items():
             for road in opts.roads.split(","):
                 figures.setdefault(name, {}).setdefault(road, []).append(timed(args, here, road == "native"))
     file = ROOT / "bench" / "results" / "status.json"
@@ -72,7 +86,8 @@ def main() -> None:
         for road, found in roads.items():
             out.setdefault(name, {})[road] = {
                 "rounds": len(found),
-                "wall_s": round(statistics.median(found), 2),
+                "wall_s": round(statistics.median(w for w, _ in found), 2),
+                "cpu_s": round(statistics.median(c for _, c in found), 2),
                 "load_average": round(os.getloadavg()[0], 2),  # the machine's, when measured
             }
     text = json.dumps(out, indent=2)

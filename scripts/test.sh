@@ -43,6 +43,9 @@ CONNECT_TESTS=(tests/connect)
 work=$(mktemp -d -t lakefresh-test-XXXXXX)
 log=$work/side.log
 trap 'rm -rf "$work"' EXIT
+# what one pytest run makes and another can take instead of making it again (tests/example_run.py:
+# the example's first run, made by the main run, taken by the lake's)
+export LAKEFRESH_TEST_SHARED=$work
 
 # The side chain waits for the default line's setup (this shell's) before its 4.1 tests.
 default_line_ready() {

@@ -7,6 +7,7 @@ import contextlib
 import itertools
 import os
 import subprocess
+import sys
 import textwrap
 import threading
 import time
@@ -201,6 +202,15 @@ def example_first_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> A
 
 
 @pytest.fixture(scope="session")
+def example_first_run_kept(request: pytest.FixtureRequest) -> Any:
+    """The example's first run as far as its data, its JSON and its tables: the one another
+    process of this `make test` kept (tests/example_run.py, `kept_run`), or else this process's."""
+    from tests.example_run import kept_run
+
+    return kept_run() or request.getfixturevalue("example_first_run")
+
+
+@pytest.fixture(scope="session")
 def postgres() -> Iterator[Any]:
     """A PostgreSQL server of the tests' own (stopped at the end of the run), when installed."""
     from tests.postgres import Postgres
@@ -332,3 +342,27 @@ def cli_in_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     finally:
         os.chdir(here)
     return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+
+
+# the CLI in a process of its own, which says at its end whether PySpark was imported
+CLI = """
+import sys
+from lakefresh.cli import app
+try:
+    app(sys.argv[1:], prog_name="lakefresh")
+finally:
+    print(f"pyspark imported: {'pyspark' in sys.modules}", file=sys.stderr)
+"""
+
+
+def cli_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """One `lakefresh` CLI command in a process of its own (tables read without a JVM where
+    they can be: LAKEFRESH_NATIVE_READS unset), its stderr ending in whether PySpark was imported."""
+    from lakefresh.lakehouse.native import SWITCH
+
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
+    env.pop(SWITCH, None)
+    return subprocess.run(
+        [sys.executable, "-c", CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
+    )

@@ -1,11 +1,18 @@
 """The example pipeline's first run (examples/orders), made once per test run and shared: by
 tests/spark/test_example.py, which checks what it reports and goes on from there, and by
 tests/e2e/test_cluster.py, which runs the same pipeline on the same data on a Spark cluster and
-compares the tables with this run's."""
+compares the tables with this run's.
+
+`make test` runs several pytest processes (scripts/test.sh); the one that makes the first run
+keeps its data, report and tables in the folder they share (`LAKEFRESH_TEST_SHARED`), and a later
+one that needs only those (tests/lake/, the example on the object store) takes them from there
+instead of running the example again (`kept_run`)."""
 
 from __future__ import annotations
 
 import json
+import os
+import pickle
 import re
 import shutil
 import subprocess
@@ -50,7 +57,38 @@ def first_run(root: Path, cli_in_process: Any) -> ExampleRun:
     assert run.returncode == 0, run.stderr
     pipeline = load_pipeline(folder / "pipeline.yml")
     tables = {t: contents(pipeline.table(t)) for t in table_names(pipeline)}
-    return ExampleRun(folder, root / "data", json.loads(run.stdout), tables)
+    made = ExampleRun(folder, root / "data", json.loads(run.stdout), tables)
+    keep(made)
+    return made
+
+
+SHARED = "LAKEFRESH_TEST_SHARED"  # set by scripts/test.sh: a folder its pytest processes share
+
+
+def keep(run: ExampleRun) -> None:
+    """Keep the run's data, report and tables for the other processes of this `make test`."""
+    shared = os.environ.get(SHARED)
+    if not shared:
+        return
+    folder = Path(shared) / "example_first_run"
+    staging = Path(shared) / f"example_first_run.{os.getpid()}"
+    shutil.copytree(run.data, staging / "data")  # copy2: the files keep their times
+    kept = ExampleRun(folder, folder / "data", run.result, run.tables)
+    (staging / "run.pickle").write_bytes(pickle.dumps(kept))
+    if not folder.exists():  # whole or not at all: a reader sees the folder once it is complete
+        staging.rename(folder)
+
+
+def kept_run() -> ExampleRun | None:
+    """The first run another process of this `make test` kept, if one has (its `folder` holds
+    only its data: the tables are in the rows kept)."""
+    shared = os.environ.get(SHARED)
+    found = Path(shared) / "example_first_run" / "run.pickle" if shared else None
+    if found is None or not found.exists():
+        return None
+    run = pickle.loads(found.read_bytes())
+    assert isinstance(run, ExampleRun)
+    return run
 
 
 def table_names(pipeline: Any) -> list[str]:

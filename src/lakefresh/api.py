@@ -26,11 +26,10 @@ from lakefresh.config.models import PipelineConfig, TableConfig, check_rebuild
 from lakefresh.config.sources import SynapseLinkSourceConfig
 from lakefresh.console import Console, LoggedConsole, SilentConsole, default_console, describe_refresh
 from lakefresh.errors import ConfigError, LakefreshError, StateError
-from lakefresh.lakehouse.connect import DELTA_NEEDS_A_DRIVER, is_connect
 from lakefresh.lakehouse.failures import describe
 from lakefresh.lakehouse.native import NativeTables, NotNative
 from lakefresh.lakehouse.session import build_session, check_sql_text, resolve_warehouse, spark_settings
-from lakefresh.lakehouse.table_rows import SparkTables, TableRows
+from lakefresh.lakehouse.table_rows import SparkTables
 from lakefresh.results import RunResult, TableFreshness, TableResult, TableStatus
 from lakefresh.state.control import ControlTables
 from lakefresh.state.leases import Holder, Lease, Leases
@@ -38,7 +37,8 @@ from lakefresh.state.standing import read_status
 from lakefresh.state.views import ControlView
 
 # The runner, the writing verbs, the sources and the format backends are imported where they are
-# used: a read that needs no JVM (`status`, `history`, `quarantine`) loads none of them.
+# used: a read that needs no JVM (`status`, `history`, `quarantine`, `freshness`, `report`) loads
+# none of them.
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -108,19 +108,17 @@ class Pipeline:
         protocol. Delta targets (`format: delta`) go to a Delta backend beside the catalog's
         Iceberg one, and so do the control tables with `control_format: delta`; with no Iceberg
         table at all, the Delta backend is the only one."""
-        from lakefresh.lakehouse.delta import DeltaBackend
+        from lakefresh.lakehouse.delta.sql import delta_backend
         from lakefresh.lakehouse.formats import ByTable
         from lakefresh.lakehouse.iceberg.sql import iceberg_backend
 
         config = self.config
-        if config.reads_delta_logs() and is_connect(self.spark):
-            raise ConfigError(DELTA_NEEDS_A_DRIVER)
         if not config.uses_delta():
             return iceberg_backend(self.spark, config.catalog.name)
         root = resolve_warehouse(config.catalog, self.base_dir)
         if root is None:
             raise ConfigError("Delta tables live under the catalog's warehouse: set catalog.warehouse")
-        delta = DeltaBackend(self.spark, root)
+        delta = delta_backend(self.spark, root)
         if not config.uses_iceberg():
             return delta
         control = {config.catalog.control_namespace} if config.catalog.control_format == "delta" else set()
@@ -335,10 +333,16 @@ class Pipeline:
 
         by_kind = status_codes()
         codes = {t.name: by_kind.get(t.strategy.kind, {}) for t in self.config.tables}
-        tables = [
-            table_report(status, self.history(status.table), codes.get(status.table, {}))
-            for status in self.status(pending=True)
-        ]
+        namespace = self.config.catalog.control_namespace
+
+        def read(tables: NativeTables) -> list[tuple[TableStatus, list[dict[str, Any]]]]:
+            view = ControlView(tables, namespace)
+            return [(s, view.history(self._name(s.table))) for s in self._status_of(tables, True)]
+
+        found = self._native(read)  # one reader for all of it: each table read once
+        if found is None:
+            found = [(s, self.history(s.table)) for s in self.status(pending=True)]
+        tables = [table_report(status, history, codes.get(status.table, {})) for status, history in found]
         out = Path(path)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(render(self.path.name if self.path else "pipeline", tables), encoding="utf-8")
@@ -464,22 +468,38 @@ class Pipeline:
 
     def status(self, pending: bool = False) -> list[TableStatus]:
         """Per table: batches published, the last one and its position, rows, counts; with
-        `pending`, how many batches its source holds that no run took yet (listing a source
-        needs Spark; without `pending` no JVM starts where the tables allow it: `_native`)."""
-        if not pending:
-            namespace = self.config.catalog.control_namespace
-            found = self._native(lambda tables: read_status(self.config, tables, namespace))
-            if found is not None:
-                return found
+        `pending`, how many batches its source holds that no run took yet. No JVM starts where
+        the tables and the sources allow it (`_native`)."""
+        found = self._native(lambda tables: self._status_of(tables, pending))
+        if found is not None:
+            return found
         from lakefresh.verbs.status import table_status
 
         return table_status(self._verbs, pending)
 
-    def _native(self, read: Callable[[TableRows], T]) -> T | None:
+    def _status_of(self, tables: NativeTables, pending: bool) -> list[TableStatus]:
+        """`status` read without a JVM (`_native`)."""
+        namespace = self.config.catalog.control_namespace
+        if not pending:
+            return read_status(self.config, tables, namespace)
+        from lakefresh.sources.native_listing import NativeListing
+        from lakefresh.verbs.freshness import source_listing
+
+        view = ControlView(tables, namespace)
+        sources = NativeListing(self.config, str(self.base_dir), tables)
+
+        def listing(table: TableConfig) -> tuple[int, int]:
+            return source_listing(view, self.config.qualified(table), sources.batches(table))[1:]
+
+        return read_status(self.config, tables, namespace, listing)
+
+    def _native(self, read: Callable[[NativeTables], T]) -> T | None:
         """`read` over the tables read without a JVM (lakehouse/native.py): Iceberg tables of a
-        hadoop catalog and Delta tables, in a local warehouse folder. None, for the caller to
-        read through Spark, where they cannot be read so or the read failed; a LakefreshError
-        (a control table of another state version) is an answer, and raised."""
+        hadoop catalog and Delta tables, in a local warehouse folder; and the sources listed so
+        (sources/native_listing.py: folders on this machine). None, for the caller to take the
+        Spark road, where they cannot be read so (NotNative, raised before anything is
+        written) or the read failed; a LakefreshError (a control table of another state
+        version, a source that cannot be listed) is an answer, and raised."""
         try:
             tables = NativeTables.of(self.config, resolve_warehouse(self.config.catalog, self.base_dir))
             found = read(tables)
@@ -501,17 +521,31 @@ class Pipeline:
     def freshness(self, tables: list[str] | None = None, now: datetime | None = None) -> list[TableFreshness]:
         """Per table (or for `tables`): when its newest batch was loaded and how long ago, its
         verdict against its `freshness` bounds (pass, warn, error; `none` without bounds), and
-        for a source of files the newest batch it holds and how many wait. `now`: UTC."""
-        from lakefresh.verbs.freshness import table_freshness
+        for a source of files the newest batch it holds and how many wait. `now`: UTC. No JVM
+        starts where the tables and the sources allow it (`_native`)."""
+        from lakefresh.verbs.freshness import read_freshness, table_freshness
 
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
         chosen = [t for t in self.config.tables if not tables or t.name in tables]
-        return table_freshness(self._verbs, chosen, now)
+
+        def read(native: NativeTables) -> list[TableFreshness]:
+            from lakefresh.sources.native_listing import NativeListing
+
+            view = ControlView(native, self.config.catalog.control_namespace)
+            listed = NativeListing(self.config, str(self.base_dir), native).batches
+            return read_freshness(self.config, view, chosen, listed, now)
+
+        found = self._native(read)
+        return found if found is not None else table_freshness(self._verbs, chosen, now)
+
+    def _name(self, table: str) -> str:
+        """A table's `namespace.table` name."""
+        return self.config.qualified(self._table(table))
 
     def history(self, table: str) -> list[dict[str, Any]]:
         """The table's batches, one row per attempt, oldest first."""
-        name = self.config.qualified(self._table(table))
+        name = self._name(table)
         namespace = self.config.catalog.control_namespace
         found = self._native(lambda tables: ControlView(tables, namespace).history(name))
         return found if found is not None else self._control_view().history(name)

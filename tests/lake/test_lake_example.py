@@ -1,6 +1,6 @@
 """The example pipeline (examples/orders) on the lake: its inputs uploaded to the S3 server and
 read from `s3a://`, its Iceberg tables and control tables in the REST catalog (S3FileIO), its
-Delta table on `s3://` through S3A. Its tables equal the local run's (`example_first_run`), row
+Delta table on `s3://` through S3A. Its tables equal the local run's (`example_first_run_kept`), row
 for row, but for a change log's system time: a batch's arrival, the newest modification time of
 its files, which on the S3 server is their upload (an object keeps no other time)."""
 
@@ -31,10 +31,12 @@ def without(df: Any, rows: list[tuple[Any, ...]], column: str) -> list[tuple[Any
     return sorted((r[:n] + r[n + 1 :] for r in rows), key=lambda t: tuple((x is None, str(x)) for x in t))
 
 
-def test_the_example_on_the_lake_equals_the_local_run(spark, lake, example_first_run, tmp_path, monkeypatch):
+def test_the_example_on_the_lake_equals_the_local_run(
+    spark, lake, example_first_run_kept, tmp_path, monkeypatch
+):
     data = f"s3a://{BUCKET}/example/data"
     began = local_now().replace(microsecond=0) - timedelta(seconds=1)  # S3 keeps whole seconds
-    upload(spark, example_first_run.data, data)
+    upload(spark, example_first_run_kept.data, data)
     uploaded = local_now()
     warehouse = lake.catalog.warehouse
     monkeypatch.setenv("DEMO_WAREHOUSE", warehouse)  # the Delta table's folder, and its feed's
@@ -47,7 +49,7 @@ def test_the_example_on_the_lake_equals_the_local_run(spark, lake, example_first
     assert result["ok"], result
     local = {
         t["table"]: [batch_key(b["batch_id"]) for b in t["batches"]]
-        for t in example_first_run.result["tables"]
+        for t in example_first_run_kept.result["tables"]
     }
     taken = {t["table"]: [batch_key(b["batch_id"]) for b in t["batches"]] for t in result["tables"]}
     assert taken == local
@@ -56,11 +58,11 @@ def test_the_example_on_the_lake_equals_the_local_run(spark, lake, example_first
 
     pipeline = load_pipeline(tmp_path / "pipeline.yml", spark=spark)
     names = table_names(pipeline)
-    assert sorted(names) == sorted(example_first_run.tables)
+    assert sorted(names) == sorted(example_first_run_kept.tables)
     differ, arrivals = [], []
     for name in names:
         df = pipeline.table(name)
-        ours, theirs = contents(df), example_first_run.tables[name]
+        ours, theirs = contents(df), example_first_run_kept.tables[name]
         if without(df, ours, ARRIVAL) != without(df, theirs, ARRIVAL):
             differ.append(name)
         if ARRIVAL in df.columns:

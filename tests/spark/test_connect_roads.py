@@ -1,6 +1,7 @@
 """The roads a Spark Connect session takes (lakehouse/connect.py) give what the classic session's
 JVM roads give, asked in one classic session side by side: Iceberg through SQL and its metadata
-tables (lakehouse/iceberg/sql.py) against Iceberg's Java API, and files through Arrow's file
+tables (lakehouse/iceberg/sql.py) against Iceberg's Java API, Delta through SQL and its log read
+by delta-rs (lakehouse/delta/sql.py) against Delta's Java API, and files through Arrow's file
 systems against Hadoop's (lakehouse/storage.py). tests/connect/ runs pipelines through a real
 Connect server."""
 
@@ -10,11 +11,14 @@ import gzip
 
 import pytest
 
+from lakefresh.lakehouse.delta import DeltaBackend
+from lakefresh.lakehouse.delta.sql import DeltaSqlBackend
 from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.iceberg import IcebergBackend
 from lakefresh.lakehouse.iceberg.sql import IcebergSqlBackend
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.storage import ArrowStorage, HadoopStorage
+from tests.spark.test_delta import DELTA_ONLY
 
 KEYED = """
 - name: customers
@@ -72,6 +76,32 @@ def test_iceberg_through_sql_answers_as_through_java(ws):
     assert not sql.exists(f"{ws.namespace}.missing")
     with pytest.raises(Exception, match="no longer exists"):
         sql.committed_at(tables[0], 1)
+
+
+def test_delta_through_sql_and_its_log_answers_as_through_java(ws):
+    """On Delta, with the control tables on Delta too: after a merge-on-read target's batches (with
+    updates) and a rollback (a RESTORE), every lineage question about the
+    target, its history table and the control tables has the same answer on both roads, and so
+    have a control table's rows with their idempotent-write marker; a table dropped is gone."""
+    ws.write("in/b1.csv", "id,city,updated_at\n1,Oslo,2025-01-01\n2,Rome,2025-01-01\n")
+    ws.write("in/b2.csv", "id,city,updated_at\n1,Bergen,2025-01-02\n3,Lima,2025-01-02\n")
+    ws.write("in/b3.csv", "id,city,updated_at\n2,Paris,2025-01-03\n")
+    ws.catalog_extra = DELTA_ONLY
+    p = ws.pipeline(KEYED + "  write_mode: merge-on-read\n")
+    assert p.run().ok
+    p.rollback("customers", "b3.csv")
+
+    java, sql = DeltaBackend(ws.spark, str(ws.warehouse)), DeltaSqlBackend(ws.spark, str(ws.warehouse))
+    target = f"{ws.namespace}.customers"
+    tables = [target, f"{target}_history", f"{ws.control_namespace}.batches"]
+    for table in tables:
+        assert answers(sql, table) == answers(java, table), table
+    leases = f"{ws.control_namespace}.leases"
+    assert sql.read_rows(leases) == java.read_rows(leases)
+    missing = f"{ws.namespace}.missing"
+    assert not sql.exists(missing) and sql.latest(missing) is None and sql.file_count(missing) == 0
+    sql.drop(target)
+    assert not java.exists(target)
 
 
 def test_a_control_tables_rewrite_through_sql_is_a_compare_and_swap(ws):

@@ -144,7 +144,8 @@ def run_with_fault(p, monkeypatch, spec: str):
 
 # The default Spark line runs every fault point for every strategy on Iceberg: the safety net.
 # Elsewhere (the other Spark line, 3.5, and Delta Lake, where `key` alone takes every point, its
-# control tables on Delta too) each strategy takes one raise after its write
+# control tables on Delta too, and the strategies of each kind of write take the contract:
+# tests/spark/test_delta.py, `ON_DELTA`) each strategy takes one raise after its write
 # (the write is undone) and one crash at the last point before the publish (its commit staged
 # and recorded, or on Delta not yet written), besides the faults after the publish. The points
 # are checkpoints of the runner, the same code on every line and format; what a Spark line or a

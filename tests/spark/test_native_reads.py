@@ -6,40 +6,17 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from lakefresh.lakehouse.native import SWITCH
-from tests.conftest import FORMATS, cli_in_process, settings_kept
-
-# the CLI in a process of its own, which says at its end whether PySpark was imported
-CLI = """
-import sys
-from lakefresh.cli import app
-try:
-    app(sys.argv[1:], prog_name="lakefresh")
-finally:
-    print(f"pyspark imported: {'pyspark' in sys.modules}", file=sys.stderr)
-"""
+from tests.conftest import FORMATS, cli_in_process, cli_process, settings_kept
 
 TABLES = """
 - name: people
   source: {{kind: files, path: {folder}, format: csv, schema: {{id: int, name: string}}}}
   strategy: {{kind: key, keys: [id]}}
 """
-
-
-def cli_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    src = str(Path(__file__).resolve().parents[2] / "src")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([src, os.environ.get("PYTHONPATH", "")])}
-    env.pop(SWITCH, None)
-    return subprocess.run(
-        [sys.executable, "-c", CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=300, env=env
-    )
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

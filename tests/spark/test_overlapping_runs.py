@@ -10,7 +10,8 @@ naming the batch, and never publishes b1 a second time. A later run takes what B
 Given those batches, the target equals the one a single clean run builds from them, its lineage
 names every batch once, and the `batches` log holds every batch once as `published`; for every
 strategy on the one-batch path and every strategy that folds a backlog into one commit on the
-group path, on Iceberg and on Delta.
+group path, on Iceberg; on Delta, for the strategies that reach each kind of write of the seam
+(tests/spark/test_delta.py, `ON_DELTA`).
 
 The runs take no lease (`run: {lease: false}`): with it, B would stop before reading anything
 (tests/spark/test_leases.py). This is the guarantee that holds without it, or when a run's lease

@@ -12,7 +12,7 @@ import pytest
 from lakefresh.config import load_config
 from lakefresh.errors import ConfigError, SourceError
 from lakefresh.sources import cdm
-from lakefresh.sources.synapse_link import covered_until, folder_time
+from lakefresh.sources.synapse_folders import covered_until, folder_time
 from lakefresh.synapse_export import SynapseExport, entity_attributes
 
 

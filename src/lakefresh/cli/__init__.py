@@ -16,7 +16,7 @@ from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, ParamSpec
 
 import typer
 
@@ -24,8 +24,15 @@ from lakefresh.errors import ConfigError, LakefreshError, SetupError
 from lakefresh.secrets import redact
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from lakefresh.api import Pipeline
     from lakefresh.results import RunResult
+
+    # what `signal.signal` installs and returns: a function, SIG_DFL or SIG_IGN, or None
+    SignalHandler = Callable[[int, FrameType | None], object] | int | None
+
+Arguments = ParamSpec("Arguments")
 
 app = typer.Typer(
     add_completion=False,
@@ -113,7 +120,7 @@ def _load(path: Path, variables: list[str], quiet: bool = False) -> Pipeline:
     return load_pipeline(path, _variables(variables), quiet=quiet)
 
 
-def _emit(output: Output, data: Any, text: str) -> None:
+def _emit(output: Output, data: object, text: str) -> None:
     if output is Output.json:
         print(json.dumps(data, indent=2, default=str))
     else:
@@ -140,7 +147,7 @@ def _fail(exc: BaseException, output: Output = Output.text) -> None:
     raise typer.Exit(exc.exit_code if isinstance(exc, LakefreshError) else 1)
 
 
-def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
+def reports_errors(command: Callable[Arguments, None]) -> Callable[Arguments, None]:
     """A command whose errors end it as `_fail` reports them: one line (JSON with `--output
     json`) and the error's exit code; typer's and click's own exits and usage errors pass."""
     import functools
@@ -148,40 +155,63 @@ def reports_errors(command: Callable[..., None]) -> Callable[..., None]:
     from typer.exceptions import TyperException
 
     @functools.wraps(command)
-    def reported(*args: Any, **kwargs: Any) -> None:
+    def reported(*args: Arguments.args, **kwargs: Arguments.kwargs) -> None:
         try:
             command(*args, **kwargs)
         except (typer.Exit, typer.Abort, TyperException):  # exits, and typer's usage errors
             raise
         except Exception as exc:
-            _fail(exc, kwargs.get("output", Output.text))
+            output = kwargs.get("output")
+            _fail(exc, output if isinstance(output, Output) else Output.text)
 
     return reported
 
 
 @app.command()
 @reports_errors
-def validate(pipeline: Path = PIPELINE, var: list[str] = VARS, output: Output = OUTPUT) -> None:
-    """Check a pipeline file without starting Spark: what a run would stop at; and warn of the
-    columns it cannot know before a batch is read."""
+def validate(
+    pipeline: Path = PIPELINE,
+    var: list[str] = VARS,
+    output: Output = OUTPUT,
+    sample_rows: int = typer.Option(
+        1000,
+        "--sample-rows",
+        min=0,
+        help="Rows read of each of a local files source's first 3 files, to check that the declared "
+        "types hold them; 0 reads no data.",
+    ),
+) -> None:
+    """Check a pipeline file without starting Spark: what a run would stop at; warn of the columns
+    it cannot know before a batch is read; and read the first rows of each local `files` source's
+    first files to find declared types that cannot hold them (a warning when some values fail,
+    an error when every sampled value does)."""
     from lakefresh.config.checks import unknown_columns
     from lakefresh.config.loader import validate_pipeline
-    from lakefresh.lakehouse.connect import connect_problems, remote_url
+    from lakefresh.lakehouse.connect import connect_notes, remote_url
 
     config = validate_pipeline(pipeline, _variables(var))
     names = [t.name for t in config.tables]
     warnings = unknown_columns(config.tables)
-    errors, notes = connect_problems(remote_url(config.spark.remote), config.reads_delta_logs())
-    if errors:
-        raise ConfigError(f"{pipeline}: " + "; ".join(errors))
-    warnings += notes
+    warnings += connect_notes(remote_url(config.spark.remote), config.reads_delta_logs())
+    sampled: list[str] = []
+    if sample_rows:
+        from lakefresh.sources.type_fit import sampled_types
+
+        report = sampled_types(config.tables, pipeline, rows=sample_rows)
+        if report.errors:
+            lines = [*report.errors, *(f"warning: {w}" for w in report.warnings)]
+            header = f"{pipeline}: {len(report.errors)} error(s) in the pipeline"
+            raise ConfigError("\n".join([header, *(f"  {line}" for line in lines)]))
+        warnings += report.warnings
+        sampled = report.notes
     _emit(
         output,
-        {"ok": True, "tables": names, "warnings": warnings},
+        {"ok": True, "tables": names, "warnings": warnings, "notes": sampled},
         "\n".join(
             [
                 f"{pipeline}: valid ({len(names)} table(s): {', '.join(names)})",
                 *(f"  warning: {w}" for w in warnings),
+                *(f"  note: {n}" for n in sampled),
             ]
         ),
     )
@@ -355,7 +385,7 @@ class Stopping:
         self.p = p
         self.stop = threading.Event()
         self.signal: int | None = None
-        self._before: dict[int, Any] = {}
+        self._before: dict[int, SignalHandler] = {}
 
     def __enter__(self) -> Stopping:
         import signal
@@ -374,7 +404,7 @@ class Stopping:
         for signum, handler in self._before.items():
             signal.signal(signum, handler)
 
-    def _request(self, signum: int, _frame: Any) -> None:
+    def _request(self, signum: int, _frame: FrameType | None) -> None:
         import signal
 
         if self.stop.is_set():  # asked twice: at once

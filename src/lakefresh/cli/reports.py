@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from lakefresh.cli import OUTPUT, PIPELINE, VARS, Output, _emit, _load, app, reports_errors
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @app.command()
@@ -161,7 +164,7 @@ def report(
     _emit(output, {"report": str(written)}, f"report written to {written}")
 
 
-def _console() -> Any:
+def _console() -> Console:
     """Rich in a terminal; piped, a fixed width wide enough for every column (Rich would
     otherwise assume 80 columns and squeeze the tables to nothing)."""
     from rich.console import Console

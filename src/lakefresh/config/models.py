@@ -410,7 +410,7 @@ class PipelineConfig(Model):
 
     def reads_delta_logs(self) -> bool:
         """Whether any target, the control tables, or a source are Delta tables (whose logs
-        lakefresh reads through the driver's JVM)."""
+        lakefresh reads: through the driver's JVM, or on a Spark Connect client's side)."""
         return self.uses_delta() or any(t.source.reads_delta_log for t in self.tables)
 
     def uses_iceberg(self) -> bool:

@@ -45,10 +45,13 @@ class Relationship(Model):
 
 
 def _quoted(column: str) -> str:
+    """A column as a Spark SQL identifier, by lakehouse/sql.py's `quote` rule (config, the lowest
+    layer, does not import the lakehouse)."""
     return "`" + column.replace("`", "``") + "`"
 
 
 def _literal(value: object) -> str:
+    """A rule's value as a Spark SQL literal, by lakehouse/sql.py's `sql_literal` rule."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):

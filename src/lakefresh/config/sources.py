@@ -23,7 +23,7 @@ class SourceBase(Model):
     retains_batches: ClassVar[bool] = True
     # a batch is files, so that `replay` can apply a corrected copy of one
     replays_files: ClassVar[bool] = False
-    # it reads a Delta table's log (through the driver's JVM: not from a Spark Connect client)
+    # it reads a Delta table's log (a Spark Connect client reads it itself: `validate` says so)
     reads_delta_log: ClassVar[bool] = False
 
     @classmethod

@@ -2,9 +2,11 @@
 
 The client has no JVM: nothing lakefresh does may go through Py4J there. Each place that uses
 the JVM in a classic session (Iceberg's catalog and snapshots, Hadoop's file system, Delta's
-API, checkpoint release) has a road that does the same job with what a Connect session offers
-(SQL, Iceberg's metadata tables and procedures, DataFrame write options, Arrow's file systems),
-chosen by the session's kind (`is_connect`), never by a setting of its own.
+log and API, checkpoint release) has a road that does the same job with what a Connect session
+offers (SQL, Iceberg's metadata tables and procedures, DataFrame write options, Arrow's file
+systems, Delta's log read by delta-rs on this side), chosen by the session's kind (`is_connect`),
+never by a setting of its own: `iceberg_backend` (lakehouse/iceberg/sql.py), `delta_backend`
+(lakehouse/delta/sql.py), `storage_for` (lakehouse/storage.py).
 
 Of the settings lakefresh builds a session with, a Connect client can set only the runtime SQL
 settings (the catalog, the time zone, ANSI mode...); the others (the jars, the SQL extensions,
@@ -31,9 +33,10 @@ _STATIC_SQL = (
 )
 # the client's own: where the server is
 _CLIENT = ("spark.remote",)
-DELTA_NEEDS_A_DRIVER = (
-    "Delta tables need a classic session: lakefresh reads Delta's log through the driver's JVM, "
-    "which a Spark Connect client has not (unset spark.remote and SPARK_REMOTE)"
+DELTA_LOG_NOTE = (
+    "reads its Delta tables' logs on this side too (the `deltalake` package), so this process must "
+    "reach their storage as the server does: local paths, or an object store with its credentials "
+    "in the environment (AWS_ENDPOINT_URL, AWS_ACCESS_KEY_ID...)"
 )
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 
@@ -88,15 +91,17 @@ def connect_session(url: str, settings: dict[str, str]) -> SparkSession:
     return session
 
 
-def connect_problems(remote: str | None, delta: bool) -> tuple[list[str], list[str]]:
+def connect_notes(remote: str | None, delta: bool) -> list[str]:
     """What `validate` says of a pipeline that runs through the Spark Connect server `remote`
-    (nothing when None): the errors (a Delta table: lakefresh reads Delta's log through the
-    JVM), and a note on what the server must have started with."""
+    (nothing when None): what the server must have started with, and, with Delta tables (`delta`),
+    that this process reads their logs itself (lakehouse/delta/rs_log.py)."""
     if not remote:
-        return [], []
-    note = (
+        return []
+    notes = [
         f"runs through the Spark Connect server at {remote}, which must have started with the jars "
         "and SQL extensions of this pipeline's tables (`lakefresh submit-args PIPELINE "
         "--connect-server` prints them)"
-    )
-    return [DELTA_NEEDS_A_DRIVER] if delta else [], [note]
+    ]
+    if delta:
+        notes.append(DELTA_LOG_NOTE)
+    return notes

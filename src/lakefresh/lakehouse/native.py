@@ -1,12 +1,16 @@
-"""Reads of small tables without a JVM: Iceberg tables of a `hadoop` catalog through pyiceberg,
-Delta tables through the `deltalake` package (delta-rs), both in a local warehouse folder.
+"""Reads of small tables without a JVM: Iceberg tables of a `hadoop` catalog from their files
+(or through pyiceberg), Delta tables through the `deltalake` package (delta-rs), both in a local
+warehouse folder.
 
-The verbs that only read what runs recorded (`status`, `history`, `quarantine`)
-answer in a few seconds this way, where a Spark session takes tens of seconds to start. A
-hadoop catalog keeps each table at `<warehouse>/<namespace>/<table>` with its metadata files
-(`metadata/v<N>.metadata.json`, the newest named by `version-hint.text`), so pyiceberg reads one
-from its newest metadata file (`StaticTable.from_metadata`) with no catalog service; a Delta table
-lives at the same place under the same warehouse (lakehouse/delta/backend.py `location`).
+The verbs that only read what runs recorded (`status`, `history`, `quarantine`, `freshness`,
+`report`) answer in a second or two this way, where a Spark session takes tens of seconds to
+start. A hadoop catalog keeps each table at `<warehouse>/<namespace>/<table>` with its metadata
+files (`metadata/v<N>.metadata.json`, the newest named by `version-hint.text`), so a table is read
+from its newest metadata file with no catalog service: straight from its files
+(lakehouse/iceberg_files.py: importing pyiceberg alone costs more than a whole `status`), or,
+for what that reader leaves (equality deletes, a nested column changed since a file was
+written), through pyiceberg (`StaticTable.from_metadata`). A Delta table lives at the same place
+under the same warehouse (lakehouse/delta/backend.py `location`).
 
 Rows come back as PySpark's `Row.asDict(recursive=True)` gives them, so the verbs' answers are
 the same on both roads: timestamps as naive datetimes in this process's local time (as PySpark
@@ -18,6 +22,7 @@ not read).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -25,17 +30,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.lakehouse.iceberg_files import IcebergFiles, Unread, without_zones
 from lakefresh.lakehouse.sql import standard_sql_literal
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
     from lakefresh.config.models import PipelineConfig
+    from lakefresh.lakehouse.backend import Lineage, SnapshotState
+    from lakefresh.lakehouse.delta.log import Version, VersionLog
+    from lakefresh.lakehouse.iceberg.log import SnapshotLog
 
 # LAKEFRESH_NATIVE_READS=0 sends every read through Spark (to compare the roads, or when these
 # libraries misread a table)
 SWITCH = "LAKEFRESH_NATIVE_READS"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+log = logging.getLogger(__name__)
 _METADATA = re.compile(r"^v(\d+)(\.[a-z0-9]+)?\.metadata\.json$")
 
 
@@ -55,7 +65,11 @@ class NativeTables:
         self.iceberg_catalog = iceberg_catalog  # whether its Iceberg tables are a hadoop catalog's
         self.delta = frozenset(delta)
         self.delta_namespaces = frozenset(delta_namespaces)
-        self._loaded: dict[Path, Any] = {}  # Iceberg tables, by their metadata file
+        self._loaded: dict[Path, Any] = {}  # Iceberg tables through pyiceberg, by their metadata file
+        # Iceberg tables read from their files, each as its newest metadata file has it, with its
+        # rows once read whole (a commit makes a newer metadata file, read afresh)
+        self._files: dict[str, IcebergFiles] = {}
+        self._rows: dict[str, tuple[IcebergFiles, list[dict[str, Any]]]] = {}
 
     @staticmethod
     def of(config: PipelineConfig, warehouse: str | None) -> NativeTables:
@@ -74,11 +88,19 @@ class NativeTables:
         return NativeTables(Path(local), config.catalog.type == "hadoop", config.delta_tables(), control)
 
     def is_delta(self, table: str) -> bool:
-        return table in self.delta or table.split(".")[0] in self.delta_namespaces
+        return table in self.delta or table.split(".")[0] in self.delta_namespaces or _is_folder(table)
 
     def location(self, table: str) -> Path:
+        """Where the table is: `namespace.table` in the warehouse folder; a Delta table may also
+        be named by its folder (a `delta_changes` source's path)."""
+        if _is_folder(table):
+            if "://" in table and not table.startswith("file:"):
+                raise NotNative(f"the Delta table {table} is not in a local folder")
+            return Path("/" + table.removeprefix("file:").lstrip("/") if table.startswith("file:") else table)
         if not self.is_delta(table) and not self.iceberg_catalog:
             raise NotNative(f"{table} is in a catalog that is not a hadoop catalog")
+        if len(table.split(".")) != 2:  # another catalog's table
+            raise NotNative(f"{table} is not named namespace.table")
         return self.warehouse.joinpath(*table.split("."))
 
     def exists(self, table: str) -> bool:
@@ -91,35 +113,97 @@ class NativeTables:
         """The table's properties (Delta: its configuration)."""
         if self.is_delta(table):
             return dict(self._delta(table).metadata().configuration)
-        return dict(self._iceberg(table).properties)
+        return self._iceberg_files(table).properties
 
     def rows(self, table: str, equal: tuple[str, str] | None = None) -> list[dict[str, Any]]:
         """The table's rows now (those whose column `equal[0]` holds `equal[1]`), as PySpark's
         `asDict(recursive=True)` gives them."""
         if self.is_delta(table):
             where = "" if equal is None else f" WHERE {_name(equal[0])} = {standard_sql_literal(equal[1])}"
-            data = self._delta_query(table, f"SELECT * FROM t{where}")
-        else:
-            from pyiceberg.expressions import AlwaysTrue, EqualTo
+            return _spark_rows(self._delta_query(table, f"SELECT * FROM t{where}"))
+        try:
+            found = self._iceberg_rows(table)
+        except Unread as exc:
+            log.debug("%s read through pyiceberg: %s", table, exc)
+            return self._pyiceberg_rows(table, equal)
+        return [dict(r) for r in found if equal is None or r[equal[0]] == equal[1]]
 
-            equal_to: Any = EqualTo  # a pydantic model whose generated signature mypy misreads
-            found: Any = AlwaysTrue() if equal is None else equal_to(*equal)
-            scan = self._iceberg(table).scan(row_filter=found)
-            data = scan.to_arrow()
-        return _spark_rows(data)
+    def _pyiceberg_rows(self, table: str, equal: tuple[str, str] | None) -> list[dict[str, Any]]:
+        from pyiceberg.expressions import AlwaysTrue, EqualTo
+
+        equal_to: Any = EqualTo  # a pydantic model whose generated signature mypy misreads
+        found: Any = AlwaysTrue() if equal is None else equal_to(*equal)
+        return _spark_rows(self._iceberg(table).scan(row_filter=found).to_arrow())
 
     def count(self, table: str) -> int:
         """The table's rows now (deleted rows not counted)."""
         if self.is_delta(table):
             return int(self._delta_query(table, "SELECT count(*) AS n FROM t").column(0)[0].as_py())
-        iceberg = self._iceberg(table)
-        snapshot = iceberg.current_snapshot()
-        if snapshot is None:
-            return 0
-        totals = snapshot.summary.additional_properties if snapshot.summary else {}
-        if totals.get("total-delete-files") == "0" and "total-records" in totals:
-            return int(totals["total-records"])  # no delete file: every row counted is live
-        return int(iceberg.scan().count())
+        try:
+            return self._iceberg_files(table).count()
+        except Unread as exc:
+            log.debug("%s counted through pyiceberg: %s", table, exc)
+            return int(self._iceberg(table).scan().count())
+
+    # --- the lineage, as TableBackend's (a change feed's listing, a synapse_link's) -------------
+
+    def published_batches(self, table: str) -> dict[str, int]:
+        """Batch id -> snapshot id (Delta: version) of the batches the table's current lineage
+        carries, newest first."""
+        return self._log(table).published()
+
+    def head(self, table: str) -> int | None:
+        return self._log(table).head()
+
+    def lineage(self, table: str) -> Lineage:
+        return self._log(table).view()
+
+    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+        return self._log(table).committed_at(table, snapshot_id)
+
+    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
+        return self._log(table).state(snapshot_id)
+
+    def delta_lineage(self, table: str) -> list[Version]:
+        """A Delta table's current version and its ancestors, newest first."""
+        from lakefresh.lakehouse.delta.log import lineage
+
+        return lineage(self.delta_history(table))
+
+    def delta_history(self, table: str) -> list[Version]:
+        """A Delta table's retained history, newest first (as DESCRIBE HISTORY gives it)."""
+        from lakefresh.lakehouse.delta.log import history_entry
+
+        commits = self._delta(table).history()
+        return sorted((history_entry(c) for c in commits), key=lambda v: -v.version)
+
+    def _log(self, table: str) -> SnapshotLog | VersionLog:
+        """An Iceberg table's snapshots, or a Delta table's history."""
+        from lakefresh.lakehouse.delta.log import VersionLog
+        from lakefresh.lakehouse.iceberg.log import SnapshotLog
+
+        if self.is_delta(table):
+            return VersionLog(self.delta_history(table))
+        files = self._iceberg_files(table)
+        return SnapshotLog(files.current_id(), files.snapshots())
+
+    def _iceberg_files(self, table: str) -> IcebergFiles:
+        """The table as its newest metadata file has it, read from its files (once per such file)."""
+        found = _newest_metadata(self.location(table))
+        if found is None:
+            raise NotNative(f"{table}: no Iceberg metadata file")
+        if table not in self._files or self._files[table].path != found:
+            self._files[table] = IcebergFiles(found)
+        return self._files[table]
+
+    def _iceberg_rows(self, table: str) -> list[dict[str, Any]]:
+        """Every row of the table now (read once per metadata file)."""
+        files = self._iceberg_files(table)
+        kept = self._rows.get(table)
+        if kept is None or kept[0] is not files:
+            kept = (files, [r for rows, schema in files.rows() for r in _converted(rows, schema)])
+            self._rows[table] = kept
+        return kept[1]
 
     def _iceberg(self, table: str) -> Any:
         """The table as its newest metadata file has it (loaded once per such file)."""
@@ -148,7 +232,12 @@ class NativeTables:
         from deltalake import QueryBuilder
 
         reader = QueryBuilder().register("t", self._delta(table)).execute(sql)
-        return pa.table(reader.read_all())
+        return pa.RecordBatchReader.from_stream(reader).read_all()  # pa.table() would import pandas
+
+
+def _is_folder(table: str) -> bool:
+    """Whether a table is named by its folder (a path or a URI), not as `namespace.table`."""
+    return table.startswith(("/", ".")) or "://" in table or table.startswith("file:")
 
 
 def _keep_null_lists() -> None:
@@ -189,8 +278,15 @@ def _newest_metadata(folder: Path) -> Path | None:
 
 def _spark_rows(data: pa.Table) -> list[dict[str, Any]]:
     """Arrow rows as PySpark collects them (`_converter`)."""
-    convert = {f.name: _converter(f.type) for f in data.schema}
-    return [{k: convert[k](v) for k, v in row.items()} for row in data.to_pylist()]
+    return _converted(without_zones(data).to_pylist(), data.schema)
+
+
+def _converted(rows: list[dict[str, Any]], schema: pa.Schema) -> list[dict[str, Any]]:
+    """Rows read with this Arrow schema as PySpark collects them (`_converter`); a column the
+    schema does not have is null."""
+    convert = {f.name: _converter(f.type) for f in schema}
+    same: Callable[[Any], Any] = lambda v: v  # noqa: E731
+    return [{k: convert.get(k, same)(v) for k, v in row.items()} for row in rows]
 
 
 def _converter(kind: pa.DataType) -> Callable[[Any], Any]:
@@ -213,8 +309,9 @@ def _converter(kind: pa.DataType) -> Callable[[Any], Any]:
 
 
 def _local(value: datetime | None) -> datetime | None:
-    """An aware time as PySpark gives a timestamp: naive, in this process's local time."""
+    """An aware time (or a naive one in UTC) as PySpark gives a timestamp: naive, in this
+    process's local time."""
     if value is None:
         return None
-    micros = (value - _EPOCH) // timedelta(microseconds=1)
+    micros = (value.replace(tzinfo=value.tzinfo or UTC) - _EPOCH) // timedelta(microseconds=1)
     return datetime.fromtimestamp(micros // 1_000_000).replace(microsecond=micros % 1_000_000)

@@ -230,3 +230,12 @@ class ArrowStorage:
         found, inside, _ = self._fs(path)
         with found.open_input_stream(inside) as stream:
             return bytes(stream.read()).decode(encoding)
+
+    def remove_folder(self, path: str) -> None:
+        """A folder removed with all it holds (nothing when there is none): a Delta table dropped
+        on this road (lakehouse/delta/sql.py)."""
+        from pyarrow import fs
+
+        found, inside, _ = self._fs(path)
+        if found.get_file_info(inside).type != fs.FileType.NotFound:
+            found.delete_dir(inside)

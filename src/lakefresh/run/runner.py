@@ -120,6 +120,9 @@ class Runner:
     # --- one table ---------------------------------------------------------------------------
 
     def run_table(self, table: TableConfig) -> TableResult:
+        """One table: settled against its lineage (`_settled`), its pending batches applied in
+        order (`_apply_pending`), then recorded; an error stops the table with its cause and the
+        command that resumes it."""
         name = self.config.qualified(table)
         outcome = TableResult(table.name)
         log = PublishLog(self.control, name)
@@ -130,52 +133,8 @@ class Runner:
                 table.source, SourceContext.of(self.config, self.backend, self.base_dir, table)
             )
             strategy = make_strategy(table.strategy)
-            found = self.books.assess(name, table)  # reads only; settled before anything is taken
-            applied = self.books.settle(found, outcome, strategy, self._hint(table), self.rolled_back)
-            if outcome.reapplied and isinstance(source, Reopening):  # its positions move back
-                source.reopen(outcome.reapplied)
-            self._layout(table, name)
-            self.steps.reconciled[name] = self.backend.head(name) if self.backend.exists(name) else None
-            pending = _pending(source, applied)
-            if self.skip:  # the operator's decision: these batches are never taken (waiting too)
-                skipped = self.books.skip(name, table, _pending(source, applied, waiting=True), self.skip)
-                outcome.batches += skipped
-                applied |= {b.batch_id for b in skipped}
-                pending = _pending(source, applied)
-            if pending and not self.accept_config_change:
-                self.books.check_config(found)  # batches under two configurations would mix
-            self.console.table_started(table.name, len(pending))
-            grouped = backlog.why_not(self.config, table, strategy) is None
-            while pending and not outcome.error:
-                more = False
-                size = (lambda: self.grouping.group_size(table)) if grouped else 1
-                for refs in backlog.groups(pending, size, first_alone=not self.backend.exists(name)):
-                    if self.stop.is_set():  # asked to stop: after the commit in progress
-                        more = False
-                        break
-                    grouped_results = self.grouping.apply(table, name, strategy, source, refs, log)
-                    results: list[BatchResult | None] = [None] * len(refs)
-                    if grouped_results:
-                        results = [*grouped_results]
-                    for ref, batch in zip(refs, results, strict=True):
-                        batch = batch or self._apply_with_retries(table, name, strategy, source, ref, log)
-                        outcome.batches.append(batch)
-                        self.console.batch_done(batch)
-                        if batch.status != "published":
-                            outcome.error = f"batch {ref.batch_id}: {batch.error}"
-                            break
-                        applied.add(ref.batch_id)
-                        try:
-                            more = source.published(ref) or more
-                        except Exception as exc:  # the batch is in: the next run records its load
-                            outcome.error = f"batch {ref.batch_id} was published; {error_text(exc)}"
-                            break
-                    if outcome.error:
-                        break
-                    if log.due():
-                        log.flush()
-                # a source with state of its own (a change feed) lists its next batch only now
-                pending = _pending(source, applied) if more else []
+            applied, pending = self._settled(table, name, strategy, source, outcome)
+            self._apply_pending(table, name, strategy, source, applied, pending, log, outcome)
         except Exception as exc:  # the table stops with its cause; the other tables go on
             outcome.error, outcome.in_config = error_text(exc), isinstance(exc, ConfigError)
         self._record(log, outcome)
@@ -183,6 +142,75 @@ class Runner:
             outcome.resume_command = self._hint(table)
         self.console.table_done(outcome)
         return outcome
+
+    def _settled(
+        self, table: TableConfig, name: str, strategy: Strategy, source: Source, outcome: TableResult
+    ) -> tuple[set[str], list[BatchRef]]:
+        """The table assessed and settled before anything is taken, its layout brought up to date
+        and its head noted, the operator's skipped batches recorded, and its configuration
+        checked when batches wait: the ids of the batches applied, and the pending ones."""
+        found = self.books.assess(name, table)  # reads only; settled before anything is taken
+        applied = self.books.settle(found, outcome, strategy, self._hint(table), self.rolled_back)
+        if outcome.reapplied and isinstance(source, Reopening):  # its positions move back
+            source.reopen(outcome.reapplied)
+        self._layout(table, name)
+        self.steps.reconciled[name] = self.backend.head(name) if self.backend.exists(name) else None
+        pending = _pending(source, applied)
+        if self.skip:  # the operator's decision: these batches are never taken (waiting too)
+            skipped = self.books.skip(name, table, _pending(source, applied, waiting=True), self.skip)
+            outcome.batches += skipped
+            applied |= {b.batch_id for b in skipped}
+            pending = _pending(source, applied)
+        if pending and not self.accept_config_change:
+            self.books.check_config(found)  # batches under two configurations would mix
+        return applied, pending
+
+    def _apply_pending(
+        self,
+        table: TableConfig,
+        name: str,
+        strategy: Strategy,
+        source: Source,
+        applied: set[str],
+        pending: list[BatchRef],
+        log: PublishLog,
+        outcome: TableResult,
+    ) -> None:
+        """The pending batches in order, in groups when the table's backlog may be (backlog.py),
+        until none is left, one fails or the run is asked to stop; `applied` takes the id of
+        each batch published."""
+        self.console.table_started(table.name, len(pending))
+        grouped = backlog.why_not(self.config, table, strategy) is None
+        while pending and not outcome.error:
+            more = False
+            size = (lambda: self.grouping.group_size(table)) if grouped else 1
+            for refs in backlog.groups(pending, size, first_alone=not self.backend.exists(name)):
+                if self.stop.is_set():  # asked to stop: after the commit in progress
+                    more = False
+                    break
+                grouped_results = self.grouping.apply(table, name, strategy, source, refs, log)
+                results: list[BatchResult | None] = [None] * len(refs)
+                if grouped_results:
+                    results = [*grouped_results]
+                for ref, batch in zip(refs, results, strict=True):
+                    batch = batch or self._apply_with_retries(table, name, strategy, source, ref, log)
+                    outcome.batches.append(batch)
+                    self.console.batch_done(batch)
+                    if batch.status != "published":
+                        outcome.error = f"batch {ref.batch_id}: {batch.error}"
+                        break
+                    applied.add(ref.batch_id)
+                    try:
+                        more = source.published(ref) or more
+                    except Exception as exc:  # the batch is in: the next run records its load
+                        outcome.error = f"batch {ref.batch_id} was published; {error_text(exc)}"
+                        break
+                if outcome.error:
+                    break
+                if log.due():
+                    log.flush()
+            # a source with state of its own (a change feed) lists its next batch only now
+            pending = _pending(source, applied) if more else []
 
     def _hint(self, table: TableConfig) -> str:
         """The command that runs the table again."""

@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING
 from lakefresh.config.sources import DeltaChangesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.checkpoints import held
-from lakefresh.lakehouse.delta import DeltaBackend
 from lakefresh.lakehouse.delta.log import history, lineage
+from lakefresh.lakehouse.delta.sql import delta_backend
 from lakefresh.lakehouse.failures import describe
 from lakefresh.sources.table_changes import TableChangesSource
 
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
     from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.lakehouse.delta.log import Version
     from lakefresh.state.loads import Load
 
 # Commits before which a table's change data feed has nothing to say.
@@ -50,25 +51,29 @@ BEGINNINGS = (
 FEED_PROPERTY = "delta.enableChangeDataFeed"
 
 
+def first_start_in(entries: list[Version]) -> int | None:
+    """Where a reader's first load starts (exclusive; None: version 0): before the table's
+    latest beginning (creation, TRUNCATE, REPLACE, or the change data feed turned on) in its
+    lineage (`entries`, newest first)."""
+    for entry in entries:
+        turned_on = entry.operation == "SET TBLPROPERTIES" and (
+            f'"{FEED_PROPERTY}":"true"' in entry.parameters.get("properties", "").replace(" ", "")
+        )
+        if entry.operation in BEGINNINGS or turned_on:
+            return entry.version - 1 if entry.version > 0 else None
+    return None
+
+
 class DeltaChangesSource(TableChangesSource):
     kind = "delta_changes"
     config_type = DeltaChangesSourceConfig
 
     def _feed(self) -> tuple[str, TableBackend]:
         assert isinstance(self.config, DeltaChangesSourceConfig)
-        return self.ctx.resolve(self.config.path), DeltaBackend(self.ctx.backend.spark, "")
+        return self.ctx.resolve(self.config.path), delta_backend(self.ctx.backend.spark, "")
 
     def first_start(self) -> int | None:
-        """Before the table's latest beginning: creation, TRUNCATE, REPLACE, or the change data
-        feed turned on."""
-        entries = lineage(history(self.feed.spark, self.feed.qualified(self.table)))
-        for entry in entries:  # newest first
-            turned_on = entry.operation == "SET TBLPROPERTIES" and (
-                f'"{FEED_PROPERTY}":"true"' in entry.parameters.get("properties", "").replace(" ", "")
-            )
-            if entry.operation in BEGINNINGS or turned_on:
-                return entry.version - 1 if entry.version > 0 else None
-        return None
+        return first_start_in(lineage(history(self.feed.spark, self.feed.qualified(self.table))))
 
     def changes(self, load: Load) -> DataFrame:
         """The load's changes, read once here, so that a feed that cannot be read fails the

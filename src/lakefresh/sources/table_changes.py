@@ -43,6 +43,7 @@ from lakefresh.config.sources import ChangeFeedBase, TableChangesSourceConfig
 from lakefresh.errors import SourceError
 from lakefresh.lakehouse.functions import contents
 from lakefresh.sources.base import BatchRef, ReadBatch, SourceContext, with_provenance
+from lakefresh.sources.feed_listing import FeedListing
 from lakefresh.state.loads import Load, LoadLog
 
 if TYPE_CHECKING:
@@ -80,65 +81,16 @@ class TableChangesSource:
         return processed[-1].end_snapshot_id if processed else None
 
     def list_batches(self) -> list[BatchRef]:
-        backend, table = self.feed, self.table
-        if not backend.exists(table):
-            raise SourceError(f"source table {table} does not exist")
-        loads = self.log.loads(self.load_id)
-        processed = [load for load in loads if load.processed]
-        start = processed[-1].end_snapshot_id if processed else self.first_start()
-        if processed:
-            self._check_start(processed[-1].end_snapshot_id)
-        elif start is None and not backend.lineage(table).whole:
-            raise SourceError(
-                f"the first load of {table} for load {self.load_id!r} reads its changes from its "
-                "first snapshot, which was expired: the rows written before the oldest snapshot "
-                "kept would never arrive. Load the target in full from a `table_snapshot` source of "
-                f"the same table, then start the load log there: `lakefresh reset-load PIPELINE TABLE`."
-            )
-        opened = [load for load in loads if not load.processed and load.start_snapshot_id == start]
-        if opened and self._readable(opened[-1]):
-            load = opened[-1]
-        else:
-            end = backend.head(table)
-            if end is None or end == start:
-                return []  # nothing committed since the last load
-            load = Load(self.load_id, table, start, end, _batch_id(table, start, end), False)
-        return [
-            BatchRef(
-                load.batch_id,
-                f"{load.start_snapshot_id or 'first'}..{load.end_snapshot_id}",
-                (f"{load.end_snapshot_id:020d}",),
-                backend.committed_at(table, load.end_snapshot_id),
-                replay={
-                    "table": table,
-                    "start_snapshot_id": load.start_snapshot_id,
-                    "end_snapshot_id": load.end_snapshot_id,
-                },
-            )
-        ]
+        return self.listing().batches(self.log.loads(self.load_id))
 
-    def _readable(self, load: Load) -> bool:
-        """Whether an opened, unprocessed load may be read again with its fixed end: yes while
-        the end is in the source's current lineage. A rollback of the source below it makes
-        the end a snapshot that no longer counts: the load is opened anew up to the current
-        snapshot, unless its batch reached the target after all (then the next load's start
-        check reports the rollback)."""
-        if self.feed.snapshot_state(self.table, load.end_snapshot_id) == "current-lineage":
-            return True
-        target = self.ctx.target
-        return self.ctx.backend.exists(target) and load.batch_id in self.ctx.backend.published_batches(target)
+    def listing(self) -> FeedListing:
+        """How the next load is chosen (sources/feed_listing.py)."""
+        backend, target = self.ctx.backend, self.ctx.target
 
-    def _check_start(self, start: int) -> None:
-        state = self.feed.snapshot_state(self.table, start)
-        if state == "current-lineage":
-            return
-        what = "was expired" if state == "expired" else "is no longer in its current history (rolled back?)"
-        raise SourceError(
-            f"the changes of {self.table} for load {self.load_id!r} start after snapshot "
-            f"{start}, which {what}: the changes since the last load cannot be read. Reload the "
-            "target in full from a `table_snapshot` source of the same table, then restart the "
-            f"load log there: `lakefresh reset-load PIPELINE TABLE` (load {self.load_id!r})."
-        )
+        def published() -> dict[str, int]:
+            return backend.published_batches(target) if backend.exists(target) else {}
+
+        return FeedListing(self.feed, self.table, self.load_id, self.first_start, published)
 
     def reset(self, snapshot_id: int | None = None) -> str:
         """Restart the load log after a snapshot of the source (default: its current one): the
@@ -206,7 +158,3 @@ class TableChangesSource:
         """The load's changes, from the feed's backend (`TableBackend.changes`)."""
         keys = list(self.config.keys)
         return self.feed.changes(self.table, load.start_snapshot_id, load.end_snapshot_id, keys)
-
-
-def _batch_id(table: str, start: int | None, end: int) -> str:
-    return f"{table}@{start if start is not None else 'first'}..{end}"

@@ -111,7 +111,7 @@ def scan(chunks: Iterable[bytes], encoding: str, where: str) -> Scan:
         head += chunk
         if len(head) >= 4:
             break
-    codec, skip = _decoding(head, encoding, where)
+    codec, skip = decoding(head, encoding, where)
     decoder = codecs.getincrementaldecoder(codec)(errors="lakefresh.mark")
     state = _Lines()
     state.feed(decoder.decode(head[skip:]))
@@ -124,7 +124,7 @@ def scan(chunks: Iterable[bytes], encoding: str, where: str) -> Scan:
     return Scan(header, tuple(state.bad), size)
 
 
-def _decoding(head: bytes, encoding: str, where: str) -> tuple[str, int]:
+def decoding(head: bytes, encoding: str, where: str) -> tuple[str, int]:
     """Python's codec for the bytes after the byte order mark, and the mark's length."""
     declared = codec_name(encoding)
     for bom, name in BOMS:

@@ -216,7 +216,8 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
             return None
         row = self.backend.spark.sql(
             f"SELECT batch_id, status, replay FROM {self.backend.qualified(self.batches)} "
-            f"WHERE table_name = {sql_literal(table)} AND NOT startswith(batch_id, 'lakefresh:') "
+            f"WHERE table_name = {sql_literal(table)} "
+            f"AND NOT startswith(batch_id, {sql_literal(VERB_PREFIX)}) "
             "ORDER BY started_at DESC, attempt LIMIT 1"
         ).first()
         return None if row is None else (row[0], row[1], row[2])

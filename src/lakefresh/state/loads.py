@@ -12,7 +12,7 @@ Created on first use, with the control tables' state version.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lakefresh.clock import utc_now
 from lakefresh.lakehouse.failures import retry_conflicts
@@ -37,6 +37,15 @@ class Load:
     end_snapshot_id: int
     batch_id: str
     processed: bool
+
+
+def loads_in(rows: list[dict[str, Any]], load_id: str) -> list[Load]:
+    """A reader's loads among the `loads` table's rows (read whole, by either road: the reading
+    verbs' road without a JVM), oldest first as `LoadLog.loads` orders them."""
+    mine = [r for r in rows if r["load_id"] == load_id]
+    mine.sort(key=lambda r: (r["opened_at"] is not None, r["opened_at"] or 0, r["end_snapshot_id"]))
+    fields = ("load_id", "source_table", "start_snapshot_id", "end_snapshot_id", "batch_id", "processed")
+    return [Load(*(r[f] for f in fields)) for r in mine]
 
 
 class LoadLog:

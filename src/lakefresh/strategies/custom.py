@@ -63,55 +63,20 @@ class CustomStrategy:
         ]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
-        from pyspark.sql import functions as F
-
-        cfg = self.config
+        """The batch's rows with their status (`_statused`), refused when a target-only
+        predicate leaves rows out and `outside_rows: refuse` (`_refuse_outside`), the batch
+        values the predicate matches on (`_matches`), and the target rows it deletes, counted
+        by the batch that wrote them (`_deleted_owners`)."""
         require_columns(batch, self.config.required_columns(), "column(s) named by the custom strategy")
-        keep = F.expr(cfg.append_filter) if cfg.append_filter else F.lit(True)
         inputs = self.predicate.columns.get("input", [])
-        status = F.when(F.coalesce(keep, F.lit(False)), F.lit("N")).otherwise(F.lit("F"))
-        if not inputs and cfg.outside_rows != "keep":  # judged by the target-only predicate
-            inside = F.coalesce(F.expr(self.delete_when), F.lit(False))
-            batch = batch.alias("this").withColumn("_lf_inside", inside)
-            status = F.when(~F.col("_lf_inside"), F.lit("W")).otherwise(status)
-        rows = materialize(
-            batch.alias("input").select(
-                *[F.col(quote(c)) for c in data_columns(batch)],
-                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-                status.alias(STATUS_COLUMN),
-            )
-        )
+        rows = self._statused(ctx, batch, inputs)
         counts = count_by(rows, STATUS_COLUMN)
         total = sum(counts.values())
-        if counts.get("W") and cfg.outside_rows == "refuse":
-            raise BatchRefused(
-                f"{counts['W']} row(s) of batch {ctx.batch_id} do not satisfy delete_when "
-                f"({self.delete_when}) and {ctx.table} refuses them (outside_rows: refuse): nothing "
-                f"was written. Fix the batch, or skip it for good with --skip-batch {ctx.batch_id}"
-            )
-        matches = (
-            rows.select(*[F.col(quote(c)) for c in inputs]).distinct()
-            if inputs
-            else rows.select(F.lit(1).alias("_lf_one")).limit(1)
-        )
-        matches = materialize(matches)
+        self._refuse_outside(ctx, counts)
+        matches = self._matches(rows, inputs)
         owners: dict[str, int] = {}
         if ctx.target_exists and (total or not inputs):  # a target-only predicate: even when empty
-            target = ctx.target()
-            missing = [c for c in self.predicate.columns.get("this", []) if c not in target.columns]
-            if missing:
-                raise SchemaError(
-                    f"delete_when names target column(s) {missing} that {ctx.table} does not have; "
-                    f"its columns: {target.columns}"
-                )
-            doomed = (
-                target.alias("this").join(
-                    F.broadcast(matches).alias("input"), F.expr(self.delete_when), "left_semi"
-                )
-                if inputs
-                else target.alias("this").filter(F.expr(self.delete_when))
-            )
-            owners = count_by(doomed, BATCH_ID_COLUMN)
+            owners = self._deleted_owners(ctx, matches, inputs)
         deleted = sum(owners.values())
         appended = counts.get("N", 0)
         outside = {"W": counts["W"]} if counts.get("W") else {}
@@ -125,6 +90,69 @@ class CustomStrategy:
             delete_when=self.delete_when,
             matches=matches if inputs else None,
         )
+
+    def _statused(self, ctx: StageContext, batch: DataFrame, inputs: list[str]) -> DataFrame:
+        """The batch's rows with their batch id and status (N, F by `append_filter`, W outside a
+        target-only predicate unless `outside_rows: keep`), materialized."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        keep = F.expr(cfg.append_filter) if cfg.append_filter else F.lit(True)
+        status = F.when(F.coalesce(keep, F.lit(False)), F.lit("N")).otherwise(F.lit("F"))
+        if not inputs and cfg.outside_rows != "keep":  # judged by the target-only predicate
+            inside = F.coalesce(F.expr(self.delete_when), F.lit(False))
+            batch = batch.alias("this").withColumn("_lf_inside", inside)
+            status = F.when(~F.col("_lf_inside"), F.lit("W")).otherwise(status)
+        return materialize(
+            batch.alias("input").select(
+                *[F.col(quote(c)) for c in data_columns(batch)],
+                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+                status.alias(STATUS_COLUMN),
+            )
+        )
+
+    def _refuse_outside(self, ctx: StageContext, counts: dict[str, int]) -> None:
+        """With `outside_rows: refuse`, a batch with rows outside the target-only predicate stops
+        before anything is written."""
+        if counts.get("W") and self.config.outside_rows == "refuse":
+            raise BatchRefused(
+                f"{counts['W']} row(s) of batch {ctx.batch_id} do not satisfy delete_when "
+                f"({self.delete_when}) and {ctx.table} refuses them (outside_rows: refuse): nothing "
+                f"was written. Fix the batch, or skip it for good with --skip-batch {ctx.batch_id}"
+            )
+
+    def _matches(self, rows: DataFrame, inputs: list[str]) -> DataFrame:
+        """The distinct values of the batch columns `delete_when` names, materialized; for a
+        target-only predicate, one row or none (whether the batch has rows)."""
+        from pyspark.sql import functions as F
+
+        matches = (
+            rows.select(*[F.col(quote(c)) for c in inputs]).distinct()
+            if inputs
+            else rows.select(F.lit(1).alias("_lf_one")).limit(1)
+        )
+        return materialize(matches)
+
+    def _deleted_owners(self, ctx: StageContext, matches: DataFrame, inputs: list[str]) -> dict[str, int]:
+        """The target rows `delete_when` deletes, counted by the batch that wrote them; a target
+        column the predicate names and the target lacks stops the batch."""
+        from pyspark.sql import functions as F
+
+        target = ctx.target()
+        missing = [c for c in self.predicate.columns.get("this", []) if c not in target.columns]
+        if missing:
+            raise SchemaError(
+                f"delete_when names target column(s) {missing} that {ctx.table} does not have; "
+                f"its columns: {target.columns}"
+            )
+        doomed = (
+            target.alias("this").join(
+                F.broadcast(matches).alias("input"), F.expr(self.delete_when), "left_semi"
+            )
+            if inputs
+            else target.alias("this").filter(F.expr(self.delete_when))
+        )
+        return count_by(doomed, BATCH_ID_COLUMN)
 
     def write(self, ctx: StageContext, change: ChangeSet) -> None:
         from pyspark.sql import functions as F

@@ -116,42 +116,47 @@ def fold_statuses(joined: DataFrame, keys: list[str]) -> DataFrame:
         F.array().cast("array<struct<seq:int,status:string,owner:string>>").alias("steps"),
     )
 
-    def merge(acc: Column, x: Column) -> Column:
-        # the rules of key/strategy.py's status, against the state one-by-one would have stored by now
-        status = (
-            F.when(~acc["exists"] & x["del"], F.lit("U"))
-            .when(~acc["exists"], F.lit("N"))
-            .when(x["at"] < acc["at"], F.lit("O"))
-            .when(x["del"], F.lit("D"))
-            .when(acc["hash"].isNull(), F.lit("C"))
-            .when(x["hash"] != acc["hash"], F.lit("C"))
-            .when(x["at"] > acc["at"], F.lit("S"))
-            .otherwise(F.lit("U"))
-        )
-        writes, deletes = status.isin("N", "C"), status == "D"
-
-        def pick(written: Column, deleted: Column, kept: Column) -> Column:
-            return F.when(writes, written).when(deletes, deleted).otherwise(kept)
-
-        return F.struct(
-            pick(F.lit(True), F.lit(False), acc["exists"]).alias("exists"),
-            pick(x["hash"], F.lit(None).cast("binary"), acc["hash"]).alias("hash"),
-            pick(x["at"], F.lit(None).cast("timestamp"), acc["at"]).alias("at"),
-            pick(x["batch"], F.lit(None).cast("string"), acc["owner"]).alias("owner"),
-            pick(x["seq"], x["seq"], acc["writer"]).alias("writer"),
-            F.concat(
-                acc["steps"],
-                F.array(F.struct(x["seq"].alias("seq"), status.alias("status"), acc["owner"].alias("owner"))),
-            ).alias("steps"),
-        )
-
-    folded = F.aggregate(F.col("_lf_rows"), start, merge)
+    folded = F.aggregate(F.col("_lf_rows"), start, _next_state)
     return grouped.select(
         *[F.col(quote(k)) for k in keys],
         folded["steps"].alias("_lf_steps"),
         folded["writer"].alias("_lf_writer"),
         folded["exists"].alias("_lf_final_exists"),
         F.coalesce(F.col("_lf_t_exists"), F.lit(False)).alias("_lf_stored"),
+    )
+
+
+def _next_state(acc: Column, x: Column) -> Column:
+    """One step of `fold_statuses`: the key's state `acc` after one more candidate row `x`, its
+    status by the rules of key/strategy.py's, against the state one-by-one would have stored
+    by now, appended to `steps`."""
+    from pyspark.sql import functions as F
+
+    status = (
+        F.when(~acc["exists"] & x["del"], F.lit("U"))
+        .when(~acc["exists"], F.lit("N"))
+        .when(x["at"] < acc["at"], F.lit("O"))
+        .when(x["del"], F.lit("D"))
+        .when(acc["hash"].isNull(), F.lit("C"))
+        .when(x["hash"] != acc["hash"], F.lit("C"))
+        .when(x["at"] > acc["at"], F.lit("S"))
+        .otherwise(F.lit("U"))
+    )
+    writes, deletes = status.isin("N", "C"), status == "D"
+
+    def pick(written: Column, deleted: Column, kept: Column) -> Column:
+        return F.when(writes, written).when(deletes, deleted).otherwise(kept)
+
+    return F.struct(
+        pick(F.lit(True), F.lit(False), acc["exists"]).alias("exists"),
+        pick(x["hash"], F.lit(None).cast("binary"), acc["hash"]).alias("hash"),
+        pick(x["at"], F.lit(None).cast("timestamp"), acc["at"]).alias("at"),
+        pick(x["batch"], F.lit(None).cast("string"), acc["owner"]).alias("owner"),
+        pick(x["seq"], x["seq"], acc["writer"]).alias("writer"),
+        F.concat(
+            acc["steps"],
+            F.array(F.struct(x["seq"].alias("seq"), status.alias("status"), acc["owner"].alias("owner"))),
+        ).alias("steps"),
     )
 
 
@@ -190,7 +195,9 @@ def group_counts(steps: DataFrame, members: list[Member]) -> GroupChange:
 
 def stage_key_group(strategy: Any, ctx: StageContext, batch: DataFrame, members: list[Member]) -> GroupChange:
     """`key` (key/strategy.py's `stage_group`): each batch's duplicates are ranked as one batch's are,
-    then each key's winning rows are folded over the batches (`fold_statuses`)."""
+    then each key's winning rows are joined with its stored row (`_against_stored`), folded over
+    the batches (`fold_statuses`), counted per batch (`_counted_steps`), and the row each key ends
+    with written (`_final_rows`)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
@@ -201,29 +208,60 @@ def stage_key_group(strategy: Any, ctx: StageContext, batch: DataFrame, members:
     )
     ranked, read = materialize_sized(rows.withColumn("_lf_rank", F.row_number().over(latest_first)))
     candidates = ranked.filter(F.col("_lf_rank") == 1)
-    stored_columns = {
-        "_lf_t_hash": F.col(HASH_COLUMN),
-        "_lf_t_at": F.col(UPDATED_AT_COLUMN),
-        "_lf_t_batch": F.col(BATCH_ID_COLUMN),
-        "_lf_t_exists": F.lit(True),
-    }
-    if ctx.target_exists:
-        touched = broadcast_if_small(ctx, candidates.select(*[quote(k) for k in keys]).distinct(), read)
-        stored = (
-            ctx.target()
-            .select(*[F.col(quote(k)) for k in keys], *[c.alias(n) for n, c in stored_columns.items()])
-            .join(touched, on=keys, how="left_semi")
-        )
-        joined = candidates.join(stored, on=keys, how="left")
-    else:
+    joined = _against_stored(ctx, candidates, keys, rows, read)
+    folded = materialize(fold_statuses(joined, keys))
+    out = _counted_steps(folded, ranked, members)
+    if sum(out.records.values()) > read:  # a key stored twice joined its rows twice
+        raise_stored_duplicates(ctx, keys, batch)
+    written = _final_rows(
+        candidates, folded, keys, [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
+    )
+    counts = count_by(written, STATUS_COLUMN)
+    out.change = ChangeSet(
+        rows=written,
+        counts=counts,
+        record_count=read,
+        expected_delta=counts.get("N", 0) - counts.get("D", 0),
+        superseded=out.superseded,
+    )
+    return out
+
+
+def _against_stored(
+    ctx: StageContext, candidates: DataFrame, keys: list[str], rows: DataFrame, read: int
+) -> DataFrame:
+    """The candidate rows, each with the stored row of its key (`_lf_t_*`: its hash, date,
+    batch and whether it exists; NULL for a new key)."""
+    from pyspark.sql import functions as F
+
+    if not ctx.target_exists:
         kinds = {
             "_lf_t_hash": "binary",
             "_lf_t_at": rows.schema[UPDATED_AT_COLUMN].dataType.simpleString(),
             "_lf_t_batch": "string",
             "_lf_t_exists": "boolean",
         }
-        joined = candidates.select("*", *[F.lit(None).cast(t).alias(n) for n, t in kinds.items()])
-    folded = materialize(fold_statuses(joined, keys))
+        return candidates.select("*", *[F.lit(None).cast(t).alias(n) for n, t in kinds.items()])
+    stored_columns = {
+        "_lf_t_hash": F.col(HASH_COLUMN),
+        "_lf_t_at": F.col(UPDATED_AT_COLUMN),
+        "_lf_t_batch": F.col(BATCH_ID_COLUMN),
+        "_lf_t_exists": F.lit(True),
+    }
+    touched = broadcast_if_small(ctx, candidates.select(*[quote(k) for k in keys]).distinct(), read)
+    stored = (
+        ctx.target()
+        .select(*[F.col(quote(k)) for k in keys], *[c.alias(n) for n, c in stored_columns.items()])
+        .join(touched, on=keys, how="left_semi")
+    )
+    return candidates.join(stored, on=keys, how="left")
+
+
+def _counted_steps(folded: DataFrame, ranked: DataFrame, members: list[Member]) -> GroupChange:
+    """Each batch's counts (`group_counts`) from the folded keys' steps and the ranked rows that
+    lost to another of their batch (`dup`)."""
+    from pyspark.sql import functions as F
+
     ids = F.array(*[F.lit(m.batch_id) for m in members])
     steps = folded.select(F.explode("_lf_steps").alias("s")).select(
         F.element_at(ids, F.col("s.seq") + 1).alias("batch"),
@@ -235,23 +273,20 @@ def stage_key_group(strategy: Any, ctx: StageContext, batch: DataFrame, members:
         F.lit("dup").alias("status"),
         F.lit(None).cast("string").alias("owner"),
     )
-    out = group_counts(steps.unionByName(dups), members)
-    if sum(out.records.values()) > read:  # a key stored twice joined its rows twice
-        raise_stored_duplicates(ctx, keys, batch)
+    return group_counts(steps.unionByName(dups), members)
+
+
+def _final_rows(
+    candidates: DataFrame, folded: DataFrame, keys: list[str], target_columns: list[str]
+) -> DataFrame:
+    """The commit's rows: per key the group changes, the candidate row it ends with, with what
+    the commit does to the key (`final_action`), materialized."""
+    from pyspark.sql import functions as F
+
     action = final_action(F.col("_lf_stored"), F.col("_lf_final_exists"), F.col("_lf_writer"))
     finals = folded.select(*[F.col(quote(k)) for k in keys], "_lf_writer", action.alias(STATUS_COLUMN))
-    target_columns = [*columns, HASH_COLUMN, UPDATED_AT_COLUMN, BATCH_ID_COLUMN]
-    written = materialize(
+    return materialize(
         candidates.join(finals.filter(F.col(STATUS_COLUMN).isNotNull()), on=keys)
         .filter(F.col(SEQ_COLUMN) == F.col("_lf_writer"))
         .select(*[F.col(quote(c)) for c in target_columns], F.col(STATUS_COLUMN))
     )
-    counts = count_by(written, STATUS_COLUMN)
-    out.change = ChangeSet(
-        rows=written,
-        counts=counts,
-        record_count=read,
-        expected_delta=counts.get("N", 0) - counts.get("D", 0),
-        superseded=out.superseded,
-    )
-    return out

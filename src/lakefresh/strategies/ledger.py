@@ -79,54 +79,20 @@ class LedgerStrategy:
         ]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
-        from pyspark.sql import Window
+        """Each key's first row of the batch (`_firsts`), told whether the ledger holds its key
+        (`_against_ledger`), staged with its code (`_staged`), and the new ones appended (as
+        the log's events, with `output: change_log`)."""
         from pyspark.sql import functions as F
 
         cfg = self.config
-        keys = list(cfg.keys)
-        require_columns(batch, keys, "key column(s)")
-        leading = []
+        require_columns(batch, list(cfg.keys), "key column(s)")
         log = cfg.writes_change_log()
         if log:
             check_names(cfg, data_columns(batch), cfg.event_time)
-        if cfg.event_time:
-            require_columns(batch, [cfg.event_time], "event_time")
-            when = F.col(quote(cfg.event_time))
-            if log:  # the log's event time: a NULL date or timestamp is the batch's
-                batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
-                batch = batch.withColumn(EVENT_TIME, event_time_of(batch, cfg, batch_time))
-                when = F.col(EVENT_TIME)
-            leading = [when.asc()]
-        first = Window.partitionBy(*[quote(k) for k in keys]).orderBy(
-            *first_row_first(batch, *leading, nulls_first=True)
-        )
-        ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
+        batch, firsts = self._firsts(ctx, batch)
         columns = data_columns(batch)
-        firsts = ranked.filter(F.col("_lf_rank") == 1)
         total = ctx.rows_of(batch)
-        if ctx.target_exists:
-            batch_keys = broadcast_if_small(ctx, firsts.select(*[quote(k) for k in keys]), total)
-            seen = (
-                ctx.target()
-                .select(*[F.col(quote(k)) for k in keys])
-                .join(batch_keys, on=keys, how="left_semi")
-                .distinct()
-                .withColumn("_lf_seen", F.lit(True))
-            )
-            firsts = firsts.join(seen, on=keys, how="left")
-        else:
-            firsts = firsts.withColumn("_lf_seen", F.lit(None).cast("boolean"))
-        # the log's event time, computed above (NULLs filled), or the batch's time
-        when_logged = F.col(EVENT_TIME) if cfg.event_time else utc_timestamp(ctx.batch_time).cast("timestamp")
-        log_time = [when_logged.alias(EVENT_TIME)] if log else []
-        staged = materialize(
-            firsts.select(
-                *[F.col(quote(c)) for c in columns],
-                *([F.col(FILE_COLUMN), F.col(RECORD_COLUMN), *log_time] if log else []),
-                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
-                F.when(F.col("_lf_seen"), F.lit("K")).otherwise(F.lit("N")).alias("_lf_code"),
-            )
-        )
+        staged = self._staged(ctx, self._against_ledger(ctx, firsts, total), columns)
         counts = count_by(staged, "_lf_code")
         appended = counts.get("N", 0)
         rows = staged.filter(F.col("_lf_code") == "N").drop("_lf_code")
@@ -141,6 +107,64 @@ class LedgerStrategy:
             expected_delta=appended,
             written=appended,
             superseded={},
+        )
+
+    def _firsts(self, ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, DataFrame]:
+        """The batch (in a change log, with the log's event time: a NULL date or timestamp is the
+        batch's), and each key's first row of it: the earliest event time, then by arrival."""
+        from pyspark.sql import Window
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        leading = []
+        if cfg.event_time:
+            require_columns(batch, [cfg.event_time], "event_time")
+            when = F.col(quote(cfg.event_time))
+            if cfg.writes_change_log():  # the log's event time: a NULL date or timestamp is the batch's
+                batch_time = utc_timestamp(ctx.batch_time).cast("timestamp")
+                batch = batch.withColumn(EVENT_TIME, event_time_of(batch, cfg, batch_time))
+                when = F.col(EVENT_TIME)
+            leading = [when.asc()]
+        first = Window.partitionBy(*[quote(k) for k in cfg.keys]).orderBy(
+            *first_row_first(batch, *leading, nulls_first=True)
+        )
+        ranked = batch.withColumn("_lf_rank", F.row_number().over(first))
+        return batch, ranked.filter(F.col("_lf_rank") == 1)
+
+    def _against_ledger(self, ctx: StageContext, firsts: DataFrame, total: int) -> DataFrame:
+        """The first rows with `_lf_seen`: true when the ledger already holds their key."""
+        from pyspark.sql import functions as F
+
+        keys = list(self.config.keys)
+        if not ctx.target_exists:
+            return firsts.withColumn("_lf_seen", F.lit(None).cast("boolean"))
+        batch_keys = broadcast_if_small(ctx, firsts.select(*[quote(k) for k in keys]), total)
+        seen = (
+            ctx.target()
+            .select(*[F.col(quote(k)) for k in keys])
+            .join(batch_keys, on=keys, how="left_semi")
+            .distinct()
+            .withColumn("_lf_seen", F.lit(True))
+        )
+        return firsts.join(seen, on=keys, how="left")
+
+    def _staged(self, ctx: StageContext, firsts: DataFrame, columns: list[str]) -> DataFrame:
+        """The first rows in the ledger's shape (a change log's: with their arrival and event
+        time), the batch id and their code (N, K), materialized."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        log = cfg.writes_change_log()
+        # the log's event time, computed by `_firsts` (NULLs filled), or the batch's time
+        when_logged = F.col(EVENT_TIME) if cfg.event_time else utc_timestamp(ctx.batch_time).cast("timestamp")
+        log_time = [when_logged.alias(EVENT_TIME)] if log else []
+        return materialize(
+            firsts.select(
+                *[F.col(quote(c)) for c in columns],
+                *([F.col(FILE_COLUMN), F.col(RECORD_COLUMN), *log_time] if log else []),
+                F.lit(ctx.batch_id).alias(BATCH_ID_COLUMN),
+                F.when(F.col("_lf_seen"), F.lit("K")).otherwise(F.lit("N")).alias("_lf_code"),
+            )
         )
 
     def _log_order(self, events: DataFrame) -> list[Column]:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, ConfigError, StateError
@@ -49,10 +49,12 @@ from lakefresh.lakehouse.delta.log import (
     BATCH_KEY,
     ROW_OPERATIONS,
     Version,
+    VersionLog,
     change_feed,
     checksum_of,
     history,
     lineage,
+    published_in,
     records_in,
 )
 from lakefresh.lakehouse.delta.upkeep import DeltaUpkeep
@@ -203,8 +205,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         return lineage(self._history(table))
 
     def head(self, table: str) -> int | None:
-        lineage = self._lineage(table)
-        return lineage[0].version if any(v.changes_rows for v in lineage) else None
+        return VersionLog(self._history(table)).head()
 
     def latest(self, table: str) -> int | None:
         """The log's newest version (a look-up in the log, no job, no history)."""
@@ -217,21 +218,10 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         return found if found == expected else None
 
     def lineage(self, table: str) -> Lineage:
-        history, lineage = self._history(table), self._lineage(table)
-        oldest = lineage[-1].millis if lineage else None
-        whole = not history or min(v.version for v in history) == 0  # the log from its first version
-        return Lineage(
-            frozenset(v.version for v in lineage), frozenset(v.version for v in history), oldest, whole
-        )
+        return VersionLog(self._history(table)).view()
 
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for entry in self._lineage(table):
-            if since is not None and entry.version == since:
-                break
-            for batch_id in reversed(entry.batches):
-                out.setdefault(batch_id, entry.version)
-        return out
+        return published_in(self._lineage(table), since)
 
     def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
         out: list[Commit] = []
@@ -253,20 +243,13 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         self.spark.sql(f"RESTORE TABLE {self.qualified(table)} TO VERSION AS OF {int(snapshot_id)}")
 
     def _entry(self, table: str, snapshot_id: int) -> Version:
-        for entry in self._history(table):
-            if entry.version == snapshot_id:
-                return entry
-        raise StateError(f"version {snapshot_id} of {table} no longer exists")
+        return VersionLog(self._history(table)).entry(table, snapshot_id)
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
-        millis = self._entry(table, snapshot_id).millis
-        return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
+        return VersionLog(self._history(table)).committed_at(table, snapshot_id)
 
     def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
-        if snapshot_id not in {v.version for v in self._history(table)}:
-            return "expired"
-        lineage = {v.version for v in self._lineage(table)}
-        return "current-lineage" if snapshot_id in lineage else "off-lineage"
+        return VersionLog(self._history(table)).state(snapshot_id)
 
     def live_records(self, table: str, snapshot_id: int) -> int:
         """Answered from the files' statistics, once per version (a batch's count is the next
@@ -276,11 +259,15 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         key = (table, snapshot_id, self._entry(table, snapshot_id).millis)
         if key not in self._counts:
             self._counts = {k: v for k, v in self._counts.items() if k[0] != table}  # one per table
-            counted = records_in(self._checksum(table, snapshot_id))
+            counted = self._records(table, snapshot_id)
             if counted is None:
                 counted = int(self.read(table, snapshot_id).count())
             self._counts[key] = counted
         return self._counts[key]
+
+    def _records(self, table: str, snapshot_id: int) -> int | None:
+        """The version's rows from its checksum without a job, or None (then counted)."""
+        return records_in(self._checksum(table, snapshot_id))
 
     def _checksum(self, table: str, snapshot_id: int) -> Any:
         """The checksum of version `snapshot_id` when it is the newest and has one; else None."""

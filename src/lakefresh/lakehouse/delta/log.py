@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.columns import (
@@ -16,7 +17,7 @@ from lakefresh.columns import (
     CHANGE_TYPE_COLUMN,
 )
 from lakefresh.errors import StateError
-from lakefresh.lakehouse.backend import GROUP_PROPERTY
+from lakefresh.lakehouse.backend import GROUP_PROPERTY, Lineage, SnapshotState
 from lakefresh.lakehouse.changes import without_carry_overs
 
 if TYPE_CHECKING:
@@ -85,6 +86,50 @@ class Version:
         return self.operation in ROW_OPERATIONS
 
 
+class VersionLog:
+    """A table's retained history (newest first) at one moment: the lineage facts of
+    `TableBackend` answered from it."""
+
+    def __init__(self, history: list[Version]) -> None:
+        self.history = history
+        self.lineage = lineage(history)
+
+    def head(self) -> int | None:
+        return self.lineage[0].version if any(v.changes_rows for v in self.lineage) else None
+
+    def view(self) -> Lineage:
+        """The lineage as `TableBackend.lineage` gives it."""
+        oldest = self.lineage[-1].millis if self.lineage else None
+        whole = (
+            not self.history or min(v.version for v in self.history) == 0
+        )  # the log from its first version
+        return Lineage(
+            frozenset(v.version for v in self.lineage),
+            frozenset(v.version for v in self.history),
+            oldest,
+            whole,
+        )
+
+    def entry(self, table: str, version: int) -> Version:
+        for entry in self.history:
+            if entry.version == version:
+                return entry
+        raise StateError(f"version {version} of {table} no longer exists")
+
+    def committed_at(self, table: str, version: int) -> datetime:
+        millis = self.entry(table, version).millis
+        return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
+
+    def published(self) -> dict[str, int]:
+        """The batches the lineage carries (`published_in`)."""
+        return published_in(self.lineage)
+
+    def state(self, version: int) -> SnapshotState:
+        if version not in {v.version for v in self.history}:
+            return "expired"
+        return "current-lineage" if version in {v.version for v in self.lineage} else "off-lineage"
+
+
 def history(spark: SparkSession, qualified: str) -> list[Version]:
     """The table's retained history, newest first."""
     rows = spark.sql(f"DESCRIBE HISTORY {qualified}").selectExpr(*HISTORY_COLUMNS).collect()
@@ -93,6 +138,31 @@ def history(spark: SparkSession, qualified: str) -> list[Version]:
         for r in rows
     ]
     return sorted(out, key=lambda v: -v.version)
+
+
+def history_entry(commit: dict[str, Any]) -> Version:
+    """A history entry as the `deltalake` package gives it (`DeltaTable.history()`: a commit's
+    `commitInfo`, its version added), read as DESCRIBE HISTORY's row is."""
+    return Version(
+        int(commit["version"]),
+        int(commit["timestamp"]),
+        str(commit["operation"]),
+        dict(commit.get("operationParameters") or {}),
+        dict(commit.get("operationMetrics") or {}),
+        _json_object(commit.get("userMetadata")),
+    )
+
+
+def published_in(lineage: list[Version], since: int | None = None) -> dict[str, int]:
+    """Batch id -> version of the batches a lineage (newest first) carries; with `since`, only
+    those after that version (the walk stops there)."""
+    out: dict[str, int] = {}
+    for entry in lineage:
+        if since is not None and entry.version == since:
+            break
+        for batch_id in reversed(entry.batches):
+            out.setdefault(batch_id, entry.version)
+    return out
 
 
 def lineage(entries: list[Version]) -> list[Version]:

@@ -5,7 +5,7 @@ between two snapshots."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,8 @@ from lakefresh.columns import (
     CHANGE_TIME_COLUMN,
     CHANGE_TYPE_COLUMN,
 )
-from lakefresh.lakehouse.backend import GROUP_PROPERTY, StagedCommit
+from lakefresh.errors import StateError
+from lakefresh.lakehouse.backend import GROUP_PROPERTY, Lineage, SnapshotState, StagedCommit
 from lakefresh.lakehouse.changes import without_carry_overs
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.sql import quote, sql_literal
@@ -86,6 +87,56 @@ class SnapshotInfo:
     def properties(self) -> dict[str, str]:
         """Its summary's `lakefresh.*` properties (see `TableBackend.commit_properties`)."""
         return {k: v for k, v in self.summary.items() if k.startswith("lakefresh.")}
+
+
+class SnapshotLog:
+    """A table's snapshots as its metadata (tables, or files) hold them at one moment: the
+    lineage facts of `TableBackend` answered from them."""
+
+    def __init__(self, current: int | None, snapshots: dict[int, SnapshotInfo]) -> None:
+        self.current = current
+        self.snapshots = snapshots
+
+    def ancestors(self, start: int | None = None) -> Iterator[SnapshotInfo]:
+        """From `start` (default: the current snapshot) back through its retained parents."""
+        found = self.snapshots.get(self.current if start is None else start)  # type: ignore[arg-type]
+        while found is not None:
+            yield found
+            found = None if found.parent_id is None else self.snapshots.get(found.parent_id)
+
+    def head(self) -> int | None:
+        return self.current
+
+    def view(self) -> Lineage:
+        """The lineage as `TableBackend.lineage` gives it."""
+        ancestors = list(self.ancestors())
+        oldest = ancestors[-1] if ancestors else None
+        return Lineage(
+            frozenset(s.snapshot_id for s in ancestors),
+            frozenset(self.snapshots),
+            None if oldest is None else oldest.timestamp_ms,
+            oldest is None or oldest.parent_id is None,
+        )
+
+    def snapshot(self, table: str, snapshot_id: int) -> SnapshotInfo:
+        found = self.snapshots.get(int(snapshot_id))
+        if found is None:
+            raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
+        return found
+
+    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+        return utc(self.snapshot(table, snapshot_id).timestamp_ms)
+
+    def published(self) -> dict[str, int]:
+        """The batches the lineage carries (`published_in`)."""
+        return published_in(self.ancestors())
+
+    def state(self, snapshot_id: int) -> SnapshotState:
+        if int(snapshot_id) not in self.snapshots:
+            return "expired"
+        if any(s.snapshot_id == int(snapshot_id) for s in self.ancestors()):
+            return "current-lineage"
+        return "off-lineage"
 
 
 def snapshot_info(spark: SparkSession, snapshot: Any) -> SnapshotInfo:

@@ -28,7 +28,14 @@ from lakefresh.errors import CommitConflictError, StateError
 from lakefresh.lakehouse.backend import Lineage, SnapshotState, StagedCommit, TableBackend
 from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.iceberg.backend import REWRITTEN_KEEP_SNAPSHOTS, IcebergBackend
-from lakefresh.lakehouse.iceberg.log import SnapshotInfo, changelog, published_in, snapshot_commit, utc
+from lakefresh.lakehouse.iceberg.log import (
+    SnapshotInfo,
+    SnapshotLog,
+    changelog,
+    published_in,
+    snapshot_commit,
+    utc,
+)
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.sql import quote, sql_literal
 
@@ -37,21 +44,6 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
-
-
-class SnapshotLog:
-    """A table's snapshots as its metadata tables hold them at one moment."""
-
-    def __init__(self, current: int | None, snapshots: dict[int, SnapshotInfo]) -> None:
-        self.current = current
-        self.snapshots = snapshots
-
-    def ancestors(self, start: int | None = None) -> Iterator[SnapshotInfo]:
-        """From `start` (default: the current snapshot) back through its retained parents."""
-        found = self.snapshots.get(self.current if start is None else start)  # type: ignore[arg-type]
-        while found is not None:
-            yield found
-            found = None if found.parent_id is None else self.snapshots.get(found.parent_id)
 
 
 class IcebergSqlBackend(IcebergBackend):
@@ -122,35 +114,19 @@ class IcebergSqlBackend(IcebergBackend):
         return current.snapshot_id if current.parent_id == marker else None
 
     def lineage(self, table: str) -> Lineage:
-        log = self._log(table)
-        ancestors = list(log.ancestors())
-        oldest = ancestors[-1] if ancestors else None
-        return Lineage(
-            frozenset(s.snapshot_id for s in ancestors),
-            frozenset(log.snapshots),
-            None if oldest is None else oldest.timestamp_ms,
-            oldest is None or oldest.parent_id is None,
-        )
+        return self._log(table).view()
 
     def _ancestors(self, table: str) -> Iterator[SnapshotInfo]:
         return self._log(table).ancestors()
 
     def _snapshot_info(self, table: str, snapshot_id: int) -> SnapshotInfo:
-        found = self._log(table).snapshots.get(int(snapshot_id))
-        if found is None:
-            raise StateError(f"snapshot {snapshot_id} of {table} no longer exists")
-        return found
+        return self._log(table).snapshot(table, snapshot_id)
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
         return utc(self._snapshot_info(table, snapshot_id).timestamp_ms)
 
     def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
-        log = self._log(table)
-        if int(snapshot_id) not in log.snapshots:
-            return "expired"
-        if any(s.snapshot_id == int(snapshot_id) for s in log.ancestors()):
-            return "current-lineage"
-        return "off-lineage"
+        return self._log(table).state(snapshot_id)
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
         committed: dict[int, int] = {}

@@ -104,7 +104,10 @@ def fast_changes(
 ) -> FastChanges | None:
     """The change rows of the keys the fast path can take: materialized, or None when it takes
     none; not materialized, the rows the caller's own pass materializes and counts (when they
-    go straight into the change set, as without surrogate keys).
+    go straight into the change set, as without surrogate keys). In named phases: the batch
+    rows the fast path can take, each with its key's current version (`_candidates`), their
+    status code (`_coded`), the versions each writes (`_written_rows`), then materialized and
+    counted (`_materialized`).
 
     Args:
         config: the strategy's settings.
@@ -116,22 +119,120 @@ def fast_changes(
         data_hash: the columns whose change counts as a change of the row (T, not U).
         materialized: whether the rows are materialized here.
     """
+    if stored is None:  # a first load: as if the target held no row
+        stored = _no_versions(new, config, types)
+    sk = config.surrogate_key
+    versions = _Versions(
+        config,
+        types,
+        fields,
+        batch_columns=list(new.columns),
+        stored_values=[c for c in fields if c in stored.columns],
+        stored_sk=bool(sk and sk.column in stored.columns),
+    )
+    candidates = _candidates(versions, new, stored)
+    rows = _written_rows(_coded(candidates, versions, tracked, data_hash), versions)
+    if not materialized:
+        return FastChanges(rows)
+    return _materialized(rows, list(config.keys))
+
+
+@dataclass(frozen=True)
+class _Versions:
+    """How the fast path writes a version: the strategy's settings, the events' types, the
+    versions' value columns, and which of them the batch rows and the stored versions hold."""
+
+    config: Scd2StrategyConfig
+    types: StructType
+    fields: list[str]  # the versions' value columns, in order
+    batch_columns: list[str]  # the batch events' columns
+    stored_values: list[str]  # the value columns the stored versions hold
+    stored_sk: bool  # whether the stored versions hold a surrogate key
+
+    def seen_type(self) -> str:
+        """The type of a version's absorbed events (`_lf_events`)."""
+        return f"array<struct<seq:{self.types[SEQ].dataType.simpleString()},del:boolean>>"
+
+    def event(self) -> Column:
+        """The batch row's event, as a version records it."""
+        from pyspark.sql import functions as F
+
+        return F.struct(F.col(SEQ).cast(self.types[SEQ].dataType).alias("seq"), F.col(DEL).alias("del"))
+
+    def batch_value(self, c: str) -> Column:
+        """Column `c` of the batch row, in its widened type (NULL where the batch lacks it)."""
+        from pyspark.sql import functions as F
+
+        kind = self.types[c].dataType
+        return F.col(quote(c)).cast(kind) if c in self.batch_columns else F.lit(None).cast(kind)
+
+    def stored_value(self, c: str) -> Column:
+        """Column `c` of the key's current version, in its widened type (NULL where it lacks it)."""
+        from pyspark.sql import functions as F
+
+        kind = self.types[c].dataType
+        return F.col(quote(STORED + c)).cast(kind) if c in self.stored_values else F.lit(None).cast(kind)
+
+    def version(
+        self,
+        values: Callable[[str], Column],
+        valid_from: Column,
+        valid_to: Column,
+        current_flag: Column,
+        deleted: Column,
+        row_hash: Column,
+        events: Column,
+        status: str,
+    ) -> Column:
+        """A change row: a version (its values taken by `values`) with DIFF_EXTRA, for its
+        merge operation `status` (I inserts, U updates the current version)."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        sk = cfg.surrogate_key
+        seq_type = self.types[SEQ].dataType
+        stored_sk = F.col(quote(STORED + sk.column)) if sk and self.stored_sk else None
+        return F.struct(
+            *[F.col(quote(k)) for k in cfg.keys],
+            *[values(c).alias(c) for c in self.fields],
+            valid_from.cast(seq_type).alias(cfg.valid_from_column),
+            valid_to.cast(seq_type).alias(cfg.valid_to_column),
+            current_flag.alias(cfg.is_current_column),
+            *([deleted.alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
+            row_hash.alias(HASH_COLUMN),
+            events.cast(self.seen_type()).alias(SEEN),
+            F.lit(True).alias("_lf_mine"),
+            (F.lit(None).cast("string") if status == "I" else F.col(STORED + BATCH_ID_COLUMN)).alias(
+                "_lf_their_batch"
+            ),
+            (stored_sk if status == "U" and stored_sk is not None else F.lit(None).cast("long")).alias(
+                "_lf_their_sk"
+            ),
+            F.lit(status).alias(STATUS_COLUMN),
+        )
+
+
+def _unknown() -> Column:
+    """Over `_candidates`: the key has no stored row at all."""
+    from pyspark.sql import functions as F
+
+    return F.col("_lf_live").isNull()
+
+
+def _candidates(versions: _Versions, new: DataFrame, stored: DataFrame) -> DataFrame:
+    """The batch rows the fast path takes, each with its key's current version (columns prefixed
+    STORED): the key's one event in the batch, sent by the batch (a full snapshot's retirements
+    are not), of a key with no stored row (not a delete) or with one live current version, all
+    of whose events are older."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    cfg = config
+    cfg = versions.config
     keys = list(cfg.keys)
-    vf, vt, cur = cfg.valid_from_column, cfg.valid_to_column, cfg.is_current_column
-    sk = cfg.surrogate_key
+    vf, cur, sk = cfg.valid_from_column, cfg.is_current_column, cfg.surrogate_key
     by_key = [F.col(quote(k)) for k in keys]
-
-    if stored is None:  # a first load: as if the target held no row
-        stored = _no_versions(new, config, types)
-
-    # one event in the batch, sent by the batch (a full snapshot's retirements are not)
     alone = new.withColumn("_lf_n", F.count(F.lit(1)).over(Window.partitionBy(*by_key)))
     alone = alone.filter((F.col("_lf_n") == 1) & (F.col(SRC) == 1)).drop("_lf_n")
-
     skeleton = (
         F.coalesce(F.col(quote(sk.inferred_column)), F.lit(False))
         if sk and sk.inferred_column in stored.columns
@@ -147,84 +248,57 @@ def fast_changes(
         F.max(F.array_max(F.col(f"{SEEN}.seq"))).alias("_lf_stored_max"),
         F.count(F.when(live, F.lit(1))).alias("_lf_live"),
     )
-    stored_values = [c for c in fields if c in stored.columns]
-    own = [vf, SEEN, BATCH_ID_COLUMN] + ([sk.column] if sk and sk.column in stored.columns else [])
+    own = [vf, SEEN, BATCH_ID_COLUMN] + ([sk.column] if sk and versions.stored_sk else [])
     current = stored.filter(live).select(
-        *by_key, *[F.col(quote(c)).alias(STORED + c) for c in [*stored_values, *own]]
+        *by_key, *[F.col(quote(c)).alias(STORED + c) for c in [*versions.stored_values, *own]]
     )
     joined = alone.join(summary, on=keys, how="left").join(current, on=keys, how="left")
-    unknown = F.col("_lf_live").isNull()  # no stored row at all
     newer = (
         (F.col("_lf_live") == 1)
         & F.col(STORED + vf).isNotNull()
         & F.col("_lf_stored_max").isNotNull()
         & (F.col(SEQ) > F.col("_lf_stored_max"))
     )
-    candidates = joined.filter((unknown & ~F.col(DEL)) | newer)
+    return joined.filter((_unknown() & ~F.col(DEL)) | newer)
 
-    def batch_value(c: str) -> Column:
-        kind = types[c].dataType
-        return F.col(quote(c)).cast(kind) if c in new.columns else F.lit(None).cast(kind)
 
-    def stored_value(c: str) -> Column:
-        kind = types[c].dataType
-        return F.col(quote(STORED + c)).cast(kind) if c in stored_values else F.lit(None).cast(kind)
+def _coded(candidates: DataFrame, versions: _Versions, tracked: list[str], data_hash: list[str]) -> DataFrame:
+    """The candidates with the hashes of their values and their current version's (tracked, and
+    of the row), and their status code (FAST_CODE: the module's table)."""
+    from pyspark.sql import functions as F
 
+    types = versions.types
     hashes = candidates.select(
         "*",
-        hashdiff(tracked, types, batch_value).alias("_lf_new_hash"),
-        hashdiff(data_hash, types, batch_value).alias("_lf_new_row"),
-        hashdiff(tracked, types, stored_value).alias("_lf_old_hash"),
-        hashdiff(data_hash, types, stored_value).alias("_lf_old_row"),
+        hashdiff(tracked, types, versions.batch_value).alias("_lf_new_hash"),
+        hashdiff(data_hash, types, versions.batch_value).alias("_lf_new_row"),
+        hashdiff(tracked, types, versions.stored_value).alias("_lf_old_hash"),
+        hashdiff(data_hash, types, versions.stored_value).alias("_lf_old_row"),
     )
     code = (
-        F.when(unknown, F.lit("N"))
+        F.when(_unknown(), F.lit("N"))
         .when(F.col(DEL), F.lit("D"))
         .when(F.col("_lf_new_hash") != F.col("_lf_old_hash"), F.lit("C"))
         .when(F.col("_lf_new_row") != F.col("_lf_old_row"), F.lit("T"))
         .otherwise(F.lit("U"))
     )
-    coded = hashes.withColumn(FAST_CODE, code)
-    seq_type = types[SEQ].dataType
-    event = F.struct(F.col(SEQ).cast(seq_type).alias("seq"), F.col(DEL).alias("del"))
-    seen_type = f"array<struct<seq:{seq_type.simpleString()},del:boolean>>"
+    return hashes.withColumn(FAST_CODE, code)
+
+
+def _written_rows(coded: DataFrame, versions: _Versions) -> DataFrame:
+    """The change rows of the coded batch rows, carrying FAST_CODE: N opens a version; C closes
+    the current one and opens one; D closes it, soft-deleted; T and U update it in place (U:
+    only its events, KEPT with `resent_rows: skip`)."""
+    from pyspark.sql import functions as F
+
+    vf = versions.config.valid_from_column
     code_is = F.col(FAST_CODE)
-
-    def version(
-        values: Callable[[str], Column],
-        valid_from: Column,
-        valid_to: Column,
-        current_flag: Column,
-        deleted: Column,
-        row_hash: Column,
-        events: Column,
-        status: str,
-    ) -> Column:
-        stored_sk = F.col(quote(STORED + sk.column)) if sk and sk.column in stored.columns else None
-        return F.struct(
-            *by_key,
-            *[values(c).alias(c) for c in fields],
-            valid_from.cast(seq_type).alias(vf),
-            valid_to.cast(seq_type).alias(vt),
-            current_flag.alias(cur),
-            *([deleted.alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
-            row_hash.alias(HASH_COLUMN),
-            events.cast(seen_type).alias(SEEN),
-            F.lit(True).alias("_lf_mine"),
-            (F.lit(None).cast("string") if status == "I" else F.col(STORED + BATCH_ID_COLUMN)).alias(
-                "_lf_their_batch"
-            ),
-            (stored_sk if status == "U" and stored_sk is not None else F.lit(None).cast("long")).alias(
-                "_lf_their_sk"
-            ),
-            F.lit(status).alias(STATUS_COLUMN),
-        )
-
     no_time = F.lit(None)
-    recorded = F.concat(F.col(STORED + SEEN).cast(seen_type), F.array(event))
+    event = versions.event()
+    recorded = F.concat(F.col(STORED + SEEN).cast(versions.seen_type()), F.array(event))
     # a new current version: N, and C's second half
-    opened = version(
-        batch_value,
+    opened = versions.version(
+        versions.batch_value,
         F.col(SEQ),
         no_time,
         F.lit(True),
@@ -234,8 +308,8 @@ def fast_changes(
         "I",
     )
     # the current version closed by a change or a delete (which it records)
-    closed = version(
-        stored_value,
+    closed = versions.version(
+        versions.stored_value,
         F.col(STORED + vf),
         F.col(SEQ),
         F.lit(False),
@@ -245,8 +319,8 @@ def fast_changes(
         "U",
     )
     # the current version takes the row's values and records its event
-    absorbed = version(
-        batch_value,
+    absorbed = versions.version(
+        versions.batch_value,
         F.col(STORED + vf),
         no_time,
         F.lit(True),
@@ -263,10 +337,14 @@ def fast_changes(
         F.when(code_is.isin("T", "U"), absorbed),
     )
     rows = coded.select(F.explode(written).alias("_lf_v"), code_is).filter(F.col("_lf_v").isNotNull())
-    rows = resent_kept(rows.select("_lf_v.*", FAST_CODE), cfg.resent_rows in ("skip", "derive"))
-    if not materialized:
-        return FastChanges(rows)
-    # the rows per code, counted by the pass that materializes them
+    return resent_kept(rows.select("_lf_v.*", FAST_CODE), versions.config.resent_rows in ("skip", "derive"))
+
+
+def _materialized(rows: DataFrame, keys: list[str]) -> FastChanges | None:
+    """The change rows materialized, counted per code by the same pass, with the keys they take;
+    None when they take none."""
+    from pyspark.sql import functions as F
+
     rows, found = materialize_counting(rows, FastChanges.code_counts())
     counts = {c: n for c, n in found.items() if n}
     if not counts:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from lakefresh.columns import BATCH_ID_COLUMN, FILE_COLUMN, HASH_COLUMN, RECORD_COLUMN, STATUS_COLUMN
@@ -44,6 +45,17 @@ from lakefresh.strategies.surrogate import largest_key, with_surrogate_key
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
+
+
+@dataclass
+class _Touched:
+    """A batch's events against the stored versions of the keys it touches (steps 1-2)."""
+
+    new: DataFrame  # the batch's events, with the deletes of retired or absent keys
+    stored: DataFrame | None  # the touched keys' stored versions, materialized; None: no target
+    data: list[str]  # the stored versions' data columns
+    as_text: bool  # whether the target keeps `_lf_events` as text
+    late: int = 0  # late rows left out (late_rows other than apply)
 
 
 class Scd2Strategy:
@@ -90,14 +102,35 @@ class Scd2Strategy:
         return [c for c in columns if c not in skip]
 
     def stage(self, ctx: StageContext, batch: DataFrame) -> ChangeSet:
-        from pyspark.sql import functions as F
-
+        """The batch's change set, in named phases: the batch as events (`_prepared`), against
+        the stored versions of the keys it touches (`_touched`, steps 1-2), the keys the fast
+        path takes written directly (`_fast_path`), the other keys' history recomputed and one
+        change set made of both (`_change`, steps 3-5), then its counts (`_counted`)."""
         cfg = self.config
-        keys = list(cfg.keys)
         left_out(cfg, ctx)  # resent_rows: skip takes batches in time order
+        batch, columns, new = self._prepared(ctx, batch)
+        total = ctx.rows_of(batch)
+        target = ctx.target() if ctx.target_exists else None
+        touched = self._touched(ctx, batch, target, new, total)
+        all_columns = columns + [c for c in touched.data if c not in columns]
+        values = [c for c in all_columns if c not in cfg.keys]
+        shape = Shape(
+            cfg, all_columns, self.tracked(all_columns), self._data_hash(values), first_load=target is None
+        )
+        fast, fused = self._fast_path(ctx, shape, touched)
+        change, coded = self._change(ctx, shape, touched, fast, fused, total)
+        if derives(cfg) and touched.stored is not None:  # a batch that changed nothing keeps its time
+            change = witness(cfg, ctx.batch_time, touched.new, touched.stored, change, touched.as_text)
+        return self._counted(change, fast, coded, touched.late, total)
+
+    def _prepared(self, ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, list[str], DataFrame]:
+        """The batch (with `row_hash`), its data columns and its rows as events; a batch without
+        the key or sequence columns, or whose sequence cannot open versions at 1970-01-01 when
+        `first_valid_from` asks for it, stops here."""
+        cfg = self.config
         if cfg.row_hash:
             batch = self._with_row_hash(batch)
-        require_columns(batch, keys, "key column(s)")
+        require_columns(batch, list(cfg.keys), "key column(s)")
         if cfg.sequence_by:
             require_columns(batch, [cfg.sequence_by], "sequence_by")
         system = set(self.system_columns())
@@ -109,75 +142,119 @@ class Scd2Strategy:
                 f"sequence_by {cfg.sequence_by!r} must be a date or timestamp, "
                 f"not {new.schema[SEQ].dataType.simpleString()}"
             )
-        total, late = ctx.rows_of(batch), 0
-        target = ctx.target() if ctx.target_exists else None
+        return batch, columns, new
+
+    def _touched(
+        self, ctx: StageContext, batch: DataFrame, target: DataFrame | None, new: DataFrame, total: int
+    ) -> _Touched:
+        """1. The touched keys (with full snapshots, the retired ones too, their deletes added to
+        the events); 2. their stored versions (back as events in `_change`), the deletes a newer
+        snapshot applied before implies, and the late rows left out unless `late_rows: apply`."""
+        cfg = self.config
         as_text = self._events_as_text(None if target is None else target.schema)
+        if target is None:
+            return _Touched(new, None, [], as_text)
+        keys = list(cfg.keys)
+        touched_keys = batch.select(*[quote(k) for k in keys]).distinct()
+        if cfg.full_snapshots:
+            absent, retired = self._retirements(ctx, batch, target)
+            new = new.unionByName(retired, allowMissingColumns=True)
+            touched_keys = touched_keys.unionByName(absent).distinct()
+        stored = self._stored_versions(ctx, target, touched_keys, total, as_text)
+        system = set(self.system_columns())
+        stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
+        if self._snapshot_times_ordered():
+            later = self._at_next_snapshot(ctx, batch, new, target, stored, stored_data, as_text)
+            new = new.unionByName(later, allowMissingColumns=True)
+        late = 0
+        if cfg.late_rows != "apply":
+            new, late = without_late_rows(cfg, ctx, new, stored)
+        return _Touched(new, stored, stored_data, as_text, late)
 
-        # 1. the touched keys; 2. their stored versions (back as events further down)
-        stored = None
-        stored_data: list[str] = []
-        if target is not None:
-            touched = batch.select(*[quote(k) for k in keys]).distinct()
-            if cfg.full_snapshots:
-                absent, retired = self._retirements(ctx, batch, target)
-                new = new.unionByName(retired, allowMissingColumns=True)
-                touched = touched.unionByName(absent).distinct()
-            stored = self._stored_versions(ctx, target, touched, total, as_text)
-            stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
-            if self._snapshot_times_ordered():
-                later = self._at_next_snapshot(ctx, batch, new, target, stored, stored_data, as_text)
-                new = new.unionByName(later, allowMissingColumns=True)
-            if cfg.late_rows != "apply":
-                new, late = without_late_rows(cfg, ctx, new, stored)
-        all_columns = columns + [c for c in stored_data if c not in columns]
-        values = [c for c in all_columns if c not in keys]
-        shape = Shape(
-            cfg, all_columns, self.tracked(all_columns), self._data_hash(values), first_load=target is None
+    def _fast_path(
+        self, ctx: StageContext, shape: Shape, touched: _Touched
+    ) -> tuple[FastChanges | None, ChangeSet | None]:
+        """Keys with one batch event newer than all they hold (on a first load: one row) are
+        written without recomputing (fast.py); the other keys go on to steps 2-5. Without
+        surrogate keys (numbered over all of a change set's new versions at once), the fast
+        path's rows are a change set of their own (the second value), counted by the pass that
+        materializes it: one pass, not two."""
+        from pyspark.sql import functions as F
+
+        cfg = self.config
+        if not (fast_path_enabled(ctx) and cfg.first_valid_from == "sequence" and cfg.untracked == "update"):
+            return None, None
+        keys, new, stored = shape.keys, touched.new, touched.stored
+        with_stored = new if stored is None else self._with_rows_back(new, stored, touched.data)
+        candidates = new
+        if cfg.deletes == "new_record":  # a deletion version is the recomputation's to make
+            deleting = new.filter(F.col(DEL)).select(*[quote(k) for k in keys])
+            candidates = new.join(deleting, on=keys, how="left_anti")
+        types, alone = with_stored.schema, cfg.surrogate_key is not None  # materialized alone
+        fast = fast_changes(
+            cfg, candidates, stored, types, shape.values, shape.tracked, shape.data_hash, alone
         )
+        if fast is None or fast.counts is not None:
+            return fast, None
+        fused, found = self._change_set(ctx, shape, fast.rows, stored, touched.as_text, fast_codes=True)
+        fast.counts, fast.batch_rows = {c: n for c, n in found.items() if n}, sum(found.values())
+        # fresh attributes: a checkpoint keeps its input's, which a join with it rejects
+        fast.keys = fused.rows.select(*[F.col(quote(k)).alias(k) for k in keys]).distinct()
+        return fast, fused
 
-        sent = new  # the batch's events, before the fast path takes its keys
-        # keys with one batch event newer than all they hold (on a first load: one row) are
-        # written without recomputing; the other keys go on to steps 2-5. Without surrogate keys
-        # (numbered over all of a change set's new versions at once), the fast path's rows are a
-        # change set of their own, counted by the pass that materializes it: one pass, not two
-        fast, fused = None, None
-        if fast_path_enabled(ctx) and cfg.first_valid_from == "sequence" and cfg.untracked == "update":
-            with_stored = new if stored is None else self._with_rows_back(new, stored, stored_data)
-            candidates = new
-            if cfg.deletes == "new_record":  # a deletion version is the recomputation's to make
-                deleting = new.filter(F.col(DEL)).select(*[quote(k) for k in keys])
-                candidates = new.join(deleting, on=keys, how="left_anti")
-            types, alone = with_stored.schema, cfg.surrogate_key is not None  # materialized alone
-            fast = fast_changes(cfg, candidates, stored, types, values, shape.tracked, shape.data_hash, alone)
-            if fast is not None and fast.counts is None:
-                fused, found = self._change_set(ctx, shape, fast.rows, stored, as_text, fast_codes=True)
-                fast.counts, fast.batch_rows = {c: n for c, n in found.items() if n}, sum(found.values())
-                # fresh attributes: a checkpoint keeps its input's, which a join with it rejects
-                fast.keys = fused.rows.select(*[F.col(quote(k)).alias(k) for k in keys]).distinct()
-        # with no other key touched (no retirements either), the fast path wrote the whole batch
-        retirements = cfg.full_snapshots and ctx.target_exists
-        coded: list[tuple[int, str, int]] = []
+    def _change(
+        self,
+        ctx: StageContext,
+        shape: Shape,
+        touched: _Touched,
+        fast: FastChanges | None,
+        fused: ChangeSet | None,
+        total: int,
+    ) -> tuple[ChangeSet, list[tuple[int, str, int]]]:
+        """The change set, and the recomputed batch rows' counts by (source, status code): the
+        fast path's (`fast`; `fused`: its own change set) alone when it wrote the whole batch and
+        no key was retired, else the recomputation of the keys it did not take (steps 3-5) with
+        the fast path's rows."""
+        retirements = self.config.full_snapshots and ctx.target_exists
         if fast is not None and fast.batch_rows == total and not retirements:
             if fused is None:
-                fused = self._change_set(ctx, shape, fast.rows, stored, as_text)[0]
-            change = fused
-        else:
-            general_stored = stored
-            if fast is not None and fast.batch_rows:
-                assert fast.keys is not None
-                new = new.join(fast.keys, on=keys, how="left_anti")
-                if stored is not None:
-                    general_stored = stored.join(fast.keys, on=keys, how="left_anti")
-            events = new if general_stored is None else self._with_rows_back(new, general_stored, stored_data)
-            diff, coded = recompute(shape, events, general_stored)  # 3-5
-            if fast is not None and fused is None:
-                diff = diff.unionByName(fast.rows)
-            change = self._change_set(ctx, shape, diff, stored, as_text)[0]
-            if fused is not None and fast is not None and fast.batch_rows:
-                change = together(fused, change)
-        if derives(cfg) and stored is not None:  # a batch that changed nothing keeps its time
-            change = witness(cfg, ctx.batch_time, sent, stored, change, as_text)
-        return _counted(change, fast, coded, late, total)
+                fused = self._change_set(ctx, shape, fast.rows, touched.stored, touched.as_text)[0]
+            return fused, []
+        new, stored = touched.new, touched.stored
+        general_stored = stored
+        if fast is not None and fast.batch_rows:
+            assert fast.keys is not None
+            new = new.join(fast.keys, on=shape.keys, how="left_anti")
+            if stored is not None:
+                general_stored = stored.join(fast.keys, on=shape.keys, how="left_anti")
+        events = new if general_stored is None else self._with_rows_back(new, general_stored, touched.data)
+        diff, coded = recompute(shape, events, general_stored)  # 3-5
+        if fast is not None and fused is None:
+            diff = diff.unionByName(fast.rows)
+        change = self._change_set(ctx, shape, diff, stored, touched.as_text)[0]
+        if fused is not None and fast is not None and fast.batch_rows:
+            change = together(fused, change)
+        return change, coded
+
+    @staticmethod
+    def _counted(
+        change: ChangeSet,
+        fast: FastChanges | None,
+        coded: list[tuple[int, str, int]],
+        late: int,
+        total: int,
+    ) -> ChangeSet:
+        """The change set with the batch's counts: the fast path's and the recomputation's
+        status codes, the late rows left out (O), and the duplicates: the batch rows that lost
+        to a later row of theirs on the same key and sequence value."""
+        counts: dict[str, int] = dict(fast.counts or {}) if fast is not None else {}
+        for _, code, n in coded:
+            counts[code] = counts.get(code, 0) + n
+        if late:
+            counts["O"] = late
+        handled = sum(n for source, _, n in coded if source == 1) + (fast.batch_rows if fast else 0)
+        change.counts, change.record_count, change.duplicates = counts, total, total - handled - late
+        return change
 
     def _with_row_hash(self, batch: DataFrame) -> DataFrame:
         """The batch with `row_hash`: the hex of the hash of its stored columns (names sorted,
@@ -479,18 +556,3 @@ class Scd2Strategy:
                 insert_when=f"s.{STATUS_COLUMN} = 'I'",
             ),
         )
-
-
-def _counted(
-    change: ChangeSet, fast: FastChanges | None, coded: list[tuple[int, str, int]], late: int, total: int
-) -> ChangeSet:
-    """The change set with the batch's status counts, its rows and its duplicates: the batch rows
-    that lost to a later row of theirs on the same key and sequence value."""
-    counts: dict[str, int] = dict(fast.counts or {}) if fast is not None else {}
-    for _, code, n in coded:
-        counts[code] = counts.get(code, 0) + n
-    if late:
-        counts["O"] = late
-    handled = sum(n for source, _, n in coded if source == 1) + (fast.batch_rows if fast else 0)
-    change.counts, change.record_count, change.duplicates = counts, total, total - handled - late
-    return change

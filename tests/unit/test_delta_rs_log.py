@@ -1,0 +1,46 @@
+"""A Delta table's log read on a Spark Connect client's side (lakehouse/delta/rs_log.py): a
+location as Hadoop spells it is one delta-rs reads, and a table delta-rs writes answers the
+questions the Connect road asks of it. No JVM."""
+
+from __future__ import annotations
+
+import pytest
+
+from lakefresh.lakehouse.backend import Deletes
+from lakefresh.lakehouse.delta import rs_log
+
+
+@pytest.mark.parametrize(
+    ("location", "read_as"),
+    [
+        ("/wh/ns/t", "/wh/ns/t"),
+        ("file:/wh/ns/t", "/wh/ns/t"),
+        ("file:///wh/ns/t", "/wh/ns/t"),
+        ("s3a://bucket/wh/ns/t", "s3://bucket/wh/ns/t"),
+        ("abfss://c@account.dfs.core.windows.net/t", "abfss://c@account.dfs.core.windows.net/t"),
+    ],
+)
+def test_a_location_as_hadoop_spells_it_is_read_by_delta_rs(location, read_as):
+    assert rs_log.rs_uri(location) == read_as
+
+
+def test_a_tables_version_transactions_files_and_rows_come_from_its_log(tmp_path):
+    """Two commits, the second an idempotent write of application `app` number 3: the newest
+    version, the application's number, the live files and rows; no table where there is none."""
+    import pyarrow as pa
+    from deltalake import CommitProperties, Transaction, write_deltalake
+
+    location = f"file:{tmp_path}/t"
+    write_deltalake(str(tmp_path / "t"), pa.table({"id": [1, 2]}))
+    txn = CommitProperties(app_transactions=[Transaction(app_id="app", version=3)])
+    write_deltalake(str(tmp_path / "t"), pa.table({"id": [3]}), mode="append", commit_properties=txn)
+
+    table = rs_log.load(location)
+    assert table is not None and rs_log.newest(table).version == 1
+    assert rs_log.transaction_version(table, "app") == 3 and rs_log.transaction_version(table, "other") == -1
+    assert (rs_log.file_count(table), rs_log.records(table)) == (2, 3)
+    assert rs_log.deletes(table) == Deletes()  # no deletion-vector feature: none
+    first = rs_log.load(location, 0)
+    assert first is not None and rs_log.records(first) == 2
+    assert rs_log.is_delta_table(location) and not rs_log.is_delta_table(f"{tmp_path}/none")
+    assert rs_log.load(f"{tmp_path}/none") is None and rs_log.file_count(None) == 0
