@@ -75,8 +75,10 @@ def keep(run: ExampleRun) -> None:
     shutil.copytree(run.data, staging / "data")  # copy2: the files keep their times
     kept = ExampleRun(folder, folder / "data", run.result, run.tables)
     (staging / "run.pickle").write_bytes(pickle.dumps(kept))
-    if not folder.exists():  # whole or not at all: a reader sees the folder once it is complete
+    try:  # whole or not at all: a reader sees the folder once it is complete
         staging.rename(folder)
+    except OSError:  # another process kept one first: the same batches, the same tables
+        shutil.rmtree(staging)
 
 
 def kept_run() -> ExampleRun | None:
