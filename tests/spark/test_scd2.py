@@ -537,6 +537,31 @@ def test_by_default_a_snapshot_writes_only_what_it_opens_or_closes_and_a_late_on
     check_invariants(p)
 
 
+def test_a_table_that_recorded_re_sent_rows_moves_to_the_default_without_a_config_change(ws):
+    # snapshots of the 1st, 2nd and 4th applied under `resent_rows: record` (re-sends stored),
+    # then the configuration leaves it unset (derive): the 5th's run is no config change, and the
+    # 3rd, arriving last, re-cuts history from the re-sends the older batches stored, as the
+    # default's own history would be
+    first = "1,Oslo\n2,Rome\n3,Lima\n"
+    write_snapshots(ws, {1: first, 2: first.replace("Rome", "Milan"), 4: first.replace("Rome", "Milan")})
+    assert ws.pipeline(snapshot_dim("iceberg", "resent_rows: record")).run().ok
+    write_snapshots(ws, {5: "1,Oslo\n2,Milan\n"})
+    p = ws.pipeline(snapshot_dim("iceberg", ""))
+    result = p.run()
+    assert result.ok and result.batches[0].counts == {"U": 2, "D": 1}, result.to_dict()
+    write_snapshots(ws, {3: "1,Kyiv\n2,Milan\n3,Lima\n"})
+    assert p.run().ok
+    assert versions(p) == [
+        (1, "Kyiv", d(3), d(4), False, False),
+        (1, "Oslo", d(1), d(3), False, False),
+        (1, "Oslo", d(4), None, True, False),
+        (2, "Milan", d(2), None, True, False),
+        (2, "Rome", d(1), d(2), False, False),
+        (3, "Lima", d(1), d(5), False, True),
+    ]
+    check_invariants(p)
+
+
 @pytest.mark.parametrize("table_format", FORMATS)
 def test_an_update_older_than_a_hard_delete_arriving_later_never_brings_the_key_back(ws, table_format):
     """Databricks AUTO CDC's out-of-order case (docs.databricks.com/aws/en/ldp/cdc: the DELETE of

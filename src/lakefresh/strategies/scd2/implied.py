@@ -78,11 +78,15 @@ def _covering(cfg: Scd2StrategyConfig, stored: DataFrame, at: Column) -> DataFra
 
 
 def _deletion(cfg: Scd2StrategyConfig, stored: DataFrame) -> Column:
-    """Whether a version is flagged deleted: one that covers a time is a deletion version."""
+    """Whether a version is a deletion version: the key was absent for its whole span. Only
+    `deletes: new_record` writes those; with `deletes: close` the flag marks a version a delete
+    closed, during which the key was present."""
     from pyspark.sql import functions as F
 
     soft = cfg.soft_delete_column
-    return F.coalesce(F.col(quote(soft)), F.lit(False)) if soft and soft in stored.columns else F.lit(False)
+    if cfg.deletes != "new_record" or not soft or soft not in stored.columns:
+        return F.lit(False)
+    return F.coalesce(F.col(quote(soft)), F.lit(False))
 
 
 def at_next_snapshot(
