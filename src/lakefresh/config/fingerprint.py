@@ -56,7 +56,9 @@ SCHEMA = "schema"
 # result (path, before, after; None: not set): versions that stored their re-sent rows keep them,
 # and `derive` reads them as its own. Not back: `record` re-cuts history from stored re-sends,
 # which versions written under `derive` do not hold.
-SAME_RESULT = frozenset({("strategy.resent_rows", "record", "derive"), ("strategy.resent_rows", None, "derive")})
+SAME_RESULT = frozenset(
+    {("strategy.resent_rows", "record", "derive"), ("strategy.resent_rows", None, "derive")}
+)
 
 
 def shaping(table: TableConfig) -> dict[str, Any]:
