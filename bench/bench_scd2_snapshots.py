@@ -4,7 +4,8 @@ KEYS keys (`id, name, city`), one full snapshot a day for DAYS days (its batch t
 00:00 UTC, the file's modification time), in each of which CHANGE of the keys (1 % by default)
 have a new `city`; the rest are re-sent unchanged. One `pipeline.run()` per snapshot into an
 Iceberg `scd2` table (`full_snapshots: true`, validity from the batch time, the write mode
-lakefresh chooses), with `resent_rows` as given (`record`, the default, or `skip`).
+lakefresh chooses), with `resent_rows` as given (`derive`, the default for full snapshots,
+`record` or `skip`).
 
 Per batch, from the snapshot it published (its summary): the rows it added, the position deletes
 it added and removed (a data file's delete file is replaced by one that repeats its earlier
@@ -15,9 +16,7 @@ Results go to stdout and to bench/results/scd2_snapshots.json, one entry per `re
 run replaces its own entry).
 
 Usage: python bench/bench_scd2_snapshots.py [--keys 2000] [--days 60] [--change 0.01]
-       [--resent-rows record|skip]
-`--resent-rows record` writes no `resent_rows` into the pipeline, so the same command measures a
-lakefresh that does not know the setting yet.
+       [--resent-rows derive|record|skip]
 """
 
 from __future__ import annotations
@@ -85,7 +84,7 @@ def run(spark, work: Path, args: argparse.Namespace) -> list[dict[str, Any]]:  #
     source.mkdir()
     folder.mkdir()
     snapshots(source, args.keys, args.days, args.change)
-    setting = "" if args.resent_rows == "record" else f", resent_rows: {args.resent_rows}"
+    setting = f", resent_rows: {args.resent_rows}"
     text = f"""
 catalog: {{name: {CATALOG}, control_namespace: {NAMESPACE}_ctl}}
 defaults: {{namespace: {NAMESPACE}}}
@@ -120,7 +119,7 @@ def main() -> int:
     parser.add_argument("--keys", type=int, default=2000)
     parser.add_argument("--days", type=int, default=60)
     parser.add_argument("--change", type=float, default=0.01)
-    parser.add_argument("--resent-rows", choices=["record", "skip"], default="skip")
+    parser.add_argument("--resent-rows", choices=["derive", "record", "skip"], default="derive")
     args = parser.parse_args()
 
     with workspace("lakefresh-bench-snapshots-") as (work, spark):

@@ -57,7 +57,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN
-from lakefresh.config.fingerprint import fingerprint
+from lakefresh.config.fingerprint import changes, fingerprint
 from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import SCRATCH, Layout, target_layout
@@ -251,8 +251,14 @@ def _refuse_other_configurations(
     """`unload` and `reload` apply no configuration the live batches were not applied under."""
     books.check_config(found)
     table = found.table
-    now = fingerprint(table)[0]
-    older = sorted(b for b, fp in control.fingerprints(found.name).items() if b in live and fp != now)
+    now, text = fingerprint(table)
+    other = {b: fp for b, fp in control.fingerprints(found.name).items() if b in live and fp != now}
+    changed: dict[str, bool] = {}  # by fingerprint: whether it differs from today's in result
+    for batch_id, fp in other.items():
+        if fp not in changed:
+            recorded = control.configuration(found.name, batch_id)
+            changed[fp] = not recorded or not recorded[1] or bool(changes(recorded[1], text))
+    older = sorted(b for b, fp in other.items() if changed[fp])
     if older:
         raise ConfigError(
             f"cannot {verb} {table.name!r}: batches {_some(older)} were applied under another "
