@@ -593,7 +593,7 @@ class Pipeline:
             )
         return current_state(self.table(table), strategy, strategy.key_columns(), strategy.event_time)
 
-    def reset_load(self, table: str, snapshot_id: int | None = None) -> str:
+    def reset_load(self, table: str, version: int | None = None) -> str:
         """Restart a `table_changes` table's load log at a snapshot of its source (default: the
         current one): the next load reads the changes after it. For after a full reload, when
         the last load's end snapshot was expired or rolled back."""
@@ -603,7 +603,7 @@ class Pipeline:
         source = make_source(config.source, self._source_context(config))
         if not isinstance(source, TableChangesSource):
             raise ConfigError(f"table {table!r} reads {source.kind!r}, not table_changes: it has no load log")
-        return source.reset(snapshot_id)
+        return source.reset(version)
 
     def _source_context(self, table: TableConfig) -> SourceContext:
         from lakefresh.sources import SourceContext

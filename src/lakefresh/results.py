@@ -34,7 +34,7 @@ class BatchResult:
     duplicates: int = 0
     skeletons: int = 0  # skeleton rows this batch's lookups added to dimensions
     counts: dict[str, int] = field(default_factory=dict)
-    snapshot_id: int | None = None
+    version: int | None = None
     files_written: int = 0
     bytes_written: int = 0
     seconds: PhaseTimes = field(default_factory=PhaseTimes)

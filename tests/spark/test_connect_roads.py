@@ -46,7 +46,7 @@ def answers(backend, table: str) -> dict:
         "published since": backend.published_batches(table, since=first),
         "commits": backend.commits_after(table, None),
         "commits after": backend.commits_after(table, first, limit=2),
-        "states": [backend.snapshot_state(table, s) for s in snapshots],
+        "states": [backend.version_state(table, s) for s in snapshots],
         "times": [backend.committed_at(table, s) for s in snapshots],
         "live": [backend.live_records(table, s) for s in snapshots],
         "properties of commits": [backend.commit_properties(table, s) for s in snapshots],

@@ -87,8 +87,8 @@ def write_batches(ws) -> None:
         ws.write(f"in/{name}", text, mtime=1_736_000_000 + 3600 * n)  # fixed batch times
 
 
-def contents(p, kind: Kind, snapshot_id: int | None = None) -> list[tuple]:
-    df = p.backend.read(f"{p.config.defaults.namespace}.t", snapshot_id)
+def contents(p, kind: Kind, version: int | None = None) -> list[tuple]:
+    df = p.backend.read(f"{p.config.defaults.namespace}.t", version)
     columns = [c for c in df.columns if (not c.startswith("_lf_") or c == "_lf_batch_id")]
     columns = [c for c in columns if c not in kind.volatile]
     return rows(df, sorted(columns))

@@ -102,7 +102,7 @@ def test_scd2_over_a_change_feed_keeps_a_version_per_commit_by_the_commit_time(w
     )
     assert p.run().ok
     name = f"{ws.namespace}.src"
-    at = [p.backend.committed_at(name, c.snapshot_id) for c in reversed(p.backend.commits_after(name, None))]
+    at = [p.backend.committed_at(name, c.version) for c in reversed(p.backend.commits_after(name, None))]
     assert rows(p.table("hist"), ["id", "city", "valid_from", "valid_to"]) == [
         (1, "Lima", at[2], None),
         (1, "Oslo", at[0], at[1]),

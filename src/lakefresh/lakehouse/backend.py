@@ -28,7 +28,7 @@ SCRATCH = "__rebuild"
 TOMBSTONES = "__tombstones"
 
 # Where a snapshot stands in its table's history (see `TableBackend.snapshot_state`).
-SnapshotState = Literal["current-lineage", "expired", "off-lineage"]
+VersionState = Literal["current-lineage", "expired", "off-lineage"]
 
 T = TypeVar("T")
 # a commit's settings (its batch, its properties) are session-wide: one such write at a time
@@ -78,8 +78,8 @@ class StagedCommit:
 
     table: str
     batch_id: str
-    snapshot_id: int  # the staged snapshot (version)
-    parent_id: int | None  # the table's current snapshot when it was staged
+    version: int  # the staged snapshot (version)
+    parent_version: int | None  # the table's current snapshot when it was staged
     live_records: int = 0  # rows a reader of the staged snapshot sees
     files_written: int = 0  # data files the write added
     bytes_written: int = 0  # their size
@@ -95,8 +95,8 @@ class StagedCommit:
         this commit's id if it is already current (a publish whose outcome was unknown), else
         None; TakenError if another commit holds any batch this one carries (a run that
         overlapped this one published it: publishing this commit would apply it twice)."""
-        if published.get(self.batch_id) == self.snapshot_id:
-            return self.snapshot_id
+        if published.get(self.batch_id) == self.version:
+            return self.version
         if taken := [b for b in self.carried() if b in published]:
             raise TakenError(self.table, taken)
         return None
@@ -125,7 +125,7 @@ class Commit:
     a compaction, which changes no row). A backlog's group commit carries several batches:
     `batch_id` is the last of them, `batches` all of them, oldest first."""
 
-    snapshot_id: int
+    version: int
     batch_id: str | None
     operation: str
     batches: tuple[str, ...] = ()
@@ -143,7 +143,7 @@ class Lineage:
     # lineage has expired (a change feed can then be read from the start)
     whole: bool = True
 
-    def rolled_back(self, snapshot_id: int, published_millis: int | None) -> bool:
+    def rolled_back(self, version: int, published_millis: int | None) -> bool:
         """Whether a snapshot that was published is no longer in the lineage because the table
         was rolled back, not because it expired.
 
@@ -151,9 +151,9 @@ class Lineage:
         only if it was published after the oldest ancestor still retained was committed: expiry
         removes a lineage from its old end, so an expired ancestor is older than every retained
         one."""
-        if snapshot_id in self.ancestors:
+        if version in self.ancestors:
             return False
-        if snapshot_id in self.retained:
+        if version in self.retained:
             return True
         return (
             published_millis is not None
@@ -253,22 +253,22 @@ class TableHistory(Protocol):
         those published after snapshot `since`, when given: the cost then does not grow with
         the table's history)."""
 
-    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
+    def commits_after(self, table: str, version: int | None, limit: int | None = None) -> list[Commit]:
         """The current lineage's commits after snapshot `snapshot_id` (an ancestor; None: every
         retained one), newest first; with `limit`, at most that many (the newest)."""
 
-    def roll_back_to(self, table: str, snapshot_id: int) -> None:
+    def roll_back_to(self, table: str, version: int) -> None:
         """Make an ancestor snapshot the table's current one again, in one metadata commit (the
         later snapshots stay retained, so it can be undone)."""
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+    def committed_at(self, table: str, version: int) -> datetime:
         """When a snapshot was committed (UTC, naive); StateError if the table no longer has it."""
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
+    def version_state(self, table: str, version: int) -> VersionState:
         """`current-lineage` if the snapshot is the current one or one of its ancestors,
         `expired` if the table no longer has it, `off-lineage` otherwise (a rollback left it)."""
 
-    def live_records(self, table: str, snapshot_id: int) -> int:
+    def live_records(self, table: str, version: int) -> int:
         """Rows a reader of the snapshot sees, from the table's metadata (no scan); StateError if
         the table no longer has it."""
 
@@ -298,7 +298,7 @@ class StagedCommits(Protocol):
         Where not (Delta), a change set of inserts is merged: the MERGE's own conflict check
         guards it."""
 
-    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
         """The `lakefresh.*` properties a commit was made with (see `stage`)."""
 
     def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
@@ -334,7 +334,7 @@ class TableUpkeep(Protocol):
         table: str,
         compact: bool,
         expire_before: datetime | None,
-        keep_snapshots: int,
+        keep_versions: int,
         orphans_before: datetime | None,
     ) -> dict[str, int]:
         """A target's upkeep: with `compact`, rewrite small data files and apply delete files
@@ -343,14 +343,14 @@ class TableUpkeep(Protocol):
         than `orphans_before`. Returns what was done, by name (files rewritten, snapshots
         expired, orphan files removed)."""
 
-    def compact(self, table: str, keep_snapshots: int) -> None:
+    def compact(self, table: str, keep_versions: int) -> None:
         """Rewrite a small table's files into few, deletes applied; keep the newest snapshots."""
 
 
 class TableRows(Protocol):
     """Reads and writes of rows: the strategies' targets and lakefresh's control tables."""
 
-    def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
+    def read(self, table: str, version: int | None = None) -> DataFrame:
         """The table now, or as of a snapshot (time travel)."""
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:

@@ -105,7 +105,7 @@ class Attempt:
         if staged is not None:
             columns.update(
                 **self.counts(),
-                staged_snapshot_id=staged.snapshot_id,
+                staged_snapshot_id=staged.version,
                 files_written=r.files_written,
                 bytes_written=r.bytes_written,
                 rule_results=dict(r.rules) or None,

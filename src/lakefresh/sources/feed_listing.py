@@ -15,7 +15,7 @@ from lakefresh.state.loads import Load
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from lakefresh.lakehouse.backend import Lineage, SnapshotState
+    from lakefresh.lakehouse.backend import Lineage, VersionState
 
 
 class FeedLineage(Protocol):
@@ -27,9 +27,9 @@ class FeedLineage(Protocol):
 
     def lineage(self, table: str) -> Lineage: ...
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime: ...
+    def committed_at(self, table: str, version: int) -> datetime: ...
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState: ...
+    def version_state(self, table: str, version: int) -> VersionState: ...
 
 
 class FeedListing:
@@ -96,13 +96,13 @@ class FeedListing:
         the end a snapshot that no longer counts: the load is opened anew up to the current
         snapshot, unless its batch reached the target after all (then the next load's start
         check reports the rollback)."""
-        if self.feed.snapshot_state(self.table, load.end_snapshot_id) == "current-lineage":
+        if self.feed.version_state(self.table, load.end_snapshot_id) == "current-lineage":
             return True
         return load.batch_id in self.published()
 
     def check_start(self, start: int) -> None:
         """SourceError when the start of the next load left the source's current lineage."""
-        state = self.feed.snapshot_state(self.table, start)
+        state = self.feed.version_state(self.table, start)
         if state == "current-lineage":
             return
         what = "was expired" if state == "expired" else "is no longer in its current history (rolled back?)"

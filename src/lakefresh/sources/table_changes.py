@@ -92,12 +92,12 @@ class TableChangesSource:
 
         return FeedListing(self.feed, self.table, self.load_id, self.first_start, published)
 
-    def reset(self, snapshot_id: int | None = None) -> str:
+    def reset(self, version: int | None = None) -> str:
         """Restart the load log after a snapshot of the source (default: its current one): the
         next load reads the changes after it. For after a full reload, when the last load's end
         was expired or rolled back."""
         backend, table = self.feed, self.table
-        end = snapshot_id if snapshot_id is not None else backend.head(table)
+        end = version if version is not None else backend.head(table)
         if end is None:
             raise SourceError(f"source table {table} has no snapshot yet")
         backend.committed_at(table, end)  # raises if the table no longer has it

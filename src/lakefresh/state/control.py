@@ -124,7 +124,7 @@ QUARANTINE_MIGRATIONS = {4: "resolved_by string"}
 # compacted into one file, and all but its KEEP_SNAPSHOTS newest snapshots are expired (each
 # commit rewrites the table's metadata file, which lists every snapshot).
 COMPACT_AT_FILES = 32
-KEEP_SNAPSHOTS = 50
+KEEP_VERSIONS = 50
 
 # The load log of `table_changes` sources (state/loads.py), in the same namespace.
 LOADS_TABLE = "loads"
@@ -183,7 +183,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         done = []
         for table in tables:
             if self.backend.file_count(table) > COMPACT_AT_FILES:
-                self.backend.compact(table, KEEP_SNAPSHOTS)
+                self.backend.compact(table, KEEP_VERSIONS)
                 done.append(table)
         return done
 
@@ -293,16 +293,16 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         self._update(table, f"attempt IN ({ids}) AND status = 'staged'", {"status": "'abandoned'"})
         self._drop_quarantine(table, [a.attempt for a in attempts])
 
-    def record_recovered(self, table: str, batch_id: str, snapshot_id: int, when: datetime) -> None:
+    def record_recovered(self, table: str, batch_id: str, version: int, when: datetime) -> None:
         """A batch found in the target's lineage with no staged record (its log write was lost),
         published at `when` (its commit's time)."""
         self.record_attempt(
             BatchRow(
                 table,
                 batch_id,
-                f"recovered-{snapshot_id}",
+                f"recovered-{version}",
                 "published",
-                published_snapshot_id=snapshot_id,
+                published_snapshot_id=version,
                 published_at=when,
                 error="recovered from the target's lineage; counts were not recorded",
             )

@@ -88,13 +88,13 @@ class Published:
 
     batch_id: str
     attempt: str
-    snapshot_id: int
+    version: int
     published_at: datetime
     publish_seconds: float = 0.0
 
     def columns(self) -> dict[str, Any]:
         return {
-            "published_snapshot_id": self.snapshot_id,
+            "published_snapshot_id": self.version,
             "published_at": self.published_at,
             "publish_seconds": round(self.publish_seconds, 3),
         }
@@ -260,7 +260,7 @@ def _mark_row(mark: Published, e: Effective | None) -> dict[str, Any]:
     return {
         "batch_id": mark.batch_id,
         "attempt": mark.attempt,
-        "published_snapshot_id": mark.snapshot_id,
+        "published_snapshot_id": mark.version,
         "publish_seconds": round(mark.publish_seconds, 3),
         "published_at": mark.published_at,
         "_mark": "publish",

@@ -103,7 +103,7 @@ class RebuildResult:
     batches: list[str] = field(default_factory=list)  # the batches it named (unload, reload)
     applied: dict[str, list[str]] = field(default_factory=dict)  # table -> live batches, in order
     rows: dict[str, int] = field(default_factory=dict)  # table -> its rows now
-    snapshots: dict[str, int] = field(default_factory=dict)  # table -> the verb's commit
+    versions: dict[str, int] = field(default_factory=dict)  # table -> the verb's commit
     reloaded: list[BatchResult] = field(default_factory=list)  # a reload's batches, new counts
     dropped: dict[str, list[str]] = field(default_factory=dict)  # table -> batches a refresh left out
     new_version: dict[str, bool] = field(default_factory=dict)  # table -> replaced (a new schema)
@@ -232,7 +232,7 @@ def _refuse_foreign_rows(backend: TableBackend, name: str, table: str, verb: Ver
     foreign = [
         c for c in backend.commits_after(name, None) if c.batch_id is None and c.operation != "replace"
     ]
-    shown = ", ".join(f"snapshot {c.snapshot_id} ({c.operation})" for c in foreign[:3])
+    shown = ", ".join(f"snapshot {c.version} ({c.operation})" for c in foreign[:3])
     if not foreign:  # the commits may have expired (`maintain`): the rows did not
         target = backend.read(name)
         if BATCH_ID_COLUMN in target.columns and target.filter(f"{BATCH_ID_COLUMN} IS NULL").take(1):
@@ -318,13 +318,13 @@ def _apply(ctx: VerbContext, books: Bookkeeping, plan: _Plan, verb: Verb, result
     def keep(staged: StagedCommit | None) -> None:
         """The verb's record, and its batches' tombstones as the target's (state/tombstones.py)."""
         tombstones.adopt(backend, name, name + SCRATCH, verb_id)
-        record.write(control, staged.snapshot_id if staged else None)
+        record.write(control, staged.version if staged else None)
 
     try:
         if new_version:
-            snapshot_id = txn.replace_table(verb_id, rows, table.partition_by, audit, keep)
+            version = txn.replace_table(verb_id, rows, table.partition_by, audit, keep)
         else:
-            snapshot_id = txn.commit(verb_id, lambda: backend.replace(name, rows), audit, keep)
+            version = txn.commit(verb_id, lambda: backend.replace(name, rows), audit, keep)
     except Exception:
         if not txn.publishing:  # nothing of it is visible: its rows never publish
             control.mark_abandoned(name, record.written)
@@ -335,15 +335,15 @@ def _apply(ctx: VerbContext, books: Bookkeeping, plan: _Plan, verb: Verb, result
     backend.drop(name + SCRATCH)
     tombstones.drop(backend, name + SCRATCH)
 
-    when = backend.committed_at(name, snapshot_id)  # 5.
-    books.settle_verb(name, Published(verb_id, record.attempt, snapshot_id, when), record.configuration)
+    when = backend.committed_at(name, version)  # 5.
+    books.settle_verb(name, Published(verb_id, record.attempt, version, when), record.configuration)
     for outcome, _ in outcomes:
-        outcome.snapshot_id = snapshot_id
+        outcome.version = version
     books.recount(name, plan.strategy)
     checkpoint("after_record", verb_id)
     result.applied[table.name] = [ref.batch_id for ref in plan.live]
     result.rows[table.name] = record.expected
-    result.snapshots[table.name] = snapshot_id
+    result.versions[table.name] = version
     result.reloaded += [outcome for outcome, _ in outcomes]
     result.dropped[table.name] = list(plan.dropped)
     result.new_version[table.name] = new_version

@@ -49,7 +49,7 @@ class RollbackResult:
     table: str
     to_batch: str
     unloaded: dict[str, list[str]] = field(default_factory=dict)  # table -> batch ids, newest first
-    snapshots: dict[str, int] = field(default_factory=dict)  # table -> its current snapshot now
+    versions: dict[str, int] = field(default_factory=dict)  # table -> its current snapshot now
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -87,7 +87,7 @@ def roll_back(ctx: VerbContext, table: TableConfig, to_batch: str, hint: str) ->
         later = backend.commits_after(name, snapshot)  # 2.
         foreign = [c for c in later if c.batch_id is None and c.operation != "replace"]
         if foreign:
-            shown = ", ".join(f"snapshot {c.snapshot_id} ({c.operation})" for c in foreign[:3])
+            shown = ", ".join(f"snapshot {c.version} ({c.operation})" for c in foreign[:3])
             raise TargetError(
                 f"cannot roll {each.name!r} back to batch {to_batch!r}: commits after it that "
                 f"are not lakefresh batches would be undone too ({shown}); nothing was changed"
@@ -107,5 +107,5 @@ def roll_back(ctx: VerbContext, table: TableConfig, to_batch: str, hint: str) ->
             control.mark_unloaded(name, undone)
             books.recount(name, strategy)
         result.unloaded[each.name] = undone
-        result.snapshots[each.name] = snapshot
+        result.versions[each.name] = snapshot
     return result
