@@ -186,7 +186,7 @@ def test_a_first_load_over_a_table_whose_oldest_snapshots_expired_stops_with_the
     result = p.run()
     assert not result.ok
     error = result.tables[0].error
-    assert "first snapshot, which was expired" in error and "table_snapshot" in error, error
+    assert "first version, which was expired" in error and "table_snapshot" in error, error
     assert "lakefresh reset-load" in error
     p.reset_load("dst")  # after a full load from a table_snapshot source: changes from here on
     sql(spark, f"INSERT INTO {src} VALUES (3, 'Lima')")

@@ -36,13 +36,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Audit = Callable[[StagedCommit], None]
 # records what must outlive a crash: given the staged commit, or None before a write that is
-# visible at once (its snapshot is not known yet)
+# visible at once (its version is not known yet)
 Record = Callable[[StagedCommit | None], None]
 
 
 class Transaction:
     """One write of a change set to one table, from the head its change set read to its publish.
-    What it did so far (`staged`, `publishing`, `snapshot_id`) tells a failure's handler what is
+    What it did so far (`staged`, `publishing`, `version`) tells a failure's handler what is
     left to undo or settle."""
 
     def __init__(self, backend: TableBackend, table: str, what: str, conflict: str | None = None) -> None:
@@ -83,7 +83,7 @@ class Transaction:
         record: Record,
         properties: dict[str, str] | None = None,
     ) -> int:
-        """Write, audit, record and publish; the published snapshot id."""
+        """Write, audit, record and publish; the published version."""
         if self._at_once:
             self._record_first(record)
             self.touched = True

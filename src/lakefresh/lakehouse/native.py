@@ -148,7 +148,7 @@ class NativeTables:
     # --- the lineage, as TableBackend's (a change feed's listing, a synapse_link's) -------------
 
     def published_batches(self, table: str) -> dict[str, int]:
-        """Batch id -> snapshot id (Delta: version) of the batches the table's current lineage
+        """Batch id -> version of the batches the table's current lineage
         carries, newest first."""
         return self._log(table).published()
 

@@ -150,7 +150,7 @@ class GroupSteps:
             # in the target, or maybe (a publish with an unknown outcome): nothing is undone, as
             # after a crash there, and the next run's reconciliation settles it by the lineage
             published = txn.version
-            where = f"was published as snapshot {published}" if published else "may have been published"
+            where = f"was published as version {published}" if published else "may have been published"
             for a in attempts:
                 a.result.status = "failed"
                 a.result.error = f"{error_text(exc)} (the batch {where}; the next run completes its record)"

@@ -130,7 +130,7 @@ class Bookkeeping:
     def settle_verb(self, name: str, verb: Published, configuration: tuple[str, str] | None) -> None:
         """A verb's commit is published (`verb` marks its attempt): the log says what it did.
         Batches it unloaded become `unloaded`; the new attempts of the batches it reloaded, staged
-        beside its own on the same staged snapshot, become `published` and the attempts they
+        beside its own on the same staged version, become `published` and the attempts they
         replace `reloaded`; the status counts it gave the batches it applied again are stored,
         with the configuration it applied them under. The verb does this right after its publish;
         the next settlement does it when a crash came between the two (idempotent)."""
@@ -203,7 +203,7 @@ class Bookkeeping:
         Counts: the batch keeps what it wrote, and each earlier batch loses the rows the change
         set says it superseded, with no scan of the target. When the change set cannot say
         (`full`), or an earlier batch has no count yet (recovered from the lineage, or published
-        before state version 2), the rows of every batch in the published snapshot are counted
+        before state version 2), the rows of every batch in the published version are counted
         instead (one aggregate over the target's batch id column). Range strategies then
         recompute which part of its range each batch still owns, in the order of the lineage.
         """

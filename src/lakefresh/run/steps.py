@@ -202,7 +202,7 @@ class BatchSteps:
                 expected = a.parent_rows + change.expected_delta
             if expected is not None and staged.live_records != expected:
                 raise AuditError(
-                    f"staged snapshot {staged.version} holds {staged.live_records} rows, the "
+                    f"staged version {staged.version} holds {staged.live_records} rows, the "
                     f"change set predicts {expected}; nothing was published"
                 )
         keys = a.strategy.unique_keys()
@@ -213,7 +213,7 @@ class BatchSteps:
             dupes = df.groupBy(*keys).count().filter(F.col("count") > 1).limit(5).collect()
             if dupes:
                 shown = [tuple(r[k] for k in keys) for r in dupes]
-                raise AuditError(f"staged snapshot has duplicate keys {shown}; nothing was published")
+                raise AuditError(f"staged version has duplicate keys {shown}; nothing was published")
         found = check_batch_rules(self.backend, a.table, rows.good, a.name, staged.version, self._table_named)
         a.result.rules.update(found)
         a.times.audit = time.perf_counter() - clock
@@ -267,7 +267,7 @@ class BatchSteps:
         if result.version is not None:
             # The batch is in the target: only its record is incomplete, and the next run's
             # reconciliation with the lineage completes it. Nothing is rolled back.
-            result.error += f" (it was published as snapshot {result.version}; the next run records it)"
+            result.error += f" (it was published as version {result.version}; the next run records it)"
             return
         if a.publishing and not isinstance(exc, TakenError):  # refused before it: not published
             # The publish failed with an unknown outcome (a commit, or the read of the lineage

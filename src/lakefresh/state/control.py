@@ -88,6 +88,8 @@ def verb_batch_id(verb: str) -> str:
     return f"{VERB_PREFIX}{verb}:{uuid.uuid4().hex[:12]}"
 
 
+# `staged_snapshot_id` and `published_snapshot_id` hold versions (lakehouse/backend.py): stored
+# columns, named as they were created (renaming them would need a migration)
 BATCHES_SCHEMA = f"""
 table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
 status string NOT NULL, source_kind string, source_position string, replay string,
@@ -121,8 +123,8 @@ QUARANTINE_MIGRATIONS = {4: "resolved_by string"}
 # Upkeep: every batch adds about three files to `batches` (its attempt row, then a delete file and
 # the rewritten row when it is published), and every read or MERGE of the table opens them all, so
 # a long-running pipeline would slow down batch by batch. Past this many files a table is
-# compacted into one file, and all but its KEEP_SNAPSHOTS newest snapshots are expired (each
-# commit rewrites the table's metadata file, which lists every snapshot).
+# compacted into one file, and all but its KEEP_VERSIONS newest versions are expired (each
+# commit rewrites the table's metadata file, which lists every version).
 COMPACT_AT_FILES = 32
 KEEP_VERSIONS = 50
 

@@ -84,7 +84,7 @@ class PublishedBatch:
 
 @dataclass(frozen=True)
 class Published:
-    """An attempt that was published: its snapshot, when, and how long the publish took."""
+    """An attempt that was published: its version, when, and how long the publish took."""
 
     batch_id: str
     attempt: str
@@ -124,7 +124,7 @@ class PublishHost(Protocol):
         ...
 
     def log_head(self, table: str) -> int | None:
-        """The log's snapshot that the table's last `log_rows` read."""
+        """The log's version that the table's last `log_rows` read."""
         ...
 
 
@@ -203,7 +203,7 @@ def _append_unlogged(
     appended. When two runs of a table overlap, one's reconciliation can record a batch the
     other published, from its commit, as the other writes that batch's row. So the check
     reads the log (the kept read, unless the log moved since: state/reads.py) and the append
-    is refused if a row of the table was added after the snapshot it read; then both are
+    is refused if a row of the table was added after the version it read; then both are
     tried again (retry_conflicts)."""
     rows = host.log_rows(table)
     head = host.log_head(table)

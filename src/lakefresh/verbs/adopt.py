@@ -36,6 +36,7 @@ from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, ConfigError, SchemaError, TargetError
 from lakefresh.lakehouse.backend import target_layout
 from lakefresh.lakehouse.commit import Transaction
+from lakefresh.results import json_keys
 from lakefresh.run.bookkeeping import Bookkeeping
 from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import verb_batch_id
@@ -64,7 +65,7 @@ class AdoptResult:
     dropped: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_keys(asdict(self))
 
 
 def adopt(ctx: VerbContext, table: TableConfig) -> AdoptResult:
