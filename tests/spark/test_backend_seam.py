@@ -112,7 +112,7 @@ def test_a_staged_batch_is_seen_once_published_and_the_lineage_says_which_batche
     assert [c.batch_id for c in backend.commits_after(name, None, limit=1)] == ["b2"]
     assert backend.follows(name, first) == second  # the one commit since `first`
     assert {first, second} <= backend.lineage(name).ancestors
-    assert rows(backend.read(name, first)) == [(1, "a"), (2, "b")]  # as of a snapshot
+    assert rows(backend.read(name, first)) == [(1, "a"), (2, "b")]  # as of a version
     assert rows(backend.read(name)) == [(1, "a"), (2, "b"), (3, "c")]
 
 
