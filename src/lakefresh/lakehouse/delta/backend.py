@@ -24,7 +24,7 @@ a batch the next run finds in the history and records, as after an Iceberg publi
 
 **The lineage** is the history read newest first, where a `RESTORE` to version v continues at v:
 the versions it undid are retained but off the lineage (rolled back), and `roll_back_to` is a
-`RESTORE`. Version numbers are the snapshot ids; a table with no data commit yet has no head.
+`RESTORE`. Delta's version numbers are the seam's versions; a table with no data commit yet has no head.
 """
 
 from __future__ import annotations
@@ -270,7 +270,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         return records_in(self._checksum(table, version))
 
     def _checksum(self, table: str, version: int) -> Any:
-        """The checksum of version `snapshot_id` when it is the newest and has one; else None."""
+        """The checksum of `version` when it is the newest and has one; else None."""
         snapshot = self._snapshot(table)
         return checksum_of(snapshot) if int(snapshot.version()) == version else None
 
