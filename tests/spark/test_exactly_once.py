@@ -152,7 +152,7 @@ def test_the_batches_log_is_compacted_as_batches_go_and_keeps_every_record(ws, m
     from lakefresh.state import control
 
     monkeypatch.setattr(control, "COMPACT_AT_FILES", 6)
-    monkeypatch.setattr(control, "KEEP_SNAPSHOTS", 2)
+    monkeypatch.setattr(control, "KEEP_VERSIONS", 2)
     for n in range(1, 6):
         ws.write(f"in/b{n}.csv", f"id,v,ts\n{n % 2},v{n},2025-01-0{n} 00:00:00\n")
     p = ws.pipeline(TABLE)
