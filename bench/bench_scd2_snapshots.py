@@ -55,10 +55,10 @@ def snapshots(folder: Path, keys: int, days: int, change: float) -> None:
         os.utime(path, (when, when))
 
 
-def table_figures(spark, snapshot_id: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def table_figures(spark, version: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """What the batch's snapshot wrote, and what the table holds after it."""
     table = f"{CATALOG}.{NAMESPACE}.dim"
-    [summary] = spark.sql(f"SELECT summary FROM {table}.snapshots WHERE snapshot_id = {snapshot_id}").first()
+    [summary] = spark.sql(f"SELECT summary FROM {table}.snapshots WHERE snapshot_id = {version}").first()
     entries = "size(split(_lf_events, ','))"
     events = spark.sql(
         f"SELECT sum({entries}) AS n, max({entries}) AS most, sum(length(_lf_events)) AS text FROM {table}"
@@ -104,10 +104,10 @@ tables:
         if not result.ok:
             raise SystemExit(f"lakefresh failed: {result.to_dict()}")
         [batch] = result.batches
-        assert batch.snapshot_id is not None
+        assert batch.version is not None
         phases = {k: round(v, 2) for k, v in asdict(batch.seconds).items() if isinstance(v, float)}
         figures = {"day": day + 1, "seconds": round(seconds, 2), "phases": phases, "counts": batch.counts}
-        figures |= table_figures(spark, batch.snapshot_id)
+        figures |= table_figures(spark, batch.version)
         out.append(figures)
         print(json.dumps(figures), flush=True)
     return out
