@@ -14,6 +14,7 @@ import contextlib
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
@@ -593,11 +594,18 @@ class Pipeline:
             )
         return current_state(self.table(table), strategy, strategy.key_columns(), strategy.event_time)
 
-    def reset_load(self, table: str, version: int | None = None) -> str:
+    def reset_load(self, table: str, version: int | None = None, *, snapshot: int | None = None) -> str:
         """Restart a `table_changes` table's load log at a version of its source (default: the
         current one): the next load reads the changes after it. For after a full reload, when
-        the last load's end version was expired or rolled back."""
+        the last load's end version was expired or rolled back. `snapshot` is the deprecated
+        earlier name of `version`."""
         from lakefresh.sources import TableChangesSource, make_source
+
+        if snapshot is not None:
+            warnings.warn(
+                "reset_load: snapshot= is deprecated, use version=", DeprecationWarning, stacklevel=2
+            )
+            version = snapshot if version is None else version
 
         config = self._table(table)
         source = make_source(config.source, self._source_context(config))

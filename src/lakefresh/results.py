@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -9,6 +10,17 @@ from typing import Any
 # The JSON output's names of a version (`--output json`; scripts read them): a result's `version`
 # is `snapshot_id` there, its `versions` (table -> version) are `snapshots`.
 JSON_KEYS = {"version": "snapshot_id", "versions": "snapshots"}
+
+
+def earlier_name(now: str) -> property:
+    """A read-only alias of attribute `now` under its earlier name (JSON_KEYS'), which warns:
+    Python callers written before versions were named neutrally keep working."""
+
+    def read(self: Any) -> Any:
+        warnings.warn(f"use .{now}: the earlier name is deprecated", DeprecationWarning, stacklevel=2)
+        return getattr(self, now)
+
+    return property(read, doc=f"Deprecated: `{now}`.")
 
 
 def json_keys(out: dict[str, Any]) -> dict[str, Any]:
@@ -53,6 +65,8 @@ class BatchResult:
     range_start: str | None = None  # the range a range strategy's batch replaced
     range_end: str | None = None
     rules: dict[str, int] = field(default_factory=dict)  # violations per data-quality rule
+
+    snapshot_id = earlier_name("version")
 
     @property
     def inserted(self) -> int:

@@ -1,6 +1,8 @@
 """The results name a table's version `version` (`versions`, by table); their JSON, which
 scripts read (`--output json`), names it `snapshot_id` (`snapshots`)."""
 
+import pytest
+
 from lakefresh.results import BatchResult, TableResult
 from lakefresh.verbs.adopt import AdoptResult
 from lakefresh.verbs.rebuild import RebuildResult
@@ -24,3 +26,10 @@ def test_a_verb_s_versions_are_its_snapshots_in_json() -> None:
     assert RollbackResult("t", "b1.csv", versions={"t": 6}).to_dict()["snapshots"] == {"t": 6}
     assert AdoptResult("t", "lakefresh:adopt:1", 3, 9).to_dict()["snapshot_id"] == 9
     assert ReplayResult("t", "b1.csv", batch(7), 1).to_dict()["replay"]["snapshot_id"] == 7
+
+
+def test_python_callers_of_the_earlier_names_get_the_version_with_a_deprecation_warning():
+    batch = BatchResult(table="t", batch_id="b1", status="published", version=7)
+    with pytest.warns(DeprecationWarning, match=r"\.version"):
+        assert batch.snapshot_id == 7
+    assert "snapshot_id" in batch.to_dict() and "version" not in batch.to_dict()

@@ -36,7 +36,7 @@ from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, ConfigError, SchemaError, TargetError
 from lakefresh.lakehouse.backend import target_layout
 from lakefresh.lakehouse.commit import Transaction
-from lakefresh.results import json_keys
+from lakefresh.results import earlier_name, json_keys
 from lakefresh.run.bookkeeping import Bookkeeping
 from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import verb_batch_id
@@ -63,6 +63,8 @@ class AdoptResult:
     version: int
     added: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
+
+    snapshot_id = earlier_name("version")
 
     def to_dict(self) -> dict[str, Any]:
         return json_keys(asdict(self))

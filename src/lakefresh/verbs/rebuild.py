@@ -63,7 +63,7 @@ from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import SCRATCH, Layout, target_layout
 from lakefresh.lakehouse.checkpoints import released_after
 from lakefresh.lakehouse.commit import Transaction
-from lakefresh.results import BatchResult, TableResult, json_keys
+from lakefresh.results import BatchResult, TableResult, earlier_name, json_keys
 from lakefresh.run import backlog
 from lakefresh.run.assessment import NEVER_AGAIN
 from lakefresh.run.bookkeeping import Bookkeeping
@@ -110,6 +110,8 @@ class RebuildResult:
     # other tables of the pipeline that read the same source and hold some of the named batches:
     # the verb changed only its own table (table -> those batches)
     also_in: dict[str, list[str]] = field(default_factory=dict)
+
+    snapshots = earlier_name("versions")
 
     def to_dict(self) -> dict[str, Any]:
         return json_keys({**asdict(self), "reloaded": [b.to_dict() for b in self.reloaded]})

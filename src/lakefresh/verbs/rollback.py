@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import ConfigError, TargetError
-from lakefresh.results import TableResult, json_keys
+from lakefresh.results import TableResult, earlier_name, json_keys
 from lakefresh.run.bookkeeping import Bookkeeping
 from lakefresh.state.control import VERB_PREFIX, is_verb
 from lakefresh.strategies import make_strategy
@@ -50,6 +50,8 @@ class RollbackResult:
     to_batch: str
     unloaded: dict[str, list[str]] = field(default_factory=dict)  # table -> batch ids, newest first
     versions: dict[str, int] = field(default_factory=dict)  # table -> its head now
+
+    snapshots = earlier_name("versions")
 
     def to_dict(self) -> dict[str, Any]:
         return json_keys(asdict(self))
