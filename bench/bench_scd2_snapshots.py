@@ -4,7 +4,8 @@ KEYS keys (`id, name, city`), one full snapshot a day for DAYS days (its batch t
 00:00 UTC, the file's modification time), in each of which CHANGE of the keys (1 % by default)
 have a new `city`; the rest are re-sent unchanged. One `pipeline.run()` per snapshot into an
 Iceberg `scd2` table (`full_snapshots: true`, validity from the batch time, the write mode
-lakefresh chooses), with `resent_rows` as given (`record`, the default, or `skip`).
+lakefresh chooses), with `resent_rows` as given (`derive`, the default for full snapshots,
+`record` or `skip`).
 
 Per batch, from the snapshot it published (its summary): the rows it added, the position deletes
 it added and removed (a data file's delete file is replaced by one that repeats its earlier
@@ -15,9 +16,7 @@ Results go to stdout and to bench/results/scd2_snapshots.json, one entry per `re
 run replaces its own entry).
 
 Usage: python bench/bench_scd2_snapshots.py [--keys 2000] [--days 60] [--change 0.01]
-       [--resent-rows record|skip]
-`--resent-rows record` writes no `resent_rows` into the pipeline, so the same command measures a
-lakefresh that does not know the setting yet.
+       [--resent-rows derive|record|skip]
 """
 
 from __future__ import annotations
@@ -56,10 +55,10 @@ def snapshots(folder: Path, keys: int, days: int, change: float) -> None:
         os.utime(path, (when, when))
 
 
-def table_figures(spark, snapshot_id: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def table_figures(spark, version: int) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """What the batch's snapshot wrote, and what the table holds after it."""
     table = f"{CATALOG}.{NAMESPACE}.dim"
-    [summary] = spark.sql(f"SELECT summary FROM {table}.snapshots WHERE snapshot_id = {snapshot_id}").first()
+    [summary] = spark.sql(f"SELECT summary FROM {table}.snapshots WHERE snapshot_id = {version}").first()
     entries = "size(split(_lf_events, ','))"
     events = spark.sql(
         f"SELECT sum({entries}) AS n, max({entries}) AS most, sum(length(_lf_events)) AS text FROM {table}"
@@ -85,7 +84,7 @@ def run(spark, work: Path, args: argparse.Namespace) -> list[dict[str, Any]]:  #
     source.mkdir()
     folder.mkdir()
     snapshots(source, args.keys, args.days, args.change)
-    setting = "" if args.resent_rows == "record" else f", resent_rows: {args.resent_rows}"
+    setting = f", resent_rows: {args.resent_rows}"
     text = f"""
 catalog: {{name: {CATALOG}, control_namespace: {NAMESPACE}_ctl}}
 defaults: {{namespace: {NAMESPACE}}}
@@ -105,10 +104,10 @@ tables:
         if not result.ok:
             raise SystemExit(f"lakefresh failed: {result.to_dict()}")
         [batch] = result.batches
-        assert batch.snapshot_id is not None
+        assert batch.version is not None
         phases = {k: round(v, 2) for k, v in asdict(batch.seconds).items() if isinstance(v, float)}
         figures = {"day": day + 1, "seconds": round(seconds, 2), "phases": phases, "counts": batch.counts}
-        figures |= table_figures(spark, batch.snapshot_id)
+        figures |= table_figures(spark, batch.version)
         out.append(figures)
         print(json.dumps(figures), flush=True)
     return out
@@ -120,7 +119,7 @@ def main() -> int:
     parser.add_argument("--keys", type=int, default=2000)
     parser.add_argument("--days", type=int, default=60)
     parser.add_argument("--change", type=float, default=0.01)
-    parser.add_argument("--resent-rows", choices=["record", "skip"], default="skip")
+    parser.add_argument("--resent-rows", choices=["derive", "record", "skip"], default="derive")
     args = parser.parse_args()
 
     with workspace("lakefresh-bench-snapshots-") as (work, spark):

@@ -177,8 +177,8 @@ class Workspace:
         path.write_text(self.pipeline_yaml(tables, defaults), encoding="utf-8")
         return load_pipeline(path, spark=self.spark)
 
-    def snapshot_counts(self, tables: list[str], backend: Any = None) -> dict[str, int]:
-        """Snapshots (versions, for a Delta table: `backend` says which format each has)."""
+    def version_counts(self, tables: list[str], backend: Any = None) -> dict[str, int]:
+        """Each table's versions (Iceberg's snapshots; Delta's: `backend` says which format each has)."""
         out = {}
         for t in tables:
             if backend is not None and "delta" in backend.qualified(t):

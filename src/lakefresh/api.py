@@ -14,6 +14,7 @@ import contextlib
 import logging
 import threading
 import time
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from functools import cached_property
@@ -281,7 +282,7 @@ class Pipeline:
         return [*tables, *[b for b in brought if b not in tables]]
 
     def maintain(self, tables: list[str] | None = None) -> MaintainResult:
-        """Compact, expire snapshots and remove orphan files of every target (or of `tables`),
+        """Compact, expire old versions and remove orphan files of every target (or of `tables`),
         by each table's maintenance policy, keeping what downstream change-feed readers need."""
         from lakefresh.verbs import maintain
 
@@ -602,17 +603,24 @@ class Pipeline:
             )
         return current_state(self.table(table), strategy, strategy.key_columns(), strategy.event_time)
 
-    def reset_load(self, table: str, snapshot_id: int | None = None) -> str:
-        """Restart a `table_changes` table's load log at a snapshot of its source (default: the
+    def reset_load(self, table: str, version: int | None = None, *, snapshot: int | None = None) -> str:
+        """Restart a `table_changes` table's load log at a version of its source (default: the
         current one): the next load reads the changes after it. For after a full reload, when
-        the last load's end snapshot was expired or rolled back."""
+        the last load's end version was expired or rolled back. `snapshot` is the deprecated
+        earlier name of `version`."""
         from lakefresh.sources import TableChangesSource, make_source
+
+        if snapshot is not None:
+            warnings.warn(
+                "reset_load: snapshot= is deprecated, use version=", DeprecationWarning, stacklevel=2
+            )
+            version = snapshot if version is None else version
 
         config = self._table(table)
         source = make_source(config.source, self._source_context(config))
         if not isinstance(source, TableChangesSource):
             raise ConfigError(f"table {table!r} reads {source.kind!r}, not table_changes: it has no load log")
-        return source.reset(snapshot_id)
+        return source.reset(version)
 
     def _source_context(self, table: TableConfig) -> SourceContext:
         from lakefresh.sources import SourceContext
@@ -624,7 +632,7 @@ class Pipeline:
         return self.control.migrate()
 
     def read_batch(self, table: str, batch_id: str) -> DataFrame:
-        """The target as the given batch left it (time travel to its published snapshot)."""
+        """The target as the given batch left it (time travel to its published version)."""
         name = self.config.qualified(self._table(table))
         for row in self.history(table):
             if row["batch_id"] == batch_id and row["status"] == "published":

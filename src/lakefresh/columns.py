@@ -30,8 +30,9 @@ SCD2_SEQ_COLUMN = "_lf_seq"  # an scd2 event's sequence value (the batch's time 
 
 CHANGE_TYPE_COLUMN = "_lf_change_type"  # INSERT, DELETE, UPDATE_BEFORE, UPDATE_AFTER
 CHANGE_ORDINAL_COLUMN = "_lf_change_ordinal"
+# the version a change was committed in; its name is a column of users' tables, so it stays
 CHANGE_SNAPSHOT_COLUMN = "_lf_commit_snapshot_id"
-CHANGE_TIME_COLUMN = "_lf_commit_timestamp"  # when that snapshot was committed
+CHANGE_TIME_COLUMN = "_lf_commit_timestamp"  # when that version was committed
 
 # Left out of a row's contents (lakehouse/functions.py's `contents`, which breaks the last tie
 # between a key's rows): provenance; what is the same for the whole batch, or is its time when no

@@ -2,9 +2,30 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
+
+# The JSON output's names of a version (`--output json`; scripts read them): a result's `version`
+# is `snapshot_id` there, its `versions` (table -> version) are `snapshots`.
+JSON_KEYS = {"version": "snapshot_id", "versions": "snapshots"}
+
+
+def earlier_name(now: str) -> property:
+    """A read-only alias of attribute `now` under its earlier name (JSON_KEYS'), which warns:
+    Python callers written before versions were named neutrally keep working."""
+
+    def read(self: Any) -> Any:
+        warnings.warn(f"use .{now}: the earlier name is deprecated", DeprecationWarning, stacklevel=2)
+        return getattr(self, now)
+
+    return property(read, doc=f"Deprecated: `{now}`.")
+
+
+def json_keys(out: dict[str, Any]) -> dict[str, Any]:
+    """A result as a dict (`asdict`) with the JSON output's names for its keys (JSON_KEYS)."""
+    return {JSON_KEYS.get(k, k): v for k, v in out.items()}
 
 
 @dataclass
@@ -34,7 +55,7 @@ class BatchResult:
     duplicates: int = 0
     skeletons: int = 0  # skeleton rows this batch's lookups added to dimensions
     counts: dict[str, int] = field(default_factory=dict)
-    snapshot_id: int | None = None
+    version: int | None = None
     files_written: int = 0
     bytes_written: int = 0
     seconds: PhaseTimes = field(default_factory=PhaseTimes)
@@ -44,6 +65,8 @@ class BatchResult:
     range_start: str | None = None  # the range a range strategy's batch replaced
     range_end: str | None = None
     rules: dict[str, int] = field(default_factory=dict)  # violations per data-quality rule
+
+    snapshot_id = earlier_name("version")
 
     @property
     def inserted(self) -> int:
@@ -62,7 +85,7 @@ class BatchResult:
         return self.counts.get("U", 0) + self.counts.get("S", 0)
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
+        out = json_keys(asdict(self))
         out["seconds"]["total"] = round(self.seconds.total, 3)
         return out
 

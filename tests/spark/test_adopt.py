@@ -85,7 +85,7 @@ def test_an_odf_log_adopted_then_continued_equals_the_log_lakefresh_builds_from_
     assert done.batch_id.startswith("lakefresh:adopt:")
     logged = [(r["batch_id"], r["status"], r["source_kind"]) for r in p.history("stock")]
     assert logged == [(done.batch_id, "published", "lakefresh")]
-    assert p.backend.published_batches(name) == {done.batch_id: done.snapshot_id}
+    assert p.backend.published_batches(name) == {done.batch_id: done.version}
 
     assert p.run().ok
     columns = ["offset", "op", "system_time", "event_time", "sku", "qty"]

@@ -20,13 +20,13 @@ def test_a_rolled_back_table_stops_the_plan_as_the_run_and_the_plan_marks_nothin
     p.spark.sql(f"CALL {CATALOG}.system.rollback_to_snapshot('{ws.namespace}.t', {snapshot})")
     batch(ws, "b4.csv", "4,d,2025-01-04 00:00:00")
     log = [f"{ws.control_namespace}.batches"]
-    before = ws.snapshot_counts(log)
+    before = ws.version_counts(log)
 
     (planned,) = p.plan().tables
     stop = "2 published batch(es) are no longer in its lineage (rolled back: b2.csv, b3.csv)"
     assert planned.stops.startswith(stop)
     assert [b.batch_id for b in planned.take] == ["b2.csv", "b3.csv", "b4.csv"]  # as a reapply takes them
-    assert ws.snapshot_counts(log) == before and statuses(p).count(("b2.csv", "published")) == 1
+    assert ws.version_counts(log) == before and statuses(p).count(("b2.csv", "published")) == 1
 
     result = p.run()
     assert "the table was rolled back (b2.csv, b3.csv)" in result.tables[0].error
@@ -53,12 +53,12 @@ def test_a_batch_a_crash_left_unlogged_is_shown_recovered_by_the_plan_and_record
     monkeypatch.delenv("LAKEFRESH_FAULTS")
     assert statuses(p) in ([("b1.csv", "published")], [("b1.csv", "published"), ("b2.csv", "staged")])
     log = p.control.batches
-    before = ws.snapshot_counts([log], p.backend)
+    before = ws.version_counts([log], p.backend)
 
     (planned,) = p.plan().tables
     assert list(planned.recovered) == ["b2.csv"] and planned.recovered["b2.csv"] in ("staged", "carried")
     assert (planned.stops, planned.take) == (None, [])
-    assert ws.snapshot_counts([log], p.backend) == before
+    assert ws.version_counts([log], p.backend) == before
 
     result = p.run()
     assert result.ok and result.batches == [] and result.tables[0].recovered == ["b2.csv"]

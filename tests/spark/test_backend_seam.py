@@ -102,17 +102,17 @@ def test_a_staged_batch_is_seen_once_published_and_the_lineage_says_which_batche
     assert backend.head(name) == backend.latest(name) == first
     assert backend.published_batches(name) == {"b1": first}
     assert backend.live_records(name, first) == 2
-    assert backend.snapshot_state(name, first) == "current-lineage"
+    assert backend.version_state(name, first) == "current-lineage"
     assert isinstance(backend.committed_at(name, first), datetime)
 
     second = load(backend, name, "b2", frame(ws, (3, "c")))
     assert list(backend.published_batches(name).items()) == [("b2", second), ("b1", first)]  # newest first
     assert backend.published_batches(name, since=first) == {"b2": second}
-    assert [(c.snapshot_id, c.batch_id) for c in backend.commits_after(name, first)] == [(second, "b2")]
+    assert [(c.version, c.batch_id) for c in backend.commits_after(name, first)] == [(second, "b2")]
     assert [c.batch_id for c in backend.commits_after(name, None, limit=1)] == ["b2"]
     assert backend.follows(name, first) == second  # the one commit since `first`
     assert {first, second} <= backend.lineage(name).ancestors
-    assert rows(backend.read(name, first)) == [(1, "a"), (2, "b")]  # as of a snapshot
+    assert rows(backend.read(name, first)) == [(1, "a"), (2, "b")]  # as of a version
     assert rows(backend.read(name)) == [(1, "a"), (2, "b"), (3, "c")]
 
 
@@ -161,7 +161,7 @@ def test_commit_properties_travel_with_a_batch_and_with_a_commit_of_no_batch(ws,
     )
     [commit] = backend.commits_after(name, first)
     assert commit.batch_id is None
-    assert backend.commit_properties(name, commit.snapshot_id)["lakefresh.verb"] == "repair"
+    assert backend.commit_properties(name, commit.version)["lakefresh.verb"] == "repair"
 
 
 def test_rows_are_merged_updated_replaced_and_deleted_then_appended_in_one_commit(ws, seam):

@@ -116,7 +116,7 @@ def test_a_backlog_in_one_commit_equals_one_by_one(ws, kind):
     assert logged_table(grouped, "t") == logged_table(alone, "t1")
     lineage = grouped.backend.published_batches(f"{ws.namespace}.t")
     assert sorted(lineage) == names and len(set(lineage.values())) == 2
-    assert ws.snapshot_counts([f"{ws.namespace}.t"])[f"{ws.namespace}.t"] == 2
+    assert ws.version_counts([f"{ws.namespace}.t"])[f"{ws.namespace}.t"] == 2
     again = grouped.run()
     assert again.ok and again.batches == []
 

@@ -34,7 +34,7 @@ KEYED = """
 def answers(backend, table: str) -> dict:
     """Everything the lineage side of the seam says of a table."""
     lineage = backend.lineage(table)
-    snapshots = sorted(lineage.retained)
+    versions = sorted(lineage.retained)
     first = min(lineage.ancestors) if lineage.ancestors else None
     return {
         "exists": backend.exists(table),
@@ -46,10 +46,10 @@ def answers(backend, table: str) -> dict:
         "published since": backend.published_batches(table, since=first),
         "commits": backend.commits_after(table, None),
         "commits after": backend.commits_after(table, first, limit=2),
-        "states": [backend.snapshot_state(table, s) for s in snapshots],
-        "times": [backend.committed_at(table, s) for s in snapshots],
-        "live": [backend.live_records(table, s) for s in snapshots],
-        "properties of commits": [backend.commit_properties(table, s) for s in snapshots],
+        "states": [backend.version_state(table, v) for v in versions],
+        "times": [backend.committed_at(table, v) for v in versions],
+        "live": [backend.live_records(table, v) for v in versions],
+        "properties of commits": [backend.commit_properties(table, v) for v in versions],
         "schema": backend.schema(table).json(),
         "properties": backend.properties(table),
         "files": backend.file_count(table),
@@ -105,8 +105,8 @@ def test_delta_through_sql_and_its_log_answers_as_through_java(ws):
 
 
 def test_a_control_tables_rewrite_through_sql_is_a_compare_and_swap(ws):
-    """`replace_rows` from the snapshot the caller read: the first writer commits, a second that
-    read the same snapshot is refused as a commit conflict (retried by the callers), as on the
+    """`replace_rows` from the version the caller read: the first writer commits, a second that
+    read the same version is refused as a commit conflict (retried by the callers), as on the
     Java road."""
     table = f"{ws.namespace}.small"
     ws.spark.sql(f"CREATE TABLE lf_test.{table} (k string, v bigint) USING iceberg")

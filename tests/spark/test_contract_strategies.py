@@ -12,7 +12,7 @@ the publish, see `faults_before_publishing`). The contract:
 - at the end the target equals the reference, every batch is in the lineage and logged
   `published` exactly once, with the reference's status counts and effective counts, and a bad
   row is quarantined exactly once;
-- a run with nothing new adds no snapshot to any table;
+- a run with nothing new adds no version to any table;
 - the empty batch and the new column are taken like any batch (the schema evolves);
 - every publish passed the audit's row-count prediction (audit.row_count is on by default).
 
@@ -87,8 +87,8 @@ def write_batches(ws) -> None:
         ws.write(f"in/{name}", text, mtime=1_736_000_000 + 3600 * n)  # fixed batch times
 
 
-def contents(p, kind: Kind, snapshot_id: int | None = None) -> list[tuple]:
-    df = p.backend.read(f"{p.config.defaults.namespace}.t", snapshot_id)
+def contents(p, kind: Kind, version: int | None = None) -> list[tuple]:
+    df = p.backend.read(f"{p.config.defaults.namespace}.t", version)
     columns = [c for c in df.columns if (not c.startswith("_lf_") or c == "_lf_batch_id")]
     columns = [c for c in columns if c not in kind.volatile]
     return rows(df, sorted(columns))
@@ -188,8 +188,8 @@ def check_contract(ws, monkeypatch, kind: Kind, table_format: str, every_point: 
     first = ref.run()
     assert first.ok, first.to_dict()
     assert [b.batch_id for b in first.batches] == list(BATCHES)
-    snapshots = ref.backend.published_batches(f"{ws.namespace}.t")
-    after = {b: contents(ref, kind, snapshots[b]) for b in BATCHES}
+    versions = ref.backend.published_batches(f"{ws.namespace}.t")
+    after = {b: contents(ref, kind, versions[b]) for b in BATCHES}
     after[None] = []
     # the tombstones after each batch: those of it and of the batches before it
     deleted = kept(ref)
@@ -225,13 +225,13 @@ def check_contract(ws, monkeypatch, kind: Kind, table_format: str, every_point: 
     assert rows(faulted.quarantine("t"), ["batch_id", "line"]) == [BAD_ROW]
     assert "extra" in faulted.table("t").columns
 
-    # nothing new: no snapshot anywhere
+    # nothing new: no version anywhere
     tables = [
         f"{ws.namespace}_f.t",
         f"{ws.control_namespace}_f.batches",
         f"{ws.control_namespace}_f.quarantine",
     ]
-    before = ws.snapshot_counts(tables, faulted.backend)
+    before = ws.version_counts(tables, faulted.backend)
     again = faulted.run()
     assert again.ok and again.batches == []
-    assert ws.snapshot_counts(tables, faulted.backend) == before
+    assert ws.version_counts(tables, faulted.backend) == before

@@ -131,7 +131,7 @@ def test_a_load_that_cannot_be_read_fails_naming_why_and_takes_nothing(ws, how):
         message = "VACUUM removed files they need"
     else:
         sql(ws, path, "RESTORE TABLE SRC TO VERSION AS OF 1")  # 3: below the last load's end
-        message = "start after snapshot 2, which is no longer in its current history"
+        message = "start after version 2, which is no longer in its current history"
     result = p.run()
     assert not result.ok and message in errors(result)
     assert rows(p.table("dst"), ["id", "city"]) == [(1, "Oslo"), (2, "Rome")]  # nothing taken

@@ -59,10 +59,10 @@ def test_a_rerun_with_nothing_new_creates_no_snapshot_anywhere(ws):
         f"{ws.control_namespace}.batches",
         f"{ws.control_namespace}.quarantine",
     ]
-    before = ws.snapshot_counts(tables)
+    before = ws.version_counts(tables)
     again = p.run()
     assert again.ok and again.batches == []
-    assert ws.snapshot_counts(tables) == before
+    assert ws.version_counts(tables) == before
     assert target(p) == AFTER_B2
 
 
@@ -152,7 +152,7 @@ def test_the_batches_log_is_compacted_as_batches_go_and_keeps_every_record(ws, m
     from lakefresh.state import control
 
     monkeypatch.setattr(control, "COMPACT_AT_FILES", 6)
-    monkeypatch.setattr(control, "KEEP_SNAPSHOTS", 2)
+    monkeypatch.setattr(control, "KEEP_VERSIONS", 2)
     for n in range(1, 6):
         ws.write(f"in/b{n}.csv", f"id,v,ts\n{n % 2},v{n},2025-01-0{n} 00:00:00\n")
     p = ws.pipeline(TABLE)
@@ -161,7 +161,7 @@ def test_the_batches_log_is_compacted_as_batches_go_and_keeps_every_record(ws, m
     batches = f"{ws.control_namespace}.batches"
     assert p.backend.file_count(batches) <= 6 + 3  # at most one batch's files past the threshold
     # 2 kept at the rewrite before b4, then b4's and b5's two commits each (13 without expiry)
-    assert ws.snapshot_counts([batches])[batches] <= 2 + 2 * 2
+    assert ws.version_counts([batches])[batches] <= 2 + 2 * 2
     assert [(r["batch_id"], r["status"], r["status_counts"]) for r in p.history("t")] == [
         ("b1.csv", "published", {"N": 1}),
         ("b2.csv", "published", {"N": 1}),
@@ -186,12 +186,12 @@ def test_a_run_writes_the_log_once_and_a_crash_before_that_loses_no_count(ws, mo
     p = ws.pipeline(TABLE, defaults=ONE_BY_ONE)
     assert p.run().ok
     log = f"{ws.control_namespace}.batches"
-    before = ws.snapshot_counts([log])[log]
+    before = ws.version_counts([log])[log]
     for n in (2, 3, 4):
         ws.write(f"in/b{n}.csv", f"id,v,ts\n1,v{n},2025-01-0{n} 00:00:00\n{n + 1},n,2025-01-0{n} 00:00:00\n")
     result = p.run()
     assert result.ok and [b.status for b in result.batches] == ["published"] * 3
-    assert ws.snapshot_counts([log])[log] == before + 1
+    assert ws.version_counts([log])[log] == before + 1
 
     expected = sorted(
         (r["batch_id"], r["attempt"], dict(r["status_counts"]), r["effective_count"], r["source_position"])
@@ -240,11 +240,11 @@ def test_a_record_too_long_to_carry_is_written_as_a_staged_row_first(ws, monkeyp
     p = ws.pipeline(TABLE, defaults=ONE_BY_ONE)
     assert p.run().ok
     log = f"{ws.control_namespace}.batches"
-    before = ws.snapshot_counts([log])[log]
+    before = ws.version_counts([log])[log]
     ws.write("in/b2.csv", "id,v,ts\n1,A,2025-01-02 00:00:00\n3,c,2025-01-02 00:00:00\n")
     ws.write("in/b3.csv", "id,v,ts\n3,C,2025-01-03 00:00:00\n")
     assert p.run().ok
-    assert ws.snapshot_counts([log])[log] == before + 3  # two staged rows, one MERGE
+    assert ws.version_counts([log])[log] == before + 3  # two staged rows, one MERGE
     assert sorted(
         (r["batch_id"], r["status"], dict(r["status_counts"]), r["effective_count"]) for r in p.history("t")
     ) == [

@@ -128,7 +128,7 @@ def test_expired_snapshots_and_compaction_are_not_a_rollback(ws):
     assert p.run().ok
     name = f"{ws.namespace}.t"
     time.sleep(0.01)
-    p.backend.compact(name, keep_snapshots=1)  # rewrite_data_files, then expire_snapshots
+    p.backend.compact(name, keep_versions=1)  # rewrite_data_files, then expire_snapshots
     assert p.backend.published_batches(name) == {}  # every batch's snapshot has expired
     batch(ws, "b4.csv", "4,d,2025-01-04 00:00:00")
 

@@ -147,14 +147,14 @@ def test_a_thousand_rows_on_one_watermark_value_and_late_commits_land_exactly_on
     )
     assert [b.counts for b in p.run().batches] == [{"U": 400, "N": 601}]  # from 09:50 on
     table = [f"{ws.namespace}.orders"]
-    before = ws.snapshot_counts(table)
+    before = ws.version_counts(table)
     assert p.run().batches == []  # the window of 10:30 (10:20 .. 10:30) counts the same
-    assert ws.snapshot_counts(table) == before
+    assert ws.version_counts(table) == before
     orders.sql("INSERT INTO orders VALUES (1002, 2, '2025-01-01 10:25')")  # late, inside it
     assert [b.counts for b in p.run().batches] == [{"U": 1, "N": 1}]
-    before = ws.snapshot_counts(table)
+    before = ws.version_counts(table)
     assert p.run().batches == []
-    assert ws.snapshot_counts(table) == before
+    assert ws.version_counts(table) == before
     counted = p.table("orders").selectExpr("count(*)", "count(DISTINCT id)", "sum(amount)").first()
     assert tuple(counted) == (1002, 1002, Decimal(500500 + 3))
 

@@ -34,7 +34,7 @@ def test_a_plan_lists_what_a_run_would_take_and_why_not_the_rest_and_writes_noth
     b3 = ws.write("in/b3.csv", "id,name\n3,c\n")
     ws.write("orders/d2/part.csv", "order_id,amount\n11,6\n")  # no _SUCCESS yet
     tables = [f"{ws.namespace}.customers", f"{ws.namespace}.orders", f"{ws.control_namespace}.batches"]
-    before = ws.snapshot_counts(tables)
+    before = ws.version_counts(tables)
     customers, orders = ws.pipeline(TABLES).plan().tables
     assert [(b.batch_id, b.position, b.files, b.bytes) for b in customers.take] == [
         ("b2.csv", "b2.csv", 1, b2.stat().st_size),
@@ -48,7 +48,7 @@ def test_a_plan_lists_what_a_run_would_take_and_why_not_the_rest_and_writes_noth
     assert orders.waiting == [
         {"name": "d2", "reason": "no completion marker '_SUCCESS' yet: still being written"}
     ]
-    assert ws.snapshot_counts(tables) == before
+    assert ws.version_counts(tables) == before
 
 
 def test_a_plan_names_a_configuration_change_as_the_reason_a_run_would_stop(ws):

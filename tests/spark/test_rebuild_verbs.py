@@ -166,14 +166,14 @@ def test_a_batch_that_can_no_longer_be_read_refuses_the_rebuild_and_changes_noth
     p = keyed(ws)
     (ws.root / "in" / "b1.csv").unlink()
     tables = [f"{ws.namespace}.customers", f"{ws.namespace}.customers_history"]
-    before = ws.snapshot_counts(tables)
+    before = ws.version_counts(tables)
     with pytest.raises(
         ConfigError, match=r"1 of its batches can no longer be read from its files source \(b1.csv\)"
     ):
         p.reset("customers")
     with pytest.raises(ConfigError, match=r"cannot unload \['b9.csv'\] from 'customers': not loaded"):
         p.unload("customers", ["b9.csv"])
-    assert ws.snapshot_counts(tables) == before
+    assert ws.version_counts(tables) == before
 
 
 def test_a_configuration_change_is_taken_by_reset_and_refused_by_unload(ws):

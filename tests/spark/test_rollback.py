@@ -153,7 +153,7 @@ def test_rows_another_writer_stored_refuse_a_reset_even_after_their_commit_expir
     assert p.run().ok
     values = "(9, 'z', TIMESTAMP '2025-01-09', NULL, NULL, NULL)"
     spark.sql(f"INSERT INTO {CATALOG}.{ws.namespace}.t VALUES {values}")
-    with pytest.raises(TargetError, match=r"outside its batches \(snapshot \d+ \(append\)"):
+    with pytest.raises(TargetError, match=r"outside its batches \(version \d+ \(append\)"):
         p.reset("t")
 
     batch(ws, "b2.csv", "2,b,2025-01-02 00:00:00")

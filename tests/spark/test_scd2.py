@@ -491,6 +491,78 @@ def test_a_snapshot_older_than_the_latest_is_refused_when_re_sent_rows_are_left_
 
 
 @pytest.mark.parametrize("table_format", FORMATS)
+def test_by_default_a_snapshot_writes_only_what_it_opens_or_closes_and_a_late_one_still_re_cuts(
+    ws, table_format
+):
+    # daily full snapshots, no resent_rows given: a re-sent unchanged key writes nothing and its
+    # `_lf_events` stays as its first batch left it; the snapshot of the 4th changes nothing and
+    # leaves its time with one version it re-sent (no batch's rows change hands). The snapshot of
+    # the 3rd, arriving last, opens Kyiv for key 1 until the next snapshot, the 4th's, which the
+    # versions alone no longer show
+    p = ws.pipeline(snapshot_dim(table_format, ""))
+    first = "1,Oslo\n2,Rome\n3,Lima\n"
+    snapshots = {
+        1: first,
+        2: first.replace("Rome", "Milan"),  # 2 changes: one version closed, one opened
+        4: first.replace("Rome", "Milan"),  # nothing changes
+        5: "1,Oslo\n2,Milan\n",  # 3 leaves
+    }
+    expected = {1: ({"N": 3}, 3), 2: ({"U": 2, "C": 1}, 2), 4: ({"U": 3}, 0), 5: ({"U": 2, "D": 1}, 1)}
+    events_of_key_1 = []
+    for day, body in snapshots.items():
+        write_snapshots(ws, {day: body})
+        result = p.run()
+        assert result.ok, result.to_dict()
+        [batch] = result.batches
+        table = p.table("dim")
+        written = table.filter(F.col("_lf_batch_id") == batch.batch_id).count()
+        assert (batch.counts, written, batch.effective_count) == (*expected[day], written), day
+        events_of_key_1.append(table.filter("id = 1").first()["_lf_events"])
+    stamp = int(d(1).replace(tzinfo=UTC).timestamp() * 1_000_000)
+    recorded = f"+{int(d(4).replace(tzinfo=UTC).timestamp() * 1_000_000)}"
+    assert events_of_key_1 == [f"+{stamp}", f"+{stamp}", f"+{stamp},{recorded}", f"+{stamp},{recorded}"]
+    write_snapshots(ws, {3: "1,Kyiv\n2,Milan\n3,Lima\n"})
+    result = p.run()
+    assert result.ok, result.to_dict()
+    assert result.batches[0].counts == {"L": 3}
+    assert versions(p) == [
+        (1, "Kyiv", d(3), d(4), False, False),
+        (1, "Oslo", d(1), d(3), False, False),
+        (1, "Oslo", d(4), None, True, False),
+        (2, "Milan", d(2), None, True, False),
+        (2, "Rome", d(1), d(2), False, False),
+        (3, "Lima", d(1), d(5), False, True),
+    ]
+    assert max(len(r["_lf_events"].split(",")) for r in p.table("dim").collect()) <= 2
+    check_invariants(p)
+
+
+def test_a_table_that_recorded_re_sent_rows_moves_to_the_default_without_a_config_change(ws):
+    # snapshots of the 1st, 2nd and 4th applied under `resent_rows: record` (re-sends stored),
+    # then the configuration leaves it unset (derive): the 5th's run is no config change, and the
+    # 3rd, arriving last, re-cuts history from the re-sends the older batches stored, as the
+    # default's own history would be
+    first = "1,Oslo\n2,Rome\n3,Lima\n"
+    write_snapshots(ws, {1: first, 2: first.replace("Rome", "Milan"), 4: first.replace("Rome", "Milan")})
+    assert ws.pipeline(snapshot_dim("iceberg", "resent_rows: record")).run().ok
+    write_snapshots(ws, {5: "1,Oslo\n2,Milan\n"})
+    p = ws.pipeline(snapshot_dim("iceberg", ""))
+    result = p.run()
+    assert result.ok and result.batches[0].counts == {"U": 2, "D": 1}, result.to_dict()
+    write_snapshots(ws, {3: "1,Kyiv\n2,Milan\n3,Lima\n"})
+    assert p.run().ok
+    assert versions(p) == [
+        (1, "Kyiv", d(3), d(4), False, False),
+        (1, "Oslo", d(1), d(3), False, False),
+        (1, "Oslo", d(4), None, True, False),
+        (2, "Milan", d(2), None, True, False),
+        (2, "Rome", d(1), d(2), False, False),
+        (3, "Lima", d(1), d(5), False, True),
+    ]
+    check_invariants(p)
+
+
+@pytest.mark.parametrize("table_format", FORMATS)
 def test_an_update_older_than_a_hard_delete_arriving_later_never_brings_the_key_back(ws, table_format):
     """Databricks AUTO CDC's out-of-order case (docs.databricks.com/aws/en/ldp/cdc: the DELETE of
     a user arrives before an UPDATE with a lower sequence number), for `scd2` with hard deletes:

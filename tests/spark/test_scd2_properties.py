@@ -2,7 +2,8 @@
 random order, always give the SCD2 table a simple reference computes from all events at once:
 with change detection by columns or by sequence, and deletes that close a version or open a
 deletion version (dbt's new_record). And: random full snapshots with their batch times give the
-history of applying them in time order, whatever order or groups of runs they arrive in."""
+history of applying them in time order, whatever order or groups of runs they arrive in, with
+deletes that close a version or open a deletion version, though re-sent rows write nothing."""
 
 from __future__ import annotations
 
@@ -166,3 +167,59 @@ def test_full_snapshots_give_the_history_in_time_order_whatever_their_arrival(
         versions = p.table(table).filter("valid_to IS NULL OR valid_from < valid_to")
         got = rows(versions, ["id", "v", "valid_from", "valid_to", "is_current", "is_deleted"])
         assert got == expected, (table, shuffled, grouped)
+
+
+def snapshots_reference_new_record(snapshots: dict[int, dict[int, str]]) -> list[tuple]:
+    """As `snapshots_reference`, with `deletes: new_record`: a key a snapshot lacks is closed and
+    a deletion version repeating its last value opens (flagged), closed when the key returns."""
+    out, current = [], {}  # key -> (start, value, is a deletion version)
+    for hour in sorted(snapshots):
+        rows_now = snapshots[hour]
+        for key, value in rows_now.items():
+            was = current.get(key)
+            if was is None or was[2] or was[1] != value:
+                if was is not None:
+                    out.append((key, was[1], _h(was[0]), _h(hour), False, was[2]))
+                current[key] = (hour, value, False)
+        for key in [k for k, (_, _, gone) in current.items() if k not in rows_now and not gone]:
+            start, value, _ = current[key]
+            out.append((key, value, _h(start), _h(hour), False, False))
+            current[key] = (hour, value, True)
+    out += [(key, value, _h(start), None, True, gone) for key, (start, value, gone) in current.items()]
+    return sorted(out, key=lambda t: tuple((x is None, str(x)) for x in t))
+
+
+# few keys and values, so that many snapshots change nothing (their times only the table's
+# witness keeps) and many keys come back unchanged after an absence
+repeating_snapshots = st.dictionaries(
+    st.integers(0, 23),
+    st.dictionaries(st.integers(1, 2), st.sampled_from("ab"), min_size=1, max_size=2),
+    min_size=2,
+    max_size=5,
+)
+
+
+@pytest.mark.parametrize("deletes", ["close", "new_record"])
+@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@given(snapshots=repeating_snapshots, data=st.data())
+def test_snapshots_that_arrive_late_re_cut_history_though_re_sent_rows_write_nothing(
+    spark, warehouse, tmp_path_factory, deletes, snapshots, data
+):
+    # the default for full snapshots (resent_rows: derive): one run per arrival, so each late
+    # snapshot finds the re-sends of the newer ones implied by the versions, not stored
+    hours = sorted(snapshots)
+    order = data.draw(st.permutations(hours))
+    ws = Workspace(tmp_path_factory.mktemp("scd2_derive"), spark, warehouse)
+    table = SNAPSHOT_TABLE % {"name": "dim", "format": "iceberg"}
+    p = ws.pipeline(table.replace("is_deleted}", f"is_deleted, deletes: {deletes}}}"))
+    for position, hour in enumerate(order):
+        body = "".join(f"{k},{v}\n" for k, v in sorted(snapshots[hour].items()))
+        mtime = _h(hour).replace(tzinfo=UTC).timestamp()
+        ws.write(f"dim/{position:02d}.csv", "id,v\n" + body, mtime=mtime)
+        result = p.run()
+        assert result.ok, result.to_dict()
+    expected = (snapshots_reference if deletes == "close" else snapshots_reference_new_record)(snapshots)
+    stored = p.table("dim")
+    versions = stored.filter("valid_to IS NULL OR valid_from < valid_to")
+    got = rows(versions, ["id", "v", "valid_from", "valid_to", "is_current", "is_deleted"])
+    assert got == expected, order

@@ -102,7 +102,7 @@ def test_scd2_over_a_change_feed_keeps_a_version_per_commit_by_the_commit_time(w
     )
     assert p.run().ok
     name = f"{ws.namespace}.src"
-    at = [p.backend.committed_at(name, c.snapshot_id) for c in reversed(p.backend.commits_after(name, None))]
+    at = [p.backend.committed_at(name, c.version) for c in reversed(p.backend.commits_after(name, None))]
     assert rows(p.table("hist"), ["id", "city", "valid_from", "valid_to"]) == [
         (1, "Lima", at[2], None),
         (1, "Oslo", at[0], at[1]),
@@ -186,7 +186,7 @@ def test_a_first_load_over_a_table_whose_oldest_snapshots_expired_stops_with_the
     result = p.run()
     assert not result.ok
     error = result.tables[0].error
-    assert "first snapshot, which was expired" in error and "table_snapshot" in error, error
+    assert "first version, which was expired" in error and "table_snapshot" in error, error
     assert "lakefresh reset-load" in error
     p.reset_load("dst")  # after a full load from a table_snapshot source: changes from here on
     sql(spark, f"INSERT INTO {src} VALUES (3, 'Lima')")

@@ -64,6 +64,17 @@ def test_capabilities_live_on_the_config_models() -> None:
         ({"kind": "scd2", "keys": ["id"], "deletes": "new_record"}, "give soft_delete_column"),
         ({"kind": "scd2", "keys": ["id"], "snapshot_scope": ["d"]}, "set full_snapshots"),
         ({"kind": "scd2", "keys": ["id"], "sequence_by": "d", "resent_rows": "skip"}, "no sequence_by"),
+        ({"kind": "scd2", "keys": ["id"], "resent_rows": "derive"}, "derive implies .* set full_snapshots"),
+        (
+            {
+                "kind": "scd2",
+                "keys": ["id"],
+                "full_snapshots": True,
+                "late_rows": "ignore",
+                "resent_rows": "derive",
+            },
+            "late_rows: apply",
+        ),
         ({"kind": "key", "keys": ["id"], "snapshot_scope": ["d"]}, "set full_snapshots"),
         ({"kind": "key", "keys": ["id"], "drop_columns": ["id"]}, "must be stored"),
         ({"kind": "key", "keys": ["id"], "date_column": "d", "dedupe": {"by": "p"}}, "no ordering column"),
@@ -99,3 +110,21 @@ def test_tombstone_retention_reads_as_seconds_and_applies_one_batch_at_a_time() 
     assert "tombstone_retention" in (cfg.one_batch_at_a_time() or "")
     plain = TypeAdapter(StrategyConfig).validate_python({"kind": "key", "keys": ["id"]})
     assert plain.tombstone_retention is None and plain.undated_deletes == "quarantine"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("options", "resent_rows"),
+    [
+        ({}, "record"),  # an incremental batch says nothing of the keys it lacks
+        ({"full_snapshots": True}, "derive"),
+        ({"full_snapshots": True, "sequence_by": "d"}, "record"),
+        ({"full_snapshots": True, "late_rows": "error"}, "record"),
+        ({"full_snapshots": True, "snapshot_scope": ["d"]}, "record"),
+        ({"full_snapshots": True, "resent_rows": "skip"}, "skip"),
+    ],
+)
+def test_full_snapshots_imply_their_re_sent_rows_by_default(options: dict, resent_rows: str) -> None:
+    from pydantic import TypeAdapter
+
+    cfg = TypeAdapter(StrategyConfig).validate_python({"kind": "scd2", "keys": ["id"], **options})
+    assert cfg.resent_rows == resent_rows  # type: ignore[union-attr]

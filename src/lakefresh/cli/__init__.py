@@ -464,10 +464,13 @@ def migrate(pipeline: Path = PIPELINE, var: list[str] = VARS) -> None:
 def reset_load(
     pipeline: Path = PIPELINE,
     table: str = typer.Argument(..., help="A table with a table_changes source."),
-    snapshot: int | None = typer.Option(None, help="Restart after this snapshot (default: current)."),
+    # a version of the source; `--snapshot` is an option users' scripts pass, so its name stays
+    snapshot: int | None = typer.Option(
+        None, help="Restart after this version of the source (Iceberg's snapshot id; default: its head)."
+    ),
     var: list[str] = VARS,
 ) -> None:
-    """Restart a change feed's load log at a snapshot of its source, after a full reload."""
+    """Restart a change feed's load log at a version of its source, after a full reload."""
     print(_load(pipeline, var, quiet=True).reset_load(table, snapshot))
 
 

@@ -101,12 +101,12 @@ def maintain(
     var: list[str] = VARS,
     output: Output = OUTPUT,
 ) -> None:
-    """Compact, expire snapshots and remove orphan files, by each table's maintenance policy."""
+    """Compact, expire old versions and remove orphan files, by each table's maintenance policy."""
     done = _load(pipeline, var, quiet=output is Output.json).maintain(table or None)
     lines = [
         f"{t.table}: "
         + (", ".join(f"{k.replace('_', ' ')} {v}" for k, v in sorted(t.done.items())) or "nothing to do")
-        + (f" (snapshots kept for {', '.join(t.kept_for)})" if t.kept_for else "")
+        + (f" (versions kept for {', '.join(t.kept_for)})" if t.kept_for else "")
         + (f" (no expiry: {', '.join(t.unlogged[:3])} not logged yet; run the table)" if t.unlogged else "")
         for t in done.tables
     ]
@@ -121,7 +121,7 @@ def adopt(
     """Make the table another tool wrote at the table's target name (a dbt snapshot, an Open Data
     Fabric log, a plain table) lakefresh's, in one commit; runs continue it from then on."""
     done = _load(pipeline, var, quiet=output is Output.json).adopt(table)
-    text = f"{done.table}: adopted {done.rows} row(s) as {done.batch_id} (snapshot {done.snapshot_id})"
+    text = f"{done.table}: adopted {done.rows} row(s) as {done.batch_id} (version {done.version})"
     text += f"; added {', '.join(done.added)}" if done.added else ""
     text += f"; dropped {', '.join(done.dropped)}" if done.dropped else ""
     _emit(output, done.to_dict(), text)
@@ -139,7 +139,7 @@ def rollback(
     """Undo the batches published after --to-batch in one commit; they are never taken again."""
     done = _load(pipeline, var, quiet=output is Output.json).rollback(table, to_batch)
     lines = [
-        f"{name}: back at batch {to_batch} (snapshot {done.snapshots[name]}); unloaded: "
+        f"{name}: back at batch {to_batch} (version {done.versions[name]}); unloaded: "
         f"{', '.join(batches) or 'nothing (it was the last batch)'}"
         for name, batches in done.unloaded.items()
     ]
@@ -186,7 +186,7 @@ def _rebuild(path: Path, var: list[str], output: Output, verb: Callable[[Pipelin
     named = f" {', '.join(done.batches)}" if done.batches else ""
     lines = [
         f"{name}: {done.verb}{named}: rebuilt from {len(batches)} batch(es), {done.rows[name]} "
-        f"row(s) (snapshot {done.snapshots[name]})"
+        f"row(s) (version {done.versions[name]})"
         for name, batches in done.applied.items()
     ]
     lines += [

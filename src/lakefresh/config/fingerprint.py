@@ -52,6 +52,13 @@ NOT_SHAPING = frozenset(
     }
 )
 SCHEMA = "schema"
+# Moves a table may make from the setting its batches were applied under without a change of its
+# result (path, before, after; None: not set): versions that stored their re-sent rows keep them,
+# and `derive` reads them as its own. Not back: `record` re-cuts history from stored re-sends,
+# which versions written under `derive` do not hold.
+SAME_RESULT = frozenset(
+    {("strategy.resent_rows", "record", "derive"), ("strategy.resent_rows", None, "derive")}
+)
 
 
 def shaping(table: TableConfig) -> dict[str, Any]:
@@ -78,16 +85,20 @@ def fingerprint(table: TableConfig) -> tuple[str, str]:
 def changes(before: str, now: str) -> list[str]:
     """The result-shaping differences between two recorded JSON settings, one line each
     (`strategy.keys: ['id'] -> ['id', 'region']`); a declared column added to the source's
-    schema is not one."""
+    schema is not one, nor a move in `SAME_RESULT`."""
     old, new = _flat(json.loads(before)), _flat(json.loads(now))
     out = []
     for path in sorted(old.keys() | new.keys()):
-        if old.get(path) == new.get(path):
+        if old.get(path) == new.get(path) or _same_result(path, old.get(path), new.get(path)):
             continue
         if path.startswith(f"source.{SCHEMA}.") and path not in old:
             continue  # a new column: schema evolution, not a change of result
         out.append(f"{path}: {_shown(old, path)} -> {_shown(new, path)}")
     return out
+
+
+def _same_result(path: str, before: Any, after: Any) -> bool:
+    return isinstance(before, str | None) and isinstance(after, str) and (path, before, after) in SAME_RESULT
 
 
 def _flat(data: Any, prefix: str = "") -> dict[str, Any]:

@@ -18,6 +18,7 @@ class MaintenanceConfig(Model):
         description="Expire snapshots older than this (`7d`, `12h`); never one a downstream "
         "`table_changes` load of this pipeline still starts from, never the newest `keep_snapshots`.",
     )
+    # versions (Iceberg's snapshots, Delta's versions); users' pipeline files name it, so it stays
     keep_snapshots: int = Field(10, ge=1, description="Snapshots always kept, however old.")
     remove_orphans_after: Duration | None = Field(
         3 * 86400.0,

@@ -36,13 +36,13 @@ SOURCE_DELETE_RULES: dict[str, dict[str, Any]] = {
 
 
 class AuditConfig(Model):
-    """Checks on the staged snapshot before it is published."""
+    """Checks on the staged version before it is published."""
 
     row_count: bool = Field(
-        True, description="The staged snapshot's row count must equal the change set's prediction."
+        True, description="The staged version's row count must equal the change set's prediction."
     )
     unique_keys: bool = Field(
-        False, description="Scan the staged snapshot for duplicate keys (costs a full scan)."
+        False, description="Scan the staged version for duplicate keys (costs a full scan)."
     )
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -78,15 +78,17 @@ class Scd2StrategyConfig(KeyedStrategyBase):
         "(L; at the same point the batch's row replaces the stored one), ignore leaves it out (O), "
         "error refuses the batch.",
     )
-    resent_rows: Literal["record", "skip"] = Field(
-        "record",
+    resent_rows: Literal["derive", "record", "skip"] | None = Field(
+        None,
         description="A row re-sent unchanged at a newer batch time (U, as a full snapshot "
-        "re-sends every key): record keeps its time in the version's event memory "
-        "(the version is rewritten), so a late event re-cuts history exactly as if all events had "
-        "come at once; skip writes nothing for it, so a batch writes only the versions it opens, "
-        "closes or updates and the memory grows with changes, not batches; with validity from the "
-        "batch time (no sequence_by), for batches that arrive in time order: a batch older than "
-        "the table's latest is refused.",
+        "re-sends every key). derive (the default with full_snapshots, validity from the batch "
+        "time, late_rows: apply and no snapshot_scope) writes nothing for it: a snapshot that "
+        "arrives late still re-cuts history exactly, its re-sends being implied by the versions "
+        "and the snapshot times the table holds, so a batch writes only the versions it opens, "
+        "closes or updates and the event memory grows with changes, not batches. record (the "
+        "default elsewhere) keeps its time in the version's event memory (the version is "
+        "rewritten). skip writes nothing for it and refuses a batch older than the table's "
+        "latest (validity from the batch time, no sequence_by).",
     )
     deletes: Literal["close", "new_record"] = Field(
         "close",
@@ -116,6 +118,20 @@ class Scd2StrategyConfig(KeyedStrategyBase):
     valid_from_column: str = Field("valid_from", description="Name of the valid-from column.")
     valid_to_column: str = Field("valid_to", description="Name of the valid-to column (NULL: open).")
     is_current_column: str = Field("is_current", description="Name of the is-current flag.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resent_rows_default(cls, data: Any) -> Any:
+        """`resent_rows` unset: derive where the snapshot times imply re-sent rows, else record."""
+        if isinstance(data, dict) and data.get("resent_rows") is None:
+            why_not = _not_derivable(
+                bool(data.get("full_snapshots")),
+                data.get("sequence_by"),
+                data.get("late_rows", "apply"),
+                data.get("snapshot_scope") or [],
+            )
+            data = {**data, "resent_rows": "record" if why_not else "derive"}
+        return data
 
     @model_validator(mode="after")
     def _identity(self) -> Scd2StrategyConfig:
@@ -168,6 +184,9 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             raise ValueError(
                 "resent_rows: skip takes versions valid from the batch time, in time order: no sequence_by"
             )
+        why_not = _not_derivable(self.full_snapshots, self.sequence_by, self.late_rows, self.snapshot_scope)
+        if self.resent_rows == "derive" and why_not:
+            raise ValueError(f"resent_rows: derive implies re-sent rows from full snapshots: {why_not}")
         for name in [*self.snapshot_scope, *self.drop_columns]:
             check_column_name(name, "column")
         clash = set(self.keys) & set(self.drop_columns)
@@ -206,3 +225,17 @@ class Scd2StrategyConfig(KeyedStrategyBase):
             *named("snapshot_scope", self.snapshot_scope),
             *named("drop_columns", self.drop_columns),
         ]
+
+
+def _not_derivable(full_snapshots: bool, sequence_by: str | None, late_rows: str, scope: list[str]) -> str:
+    """Why re-sent rows cannot be implied by the snapshot times ('' when they can): every batch
+    must be a full snapshot of every key, its events all at its batch time, late ones slotted in."""
+    if not full_snapshots:
+        return "set full_snapshots (an incremental batch says nothing of the keys it lacks)"
+    if sequence_by:
+        return "no sequence_by (a snapshot's rows must all be at its batch time)"
+    if late_rows != "apply":
+        return "late_rows: apply"
+    if scope:
+        return "no snapshot_scope (a snapshot of some partitions says nothing of the others)"
+    return ""

@@ -2,6 +2,14 @@
 
 :mod:`lakefresh.lakehouse.iceberg` and :mod:`lakefresh.lakehouse.delta` implement it;
 :mod:`lakefresh.lakehouse.formats` routes each table to its format's backend.
+
+A *version* is one committed state of a table, named by an integer; Iceberg calls it a
+snapshot (its id), Delta a version (its number). The seam and everything above it say
+`version`: a table's *head* is its current version, its *lineage* the head and the head's
+ancestors, a staged commit's `parent_version` the head it was staged on. The formats' own words
+stay in their packages, where they talk to the formats' APIs, and in names that are stored or
+read by users (each says so where it is defined). A *snapshot* elsewhere in lakefresh is a batch
+that holds a source's whole state (the `snapshot` strategy, `full_snapshots`), never a version.
 """
 
 from __future__ import annotations
@@ -27,8 +35,8 @@ if TYPE_CHECKING:
 SCRATCH = "__rebuild"
 TOMBSTONES = "__tombstones"
 
-# Where a snapshot stands in its table's history (see `TableBackend.snapshot_state`).
-SnapshotState = Literal["current-lineage", "expired", "off-lineage"]
+# Where a version stands in its table's history (see `TableBackend.version_state`).
+VersionState = Literal["current-lineage", "expired", "off-lineage"]
 
 T = TypeVar("T")
 # a commit's settings (its batch, its properties) are session-wide: one such write at a time
@@ -78,9 +86,9 @@ class StagedCommit:
 
     table: str
     batch_id: str
-    snapshot_id: int  # the staged snapshot (version)
-    parent_id: int | None  # the table's current snapshot when it was staged
-    live_records: int = 0  # rows a reader of the staged snapshot sees
+    version: int  # the staged version
+    parent_version: int | None  # the table's head when it was staged
+    live_records: int = 0  # rows a reader of the staged version sees
     files_written: int = 0  # data files the write added
     bytes_written: int = 0  # their size
     properties: dict[str, str] = field(default_factory=dict)  # its `lakefresh.*` commit properties
@@ -95,8 +103,8 @@ class StagedCommit:
         this commit's id if it is already current (a publish whose outcome was unknown), else
         None; TakenError if another commit holds any batch this one carries (a run that
         overlapped this one published it: publishing this commit would apply it twice)."""
-        if published.get(self.batch_id) == self.snapshot_id:
-            return self.snapshot_id
+        if published.get(self.batch_id) == self.version:
+            return self.version
         if taken := [b for b in self.carried() if b in published]:
             raise TakenError(self.table, taken)
         return None
@@ -120,12 +128,12 @@ GROUP_PROPERTY = "lakefresh.group"
 
 @dataclass(frozen=True)
 class Commit:
-    """One commit of a table's lineage: its snapshot, the batch it carries (None for a commit
+    """One commit of a table's lineage: its version, the batch it carries (None for a commit
     lakefresh did not make as a batch) and its operation (append, overwrite, delete, replace:
     a compaction, which changes no row). A backlog's group commit carries several batches:
     `batch_id` is the last of them, `batches` all of them, oldest first."""
 
-    snapshot_id: int
+    version: int
     batch_id: str | None
     operation: str
     batches: tuple[str, ...] = ()
@@ -134,26 +142,26 @@ class Commit:
 
 @dataclass(frozen=True)
 class Lineage:
-    """Which snapshots a table still has, and which of them the current one descends from."""
+    """Which versions a table still has, and which of them the head descends from."""
 
-    ancestors: frozenset[int]  # the current snapshot and its ancestors still retained
-    retained: frozenset[int]  # every snapshot the table still has (ancestors or not)
+    ancestors: frozenset[int]  # the head and its ancestors still retained
+    retained: frozenset[int]  # every version the table still has (ancestors or not)
     oldest_ancestor_millis: int | None  # commit time (epoch ms) of the oldest retained ancestor
     # whether the oldest retained ancestor is the table's first commit: none of the current
     # lineage has expired (a change feed can then be read from the start)
     whole: bool = True
 
-    def rolled_back(self, snapshot_id: int, published_millis: int | None) -> bool:
-        """Whether a snapshot that was published is no longer in the lineage because the table
+    def rolled_back(self, version: int, published_millis: int | None) -> bool:
+        """Whether a version that was published is no longer in the lineage because the table
         was rolled back, not because it expired.
 
-        A retained snapshot outside the ancestors was rolled back. An expired one was rolled back
+        A retained version outside the ancestors was rolled back. An expired one was rolled back
         only if it was published after the oldest ancestor still retained was committed: expiry
         removes a lineage from its old end, so an expired ancestor is older than every retained
         one."""
-        if snapshot_id in self.ancestors:
+        if version in self.ancestors:
             return False
-        if snapshot_id in self.retained:
+        if version in self.retained:
             return True
         return (
             published_millis is not None
@@ -220,7 +228,7 @@ class TableDefinitions(Protocol):
         """The table's properties."""
 
     def set_properties(self, table: str, properties: dict[str, str]) -> None:
-        """Set table properties (no snapshot)."""
+        """Set table properties (no new version)."""
 
     def drop_columns(self, table: str, columns: list[str]) -> None:
         """Drop columns (metadata only)."""
@@ -234,7 +242,7 @@ class TableHistory(Protocol):
     """A table's lineage and commits: which batches it holds, since when, and how to go back."""
 
     def head(self, table: str) -> int | None:
-        """The current snapshot id, None for an empty new table."""
+        """The table's head (its current version), None for an empty new table."""
 
     def latest(self, table: str) -> int | None:
         """The table's newest commit, whatever it changed, read without a job or the history: a
@@ -246,30 +254,30 @@ class TableHistory(Protocol):
         writer knows that nothing but its own commit came after what it last read."""
 
     def lineage(self, table: str) -> Lineage:
-        """The table's retained snapshots and the current one's ancestors (rollback checks)."""
+        """The table's retained versions and the head's ancestors (rollback checks)."""
 
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
-        """Batch id -> snapshot id of the batches the current lineage carries, newest first (only
-        those published after snapshot `since`, when given: the cost then does not grow with
+        """Batch id -> version of the batches the current lineage carries, newest first (only
+        those published after version `since`, when given: the cost then does not grow with
         the table's history)."""
 
-    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
-        """The current lineage's commits after snapshot `snapshot_id` (an ancestor; None: every
+    def commits_after(self, table: str, version: int | None, limit: int | None = None) -> list[Commit]:
+        """The current lineage's commits after `version` (an ancestor; None: every
         retained one), newest first; with `limit`, at most that many (the newest)."""
 
-    def roll_back_to(self, table: str, snapshot_id: int) -> None:
-        """Make an ancestor snapshot the table's current one again, in one metadata commit (the
-        later snapshots stay retained, so it can be undone)."""
+    def roll_back_to(self, table: str, version: int) -> None:
+        """Make an ancestor version the table's head again, in one metadata commit (the later
+        versions stay retained, so it can be undone)."""
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime:
-        """When a snapshot was committed (UTC, naive); StateError if the table no longer has it."""
+    def committed_at(self, table: str, version: int) -> datetime:
+        """When a version was committed (UTC, naive); StateError if the table no longer has it."""
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
-        """`current-lineage` if the snapshot is the current one or one of its ancestors,
+    def version_state(self, table: str, version: int) -> VersionState:
+        """`current-lineage` if the version is the head or one of its ancestors,
         `expired` if the table no longer has it, `off-lineage` otherwise (a rollback left it)."""
 
-    def live_records(self, table: str, snapshot_id: int) -> int:
-        """Rows a reader of the snapshot sees, from the table's metadata (no scan); StateError if
+    def live_records(self, table: str, version: int) -> int:
+        """Rows a reader of the version sees, from the table's metadata (no scan); StateError if
         the table no longer has it."""
 
 
@@ -298,7 +306,7 @@ class StagedCommits(Protocol):
         Where not (Delta), a change set of inserts is merged: the MERGE's own conflict check
         guards it."""
 
-    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
         """The `lakefresh.*` properties a commit was made with (see `stage`)."""
 
     def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
@@ -313,20 +321,20 @@ class StagedCommits(Protocol):
     def publish(self, staged: StagedCommit) -> int:
         """Make a staged commit current, atomically, only if the table's head is still the
         commit's parent (a compare-and-swap: no commit can land between the check and the
-        publish); return the published snapshot id. Every batch the commit carries is looked up
+        publish); return the published version. Every batch the commit carries is looked up
         in the lineage first (StagedCommit.published_already): a commit already current is
         returned, one whose batches another commit holds is refused (TakenError);
         CommitConflictError if the table moved since the commit was staged."""
 
 
 class TableUpkeep(Protocol):
-    """Upkeep (`lakefresh maintain`): compaction, snapshot expiry, orphan files."""
+    """Upkeep (`lakefresh maintain`): compaction, expiry of old versions, orphan files."""
 
     def file_count(self, table: str) -> int:
-        """Data and delete files in the table's current snapshot."""
+        """Data and delete files in the table's head."""
 
     def deletes(self, table: str) -> Deletes:
-        """The deletes in the table's current snapshot that readers apply (merge-on-read writes
+        """The deletes in the table's head that readers apply (merge-on-read writes
         them), read from metadata."""
 
     def maintain(
@@ -334,31 +342,31 @@ class TableUpkeep(Protocol):
         table: str,
         compact: bool,
         expire_before: datetime | None,
-        keep_snapshots: int,
+        keep_versions: int,
         orphans_before: datetime | None,
     ) -> dict[str, int]:
         """A target's upkeep: with `compact`, rewrite small data files and apply delete files
-        (commits that change no row); expire the snapshots committed before `expire_before`
-        except the newest `keep_snapshots`; remove files no snapshot references that are older
-        than `orphans_before`. Returns what was done, by name (files rewritten, snapshots
+        (commits that change no row); expire the versions committed before `expire_before`
+        except the newest `keep_versions`; remove files no version references that are older
+        than `orphans_before`. Returns what was done, by name (files rewritten, versions
         expired, orphan files removed)."""
 
-    def compact(self, table: str, keep_snapshots: int) -> None:
-        """Rewrite a small table's files into few, deletes applied; keep the newest snapshots."""
+    def compact(self, table: str, keep_versions: int) -> None:
+        """Rewrite a small table's files into few, deletes applied; keep the newest versions."""
 
 
 class TableRows(Protocol):
     """Reads and writes of rows: the strategies' targets and lakefresh's control tables."""
 
-    def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
-        """The table now, or as of a snapshot (time travel)."""
+    def read(self, table: str, version: int | None = None) -> DataFrame:
+        """The table now, or as of a version (time travel)."""
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
-        """The table's changes after snapshot `start` (exclusive; None: from its first) up to
-        snapshot `end` (inclusive): its rows plus the change columns of :mod:`lakefresh.columns`:
+        """The table's changes after version `start` (exclusive; None: from its first) up to
+        version `end` (inclusive): its rows plus the change columns of :mod:`lakefresh.columns`:
         CHANGE_TYPE_COLUMN (INSERT, DELETE; with `keys`, a delete and an insert of one key in
         one commit are an UPDATE_BEFORE / UPDATE_AFTER pair), CHANGE_ORDINAL_COLUMN (the
-        commit's order in the range), CHANGE_SNAPSHOT_COLUMN (the snapshot it made) and
+        commit's order in the range), CHANGE_SNAPSHOT_COLUMN (the version it made) and
         CHANGE_TIME_COLUMN (when it was committed). Rows a commit rewrote unchanged are left out."""
 
     def carries_commit_properties(self, table: str | None = None) -> bool:
@@ -379,10 +387,10 @@ class TableRows(Protocol):
         unless: tuple[int | None, str, str] | None = None,
     ) -> None:
         """Append a few rows given as Python values (dicts by column name; a missing key is
-        NULL) of the table's `schema`: a control table's record. With `unless` (a snapshot, a
+        NULL) of the table's `schema`: a control table's record. With `unless` (a version, a
         column, a value): refused with a commit conflict if a row whose column holds that value
-        was added since that snapshot (Iceberg; elsewhere a plain append), so that a writer that
-        checked the table at that snapshot appends nothing another wrote meanwhile."""
+        was added since that version (Iceberg; elsewhere a plain append), so that a writer that
+        checked the table at that version appends nothing another wrote meanwhile."""
 
     def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
         """A small control table's rows as Python values (a timestamp as a naive datetime in the
@@ -404,8 +412,8 @@ class TableRows(Protocol):
     def replace_table(self, table: str, df: DataFrame, batch_id: str, partition_by: list[str]) -> int:
         """Replace the table's schema and rows with `df`'s in one commit, visible at once and
         tagged with `batch_id`, partitioned by `partition_by` from then on: a new version of the
-        table that keeps its properties and earlier snapshots (a full refresh under a schema its
-        batches cannot evolve to). Return the commit's snapshot id."""
+        table that keeps its properties and earlier versions (a full refresh under a schema its
+        batches cannot evolve to). Return the commit's version."""
 
     def merge(self, table: str, source: DataFrame, clauses: MergeClauses) -> None:
         """MERGE a change set into the table."""
@@ -430,9 +438,9 @@ class TableRows(Protocol):
 class TableBackend(TableDefinitions, TableHistory, StagedCommits, TableUpkeep, TableRows, Protocol):
     """Atomic, exactly-once batch commits on one table format.
 
-    Tables are named `namespace.table` in the pipeline's catalog. A *snapshot* (a *version*, in
-    formats that number their commits) is one committed state of a table, named by an integer id;
-    the table's *lineage* is its current snapshot and that snapshot's ancestors. A batch is
+    Tables are named `namespace.table` in the pipeline's catalog. A *version* is one committed
+    state of a table, named by an integer (see the module's docstring); the table's *lineage* is
+    its head and the head's ancestors. A batch is
     written as a *staged commit* tagged with its batch id: invisible to readers until it is
     published, so the lineage itself tells which batches a table holds.
     """

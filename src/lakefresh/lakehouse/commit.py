@@ -36,13 +36,13 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Audit = Callable[[StagedCommit], None]
 # records what must outlive a crash: given the staged commit, or None before a write that is
-# visible at once (its snapshot is not known yet)
+# visible at once (its version is not known yet)
 Record = Callable[[StagedCommit | None], None]
 
 
 class Transaction:
     """One write of a change set to one table, from the head its change set read to its publish.
-    What it did so far (`staged`, `publishing`, `snapshot_id`) tells a failure's handler what is
+    What it did so far (`staged`, `publishing`, `version`) tells a failure's handler what is
     left to undo or settle."""
 
     def __init__(self, backend: TableBackend, table: str, what: str, conflict: str | None = None) -> None:
@@ -57,7 +57,7 @@ class Transaction:
         self.staged: StagedCommit | None = None
         self.touched = False  # whether it made anything visible (a write, its own schema commits)
         self.publishing = False  # its publish began: from then on only the lineage knows
-        self.snapshot_id: int | None = None
+        self.version: int | None = None
 
     def shape(self, evolve: Callable[[], T]) -> T:
         """Create or evolve the table for the change set (`evolve`, whose result is returned), on
@@ -83,7 +83,7 @@ class Transaction:
         record: Record,
         properties: dict[str, str] | None = None,
     ) -> int:
-        """Write, audit, record and publish; the published snapshot id."""
+        """Write, audit, record and publish; the published version."""
         if self._at_once:
             self._record_first(record)
             self.touched = True
@@ -93,12 +93,12 @@ class Transaction:
             self.staged = self.backend.stage(self.table, batch_id, write, properties)
             # another writer committed after the change set read the table: the change set may
             # be wrong (an append of new keys would not see a key added meanwhile)
-            self._unmoved(self.staged.parent_id, self.parent)
+            self._unmoved(self.staged.parent_version, self.parent)
             audit(self.staged)
             record(self.staged)
         self.publishing = True
-        self.snapshot_id = self.backend.publish(self.staged)
-        return self.snapshot_id
+        self.version = self.backend.publish(self.staged)
+        return self.version
 
     def replace_table(
         self, batch_id: str, rows: DataFrame, partition_by: list[str], audit: Audit, record: Record
@@ -107,11 +107,11 @@ class Transaction:
         commit visible at once on every format: recorded first, audited after."""
         self._record_first(record)
         self.touched = self.publishing = True  # visible once it returns, whatever follows
-        self.snapshot_id = self.backend.replace_table(self.table, rows, batch_id, partition_by)
-        found = self.backend.live_records(self.table, self.snapshot_id)
-        self.staged = StagedCommit(self.table, batch_id, self.snapshot_id, None, live_records=found)
+        self.version = self.backend.replace_table(self.table, rows, batch_id, partition_by)
+        found = self.backend.live_records(self.table, self.version)
+        self.staged = StagedCommit(self.table, batch_id, self.version, None, live_records=found)
         audit(self.staged)
-        return self.snapshot_id
+        return self.version
 
     def abort(self, batch_id: str) -> None:
         """Undo what the attempt made visible (a commit visible at once, its own schema

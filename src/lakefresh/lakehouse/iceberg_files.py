@@ -2,7 +2,8 @@
 newest metadata file (JSON), the current snapshot's manifest list and manifests (Avro, through
 fastavro), its Parquet data files and position delete files (pyarrow's Parquet reader, without
 its datasets, which import pandas). What lakefresh's reading verbs ask of a small table: its
-properties, its snapshots, its live row count and its rows.
+properties, its snapshots, its live row count and its rows. It reads Iceberg's files, so it speaks
+Iceberg's words (snapshots, `snapshot-id`); lakehouse/native.py gives the seam their versions.
 
 This is the quick road of lakehouse/native.py: importing pyiceberg costs more than a whole
 `status` may take. It reads what the Iceberg spec (format versions 1 and 2) says a reader must

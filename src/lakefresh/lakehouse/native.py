@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from lakefresh.config.models import PipelineConfig
-    from lakefresh.lakehouse.backend import Lineage, SnapshotState
+    from lakefresh.lakehouse.backend import Lineage, VersionState
     from lakefresh.lakehouse.delta.log import Version, VersionLog
     from lakefresh.lakehouse.iceberg.log import SnapshotLog
 
@@ -150,7 +150,7 @@ class NativeTables:
     # --- the lineage, as TableBackend's (a change feed's listing, a synapse_link's) -------------
 
     def published_batches(self, table: str) -> dict[str, int]:
-        """Batch id -> snapshot id (Delta: version) of the batches the table's current lineage
+        """Batch id -> version of the batches the table's current lineage
         carries, newest first."""
         return self._log(table).published()
 
@@ -160,11 +160,11 @@ class NativeTables:
     def lineage(self, table: str) -> Lineage:
         return self._log(table).view()
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime:
-        return self._log(table).committed_at(table, snapshot_id)
+    def committed_at(self, table: str, version: int) -> datetime:
+        return self._log(table).committed_at(table, version)
 
-    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
-        return self._log(table).commit_properties(table, snapshot_id)
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
+        return self._log(table).commit_properties(table, version)
 
     def columns(self, table: str) -> dict[str, str]:
         """The table's columns now (its current schema's top-level fields), each with its type
@@ -193,8 +193,8 @@ class NativeTables:
             vectors.files, vectors.rows, (self.count(table) if live is None else live) + vectors.rows
         )
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
-        return self._log(table).state(snapshot_id)
+    def version_state(self, table: str, version: int) -> VersionState:
+        return self._log(table).state(version)
 
     def delta_lineage(self, table: str) -> list[Version]:
         """A Delta table's current version and its ancestors, newest first."""

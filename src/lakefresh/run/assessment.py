@@ -5,7 +5,7 @@ One :class:`Assessment` serves every caller: `run` settles it (:meth:`Bookkeepin
 only place that writes what it found), `plan` shows it, and the rebuild verbs settle it before
 they rebuild. It says:
 
-- whether the target exists, its lineage (batch id -> snapshot, newest first), and the batch ids
+- whether the target exists, its lineage (batch id -> version, newest first), and the batch ids
   not to take again (`applied`): those in the lineage, those the log holds as published, and
   those the operator took out (`unloaded`, `skipped`, `forgotten`);
 - verbs whose commit is in the lineage but whose record a crash cut short (`cut_verbs`): settled
@@ -53,15 +53,15 @@ class TargetReads(Protocol):
         """Whether the table exists."""
 
     def published_batches(self, table: str) -> dict[str, int]:
-        """Batch id -> snapshot id of the batches its current lineage carries, newest first."""
+        """Batch id -> version of the batches its current lineage carries, newest first."""
 
     def lineage(self, table: str) -> Lineage:
-        """Which snapshots it still has, and which the current one descends from."""
+        """Which versions it still has, and which the current one descends from."""
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime:
-        """When a snapshot was committed (UTC, naive)."""
+    def committed_at(self, table: str, version: int) -> datetime:
+        """When a version was committed (UTC, naive)."""
 
-    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
         """The `lakefresh.*` properties a commit carries."""
 
 
@@ -96,9 +96,9 @@ class Recovered:
     """A published batch the log does not know (a crash between its publish and its record)."""
 
     batch_id: str
-    snapshot_id: int
+    version: int
     published_at: datetime  # its commit's time
-    attempt: str | None = None  # its staged attempt on that snapshot (or its last): marked published
+    attempt: str | None = None  # its staged attempt on that version (or its last): marked published
     record: str | None = None  # else its record, carried in its commit's properties
 
     @property
@@ -184,11 +184,11 @@ def _cut_verbs(
     still `staged`), in lineage order."""
     logged = {a.batch_id for a in attempts if a.status == "published"}
     out = []
-    for batch_id, snapshot_id in lineage.items():
+    for batch_id, version in lineage.items():
         staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
         if is_verb(batch_id) and batch_id not in logged and staged:
-            when = backend.committed_at(name, snapshot_id)
-            out.append(Published(batch_id, staged[-1].attempt, snapshot_id, when))
+            when = backend.committed_at(name, version)
+            out.append(Published(batch_id, staged[-1].attempt, version, when))
     return out
 
 
@@ -209,18 +209,18 @@ def _undone(control: LogReader, name: str, lineage: dict[str, int]) -> set[str]:
 
 
 def _recovered(
-    backend: TargetReads, name: str, batch_id: str, snapshot_id: int, attempts: list[AttemptRow]
+    backend: TargetReads, name: str, batch_id: str, version: int, attempts: list[AttemptRow]
 ) -> Recovered:
     """How a published batch the log does not know is to be recorded: its staged attempt on its
-    snapshot (else its last staged one) marked, else the record its commit carried, else a row
+    version (else its last staged one) marked, else the record its commit carried, else a row
     from the lineage alone."""
     staged = [a for a in attempts if a.batch_id == batch_id and a.status == "staged"]
-    match = [a for a in staged if a.staged_snapshot_id == snapshot_id] or staged[-1:]
-    when = backend.committed_at(name, snapshot_id)
+    match = [a for a in staged if a.staged_snapshot_id == version] or staged[-1:]
+    when = backend.committed_at(name, version)
     if match:
-        return Recovered(batch_id, snapshot_id, when, attempt=match[0].attempt)
-    record = backend.commit_properties(name, snapshot_id).get(RECORD_PROPERTY)
-    return Recovered(batch_id, snapshot_id, when, record=record)
+        return Recovered(batch_id, version, when, attempt=match[0].attempt)
+    record = backend.commit_properties(name, version).get(RECORD_PROPERTY)
+    return Recovered(batch_id, version, when, record=record)
 
 
 def _stale(attempts: list[AttemptRow], lineage: dict[str, int]) -> list[AttemptRow]:
@@ -236,7 +236,7 @@ def _rolled_back(
     backend: TargetReads, name: str, lineage: dict[str, int], published: dict[str, AttemptRow]
 ) -> list[str]:
     """Published batches that a rollback of the target removed from its lineage (sorted).
-    Snapshots that expired as ancestors (expiry) and commits without a batch (compaction) are
+    Versions that expired as ancestors (expiry) and commits without a batch (compaction) are
     not a rollback; the lineage's full view is read only when a published batch is missing."""
     missing = [a for b, a in published.items() if b not in lineage and a.published_snapshot_id is not None]
     if not missing:

@@ -42,12 +42,12 @@ class Attempt:
     times: PhaseTimes = field(default_factory=PhaseTimes)
     exists: bool = False  # whether the target existed before this attempt
     target_schema: StructType | None = None  # its schema then
-    head: int | None = None  # its current snapshot then
+    head: int | None = None  # its head then
     txn: Transaction | None = None  # its commit (a backlog group's batches share one)
     rows: ReadRows | None = None
     ctx: StageContext | None = None
     change: ChangeSet | None = None
-    parent_rows: int = 0  # rows in the target's current snapshot, under the staged commit
+    parent_rows: int = 0  # rows in the target's head, under the staged commit
     recorded: bool = False  # whether its `staged` row is in the log
     result: BatchResult = field(init=False)
 
@@ -105,7 +105,7 @@ class Attempt:
         if staged is not None:
             columns.update(
                 **self.counts(),
-                staged_snapshot_id=staged.snapshot_id,
+                staged_snapshot_id=staged.version,
                 files_written=r.files_written,
                 bytes_written=r.bytes_written,
                 rule_results=dict(r.rules) or None,

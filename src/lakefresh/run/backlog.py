@@ -141,16 +141,16 @@ class GroupSteps:
             change, ctx = staged
             self._commit(table, strategy, attempts, change, ctx)
             _passed("after_publish", attempts)
-            assert txn.snapshot_id is not None
-            self._publish(name, attempts, change, txn.snapshot_id, clock, log)
+            assert txn.version is not None
+            self._publish(name, attempts, change, txn.version, clock, log)
         except Exception as exc:
             if not txn.publishing or isinstance(exc, TransientError | TakenError):  # none of it is in
                 self._abandon(attempts)
                 return None
             # in the target, or maybe (a publish with an unknown outcome): nothing is undone, as
             # after a crash there, and the next run's reconciliation settles it by the lineage
-            published = txn.snapshot_id
-            where = f"was published as snapshot {published}" if published else "may have been published"
+            published = txn.version
+            where = f"was published as version {published}" if published else "may have been published"
             for a in attempts:
                 a.result.status = "failed"
                 a.result.error = f"{error_text(exc)} (the batch {where}; the next run completes its record)"
@@ -234,12 +234,12 @@ class GroupSteps:
         name: str,
         attempts: list[Attempt],
         change: GroupChange,
-        snapshot_id: int,
+        version: int,
         clock: float,
         log: PublishLog,
     ) -> None:
-        self.steps.reconciled[name] = snapshot_id  # its own commit (BatchSteps.check_not_taken)
-        effective = self.books.effective_group(name, change, snapshot_id, log)
+        self.steps.reconciled[name] = version  # its own commit (BatchSteps.check_not_taken)
+        effective = self.books.effective_group(name, change, version, log)
         when = utc_now()
         seconds = (time.perf_counter() - clock) / len(attempts)
         for a in attempts:
@@ -247,9 +247,9 @@ class GroupSteps:
             mine = [e for e in effective if e.batch_id == b]
             others = [e for e in effective if e.batch_id not in change.counts] if a is attempts[-1] else []
             a.result.effective_count = mine[0].count if mine else 0
-            a.result.snapshot_id = snapshot_id
+            a.result.version = version
             a.times.publish = seconds
-            log.add(Published(b, a.id, snapshot_id, when, seconds), None, [*mine, *others])
+            log.add(Published(b, a.id, version, when, seconds), None, [*mine, *others])
             a.result.status = "published"
 
     def _abandon(self, attempts: list[Attempt]) -> None:

@@ -90,11 +90,11 @@ class Bookkeeping:
         marks, carried = [], []
         for batch in found.recovered:
             if batch.attempt is not None:
-                marks.append(Published(batch.batch_id, batch.attempt, batch.snapshot_id, batch.published_at))
+                marks.append(Published(batch.batch_id, batch.attempt, batch.version, batch.published_at))
             elif batch.record is not None:  # its record travelled in its commit
                 carried.append(_carried_row(name, batch, batch.record))
             else:
-                self.control.record_recovered(name, batch.batch_id, batch.snapshot_id, batch.published_at)
+                self.control.record_recovered(name, batch.batch_id, batch.version, batch.published_at)
             outcome.recovered.append(batch.batch_id)
         self.control.record_published(name, marks, None, carried)  # one commit for all a crash left
         self.control.mark_abandoned(name, found.stale)
@@ -130,7 +130,7 @@ class Bookkeeping:
     def settle_verb(self, name: str, verb: Published, configuration: tuple[str, str] | None) -> None:
         """A verb's commit is published (`verb` marks its attempt): the log says what it did.
         Batches it unloaded become `unloaded`; the new attempts of the batches it reloaded, staged
-        beside its own on the same staged snapshot, become `published` and the attempts they
+        beside its own on the same staged version, become `published` and the attempts they
         replace `reloaded`; the status counts it gave the batches it applied again are stored,
         with the configuration it applied them under. The verb does this right after its publish;
         the next settlement does it when a crash came between the two (idempotent)."""
@@ -151,7 +151,7 @@ class Bookkeeping:
         configuration = configuration or self.control.configuration(name, verb.batch_id)
         if replay.get("counts") and configuration is not None:
             self.control.correct_counts(name, replay["counts"], *configuration)
-        marks = [Published(b, a, verb.snapshot_id, verb.published_at) for b, a in reloads.items()]
+        marks = [Published(b, a, verb.version, verb.published_at) for b, a in reloads.items()]
         self.control.record_published(name, [verb, *marks])
 
     def recount(self, name: str, strategy: Strategy) -> None:
@@ -195,7 +195,7 @@ class Bookkeeping:
         strategy: Strategy,
         change: ChangeSet,
         batch_id: str,
-        snapshot_id: int,
+        version: int,
         log: PublishLog,
     ) -> list[Effective]:
         """This batch's effective metrics first, then those of earlier batches that changed.
@@ -203,7 +203,7 @@ class Bookkeeping:
         Counts: the batch keeps what it wrote, and each earlier batch loses the rows the change
         set says it superseded, with no scan of the target. When the change set cannot say
         (`full`), or an earlier batch has no count yet (recovered from the lineage, or published
-        before state version 2), the rows of every batch in the published snapshot are counted
+        before state version 2), the rows of every batch in the published version are counted
         instead (one aggregate over the target's batch id column). Range strategies then
         recompute which part of its range each batch still owns, in the order of the lineage.
         """
@@ -213,7 +213,7 @@ class Bookkeeping:
         earlier = log.published()  # the log's view, kept in memory during the run
         counts = _decremented(earlier, superseded)
         if counts is None:
-            target = self.backend.read(name, snapshot_id)
+            target = self.backend.read(name, version)
             counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
         else:
             counts[batch_id] = change.written
@@ -231,7 +231,7 @@ class Bookkeeping:
         return out
 
     def effective_group(
-        self, name: str, change: GroupChange, snapshot_id: int, log: PublishLog
+        self, name: str, change: GroupChange, version: int, log: PublishLog
     ) -> list[Effective]:
         """A backlog group's effective metrics (backlog.py): each of its batches keeps what it
         wrote less what the group's later batches superseded; then the earlier batches that
@@ -243,7 +243,7 @@ class Bookkeeping:
         earlier = log.published()
         counts = _decremented({b: row for b, row in earlier.items() if b not in inside}, outside)
         if counts is None:
-            target = self.backend.read(name, snapshot_id)
+            target = self.backend.read(name, version)
             counts = {r[0]: int(r[1]) for r in target.groupBy(BATCH_ID_COLUMN).count().collect()}
             inside = {b: counts.get(b) or 0 for b in inside}
         out = [Effective(b, n) for b, n in inside.items()]
@@ -312,8 +312,8 @@ def _carried_row(name: str, batch: Recovered, record: str) -> BatchRow:
         table_name=name,
         batch_id=batch.batch_id,
         status="published",
-        staged_snapshot_id=batch.snapshot_id,
-        published_snapshot_id=batch.snapshot_id,
+        staged_snapshot_id=batch.version,
+        published_snapshot_id=batch.version,
         published_at=batch.published_at,
     )
 

@@ -70,7 +70,7 @@ def check_batch_rules(
     table: TableConfig,
     batch: DataFrame,
     target: str,
-    staged_snapshot: int,
+    staged_version: int,
     resolve: Callable[[str], str],
 ) -> dict[str, int]:
     """Each batch rule's result over the views `batch` and `staged` (1: it did not hold);
@@ -83,7 +83,7 @@ def check_batch_rules(
         return {}
     spark = backend.spark
     batch.createOrReplaceTempView("batch")
-    backend.read(target, staged_snapshot).createOrReplaceTempView("staged")
+    backend.read(target, staged_version).createOrReplaceTempView("staged")
     out: dict[str, int] = {}
     try:
         for rule in rules:

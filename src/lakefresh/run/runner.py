@@ -3,7 +3,7 @@ steps.py (read -> stage -> write, staged and invisible -> audit -> record -> pub
 run's published batches are recorded in the log in one commit at the table's end.
 
 Exactly once. A batch is *applied* when its id is in the target's current lineage (a published
-snapshot carries the batch id it was staged with). Before anything else, the runner assesses the
+version carries the batch id it was staged with). Before anything else, the runner assesses the
 table (assessment.py: the lineage against the `batches` log, read only) and settles what it found
 (Bookkeeping.settle): published batches whose log says `staged` become `published`; published
 batches with no log row get a recovered row; staged attempts that never published are marked

@@ -202,21 +202,19 @@ class BatchSteps:
                 expected = a.parent_rows + change.expected_delta
             if expected is not None and staged.live_records != expected:
                 raise AuditError(
-                    f"staged snapshot {staged.snapshot_id} holds {staged.live_records} rows, the "
+                    f"staged version {staged.version} holds {staged.live_records} rows, the "
                     f"change set predicts {expected}; nothing was published"
                 )
         keys = a.strategy.unique_keys()
         if audit.unique_keys and keys:
             from pyspark.sql import functions as F
 
-            df = self.backend.read(a.name, staged.snapshot_id)
+            df = self.backend.read(a.name, staged.version)
             dupes = df.groupBy(*keys).count().filter(F.col("count") > 1).limit(5).collect()
             if dupes:
                 shown = [tuple(r[k] for k in keys) for r in dupes]
-                raise AuditError(f"staged snapshot has duplicate keys {shown}; nothing was published")
-        found = check_batch_rules(
-            self.backend, a.table, rows.good, a.name, staged.snapshot_id, self._table_named
-        )
+                raise AuditError(f"staged version has duplicate keys {shown}; nothing was published")
+        found = check_batch_rules(self.backend, a.table, rows.good, a.name, staged.version, self._table_named)
         a.result.rules.update(found)
         a.times.audit = time.perf_counter() - clock
         checkpoint("after_audit", a.ref.batch_id)
@@ -243,16 +241,16 @@ class BatchSteps:
     def published(self, a: Attempt, log: PublishLog) -> None:
         """The batch is the table's current state: its mark and effective metrics go to the
         table's PublishLog, written with the run's others."""
-        assert a.txn is not None and a.txn.snapshot_id is not None and a.change is not None
+        assert a.txn is not None and a.txn.version is not None and a.change is not None
         clock = time.perf_counter()
-        snapshot_id = a.result.snapshot_id = a.txn.snapshot_id
-        self.reconciled[a.name] = snapshot_id  # its own commit: `check_not_taken` reads from here
+        version = a.result.version = a.txn.version
+        self.reconciled[a.name] = version  # its own commit: `check_not_taken` reads from here
         published_at = utc_now()
         checkpoint("after_publish", a.ref.batch_id)
-        effective = self.books.effective(a.name, a.strategy, a.change, a.ref.batch_id, snapshot_id, log)
+        effective = self.books.effective(a.name, a.strategy, a.change, a.ref.batch_id, version, log)
         a.result.effective_count = effective[0].count
         a.times.publish += time.perf_counter() - clock
-        mark = Published(a.ref.batch_id, a.id, snapshot_id, published_at, a.times.publish)
+        mark = Published(a.ref.batch_id, a.id, version, published_at, a.times.publish)
         row = None
         if not a.recorded:  # its row is written with the run's others, published
             row = a.row("published", **mark.columns())
@@ -266,10 +264,10 @@ class BatchSteps:
         result.status = STATUS_OF.get(type(exc), "failed")
         result.error = error_text(exc)
         result.in_config = isinstance(exc, ConfigError)
-        if result.snapshot_id is not None:
+        if result.version is not None:
             # The batch is in the target: only its record is incomplete, and the next run's
             # reconciliation with the lineage completes it. Nothing is rolled back.
-            result.error += f" (it was published as snapshot {result.snapshot_id}; the next run records it)"
+            result.error += f" (it was published as version {result.version}; the next run records it)"
             return
         if a.publishing and not isinstance(exc, TakenError):  # refused before it: not published
             # The publish failed with an unknown outcome (a commit, or the read of the lineage

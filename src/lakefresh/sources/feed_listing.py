@@ -15,7 +15,7 @@ from lakefresh.state.loads import Load
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from lakefresh.lakehouse.backend import Lineage, SnapshotState
+    from lakefresh.lakehouse.backend import Lineage, VersionState
 
 
 class FeedLineage(Protocol):
@@ -27,14 +27,14 @@ class FeedLineage(Protocol):
 
     def lineage(self, table: str) -> Lineage: ...
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime: ...
+    def committed_at(self, table: str, version: int) -> datetime: ...
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState: ...
+    def version_state(self, table: str, version: int) -> VersionState: ...
 
 
 class FeedListing:
     """Lists the next load of reader `load_id` of `table`. `first_start` is where its first load
-    starts (exclusive; None: the table's first snapshot); `published` gives the batches the
+    starts (exclusive; None: the table's first version); `published` gives the batches the
     target's lineage holds (none while it does not exist)."""
 
     def __init__(
@@ -64,7 +64,7 @@ class FeedListing:
         elif start is None and not feed.lineage(table).whole:
             raise SourceError(
                 f"the first load of {table} for load {self.load_id!r} reads its changes from its "
-                "first snapshot, which was expired: the rows written before the oldest snapshot "
+                "first version, which was expired: the rows written before the oldest version "
                 "kept would never arrive. Load the target in full from a `table_snapshot` source of "
                 f"the same table, then start the load log there: `lakefresh reset-load PIPELINE TABLE`."
             )
@@ -82,7 +82,7 @@ class FeedListing:
                 f"{load.start_snapshot_id or 'first'}..{load.end_snapshot_id}",
                 (f"{load.end_snapshot_id:020d}",),
                 feed.committed_at(table, load.end_snapshot_id),
-                replay={
+                replay={  # stored in `batches.replay`, named as the `loads` columns: they stay
                     "table": table,
                     "start_snapshot_id": load.start_snapshot_id,
                     "end_snapshot_id": load.end_snapshot_id,
@@ -93,21 +93,21 @@ class FeedListing:
     def _readable(self, load: Load) -> bool:
         """Whether an opened, unprocessed load may be read again with its fixed end: yes while
         the end is in the source's current lineage. A rollback of the source below it makes
-        the end a snapshot that no longer counts: the load is opened anew up to the current
-        snapshot, unless its batch reached the target after all (then the next load's start
+        the end a version that no longer counts: the load is opened anew up to the head,
+        unless its batch reached the target after all (then the next load's start
         check reports the rollback)."""
-        if self.feed.snapshot_state(self.table, load.end_snapshot_id) == "current-lineage":
+        if self.feed.version_state(self.table, load.end_snapshot_id) == "current-lineage":
             return True
         return load.batch_id in self.published()
 
     def check_start(self, start: int) -> None:
         """SourceError when the start of the next load left the source's current lineage."""
-        state = self.feed.snapshot_state(self.table, start)
+        state = self.feed.version_state(self.table, start)
         if state == "current-lineage":
             return
         what = "was expired" if state == "expired" else "is no longer in its current history (rolled back?)"
         raise SourceError(
-            f"the changes of {self.table} for load {self.load_id!r} start after snapshot "
+            f"the changes of {self.table} for load {self.load_id!r} start after version "
             f"{start}, which {what}: the changes since the last load cannot be read. Reload the "
             "target in full from a `table_snapshot` source of the same table, then restart the "
             f"load log there: `lakefresh reset-load PIPELINE TABLE` (load {self.load_id!r})."

@@ -1,11 +1,11 @@
-"""Source `table_changes`: another catalog table's changes between snapshots, with a load log.
+"""Source `table_changes`: another catalog table's changes between versions, with a load log.
 
-A *load* reads the source table's changelog after a start snapshot (exclusive) up to an end
-snapshot (inclusive):
+A *load* reads the source table's changelog after a start version (exclusive) up to an end
+version (inclusive):
 
 - start = the end of the reader's last processed load, or (first load) the table's first
   snapshot, included;
-- end = the table's current snapshot when the load is listed. It is fixed for the load and its
+- end = the table's head when the load is listed. It is fixed for the load and its
   batch id (`<table>@<start>..<end>`), so a write to the source while the load runs is left for
   the next load, never read half-way.
 
@@ -13,10 +13,10 @@ The load is opened in the `loads` control table when it is read, and marked proc
 batch is published (or found in the target's lineage after a crash). A load that was opened but
 not processed is listed again with the same start and end, as long as that end is still in the
 source's current lineage; if the source was rolled back below it, the load is opened anew up to
-the current snapshot, so a rolled-back snapshot is never read.
+the head, so a rolled-back version is never read.
 
-Stale start: if the start snapshot was expired, or is no longer an ancestor of the current
-snapshot (the table was rolled back), the load fails and says how to recover; lakefresh never
+Stale start: if the start version was expired, or is no longer an ancestor of the head (the
+table was rolled back), the load fails and says how to recover; lakefresh never
 skips data silently and never re-reads what it loaded.
 
 Rows: the table's columns plus `_lf_change_type` (INSERT, DELETE, UPDATE_AFTER; update
@@ -70,13 +70,13 @@ class TableChangesSource:
         return self.config.table, self.ctx.backend
 
     def first_start(self) -> int | None:
-        """The start (exclusive) of a reader's first load: None, from the table's first snapshot."""
+        """The start (exclusive) of a reader's first load: None, from the table's first version."""
         return None
 
     def needed_from(self) -> int | None:
-        """The oldest snapshot of the source table this reader still needs: the start of its next
+        """The oldest version of the source table this reader still needs: the start of its next
         load (the end of its last processed one). None when it has processed no load yet: its
-        first load reads from the table's first snapshot, so every snapshot is needed."""
+        first load reads from the table's first version, so every version is needed."""
         processed = [load for load in self.log.loads(self.load_id) if load.processed]
         return processed[-1].end_snapshot_id if processed else None
 
@@ -92,17 +92,17 @@ class TableChangesSource:
 
         return FeedListing(self.feed, self.table, self.load_id, self.first_start, published)
 
-    def reset(self, snapshot_id: int | None = None) -> str:
-        """Restart the load log after a snapshot of the source (default: its current one): the
+    def reset(self, version: int | None = None) -> str:
+        """Restart the load log after a version of the source (default: its head): the
         next load reads the changes after it. For after a full reload, when the last load's end
         was expired or rolled back."""
         backend, table = self.feed, self.table
-        end = snapshot_id if snapshot_id is not None else backend.head(table)
+        end = version if version is not None else backend.head(table)
         if end is None:
-            raise SourceError(f"source table {table} has no snapshot yet")
+            raise SourceError(f"source table {table} has no version yet")
         backend.committed_at(table, end)  # raises if the table no longer has it
         self.log.open(Load(self.load_id, table, None, end, f"reset@{end}", True))
-        return f"load {self.load_id!r} of {table} restarts after snapshot {end}"
+        return f"load {self.load_id!r} of {table} restarts after version {end}"
 
     def reopen(self, batch_ids: list[str]) -> None:
         """Batches a rollback of the target removed, to be applied again: their loads are read

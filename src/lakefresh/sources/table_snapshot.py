@@ -54,7 +54,7 @@ class TableSnapshotSource:
                 str(head),
                 (batch_time.isoformat(),),
                 batch_time,
-                replay={"table": table, "snapshot_id": head},
+                replay={"table": table, "snapshot_id": head},  # stored in `batches.replay`: it stays
             )
         ]
 

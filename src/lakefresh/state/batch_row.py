@@ -34,7 +34,7 @@ class BatchRow:
     quarantined_count: int | None = None
     duplicate_count: int | None = None
     status_counts: dict[str, int] | None = None
-    staged_snapshot_id: int | None = None
+    staged_snapshot_id: int | None = None  # versions, named as their stored columns
     published_snapshot_id: int | None = None
     files_written: int | None = None
     bytes_written: int | None = None

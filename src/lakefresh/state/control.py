@@ -88,6 +88,8 @@ def verb_batch_id(verb: str) -> str:
     return f"{VERB_PREFIX}{verb}:{uuid.uuid4().hex[:12]}"
 
 
+# `staged_snapshot_id` and `published_snapshot_id` hold versions (lakehouse/backend.py): stored
+# columns, named as they were created (renaming them would need a migration)
 BATCHES_SCHEMA = f"""
 table_name string NOT NULL, batch_id string NOT NULL, attempt string NOT NULL,
 status string NOT NULL, source_kind string, source_position string, replay string,
@@ -121,10 +123,10 @@ QUARANTINE_MIGRATIONS = {4: "resolved_by string"}
 # Upkeep: every batch adds about three files to `batches` (its attempt row, then a delete file and
 # the rewritten row when it is published), and every read or MERGE of the table opens them all, so
 # a long-running pipeline would slow down batch by batch. Past this many files a table is
-# compacted into one file, and all but its KEEP_SNAPSHOTS newest snapshots are expired (each
-# commit rewrites the table's metadata file, which lists every snapshot).
+# compacted into one file, and all but its KEEP_VERSIONS newest versions are expired (each
+# commit rewrites the table's metadata file, which lists every version).
 COMPACT_AT_FILES = 32
-KEEP_SNAPSHOTS = 50
+KEEP_VERSIONS = 50
 
 # The load log of `table_changes` sources (state/loads.py), in the same namespace.
 LOADS_TABLE = "loads"
@@ -183,7 +185,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         done = []
         for table in tables:
             if self.backend.file_count(table) > COMPACT_AT_FILES:
-                self.backend.compact(table, KEEP_SNAPSHOTS)
+                self.backend.compact(table, KEEP_VERSIONS)
                 done.append(table)
         return done
 
@@ -293,16 +295,16 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         self._update(table, f"attempt IN ({ids}) AND status = 'staged'", {"status": "'abandoned'"})
         self._drop_quarantine(table, [a.attempt for a in attempts])
 
-    def record_recovered(self, table: str, batch_id: str, snapshot_id: int, when: datetime) -> None:
+    def record_recovered(self, table: str, batch_id: str, version: int, when: datetime) -> None:
         """A batch found in the target's lineage with no staged record (its log write was lost),
         published at `when` (its commit's time)."""
         self.record_attempt(
             BatchRow(
                 table,
                 batch_id,
-                f"recovered-{snapshot_id}",
+                f"recovered-{version}",
                 "published",
-                published_snapshot_id=snapshot_id,
+                published_snapshot_id=version,
                 published_at=when,
                 error="recovered from the target's lineage; counts were not recorded",
             )

@@ -1,4 +1,4 @@
-"""The `loads` control table: which snapshot ranges of a source table each reader has loaded.
+"""The `loads` control table: which version ranges of a source table each reader has loaded.
 
 One row per load: `load_id` (the reader: several pipelines may read one source independently),
 `source_table`, `start_snapshot_id` (exclusive; NULL: from the table's first snapshot),
@@ -22,6 +22,8 @@ from lakefresh.state.control import LOADS_TABLE, create_control_table
 if TYPE_CHECKING:
     from lakefresh.lakehouse.backend import TableBackend
 
+# `start_snapshot_id` and `end_snapshot_id` hold versions of the source table: stored columns,
+# named as they were created (renaming them would need a migration)
 LOADS_SCHEMA = """
 load_id string NOT NULL, source_table string NOT NULL, start_snapshot_id bigint,
 end_snapshot_id bigint NOT NULL, batch_id string NOT NULL, processed boolean NOT NULL,
@@ -31,6 +33,8 @@ opened_at timestamp, processed_at timestamp
 
 @dataclass(frozen=True)
 class Load:
+    """A row of `loads`, its fields named as its columns."""
+
     load_id: str
     source_table: str
     start_snapshot_id: int | None

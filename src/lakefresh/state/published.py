@@ -84,17 +84,17 @@ class PublishedBatch:
 
 @dataclass(frozen=True)
 class Published:
-    """An attempt that was published: its snapshot, when, and how long the publish took."""
+    """An attempt that was published: its version, when, and how long the publish took."""
 
     batch_id: str
     attempt: str
-    snapshot_id: int
+    version: int
     published_at: datetime
     publish_seconds: float = 0.0
 
     def columns(self) -> dict[str, Any]:
         return {
-            "published_snapshot_id": self.snapshot_id,
+            "published_snapshot_id": self.version,
             "published_at": self.published_at,
             "publish_seconds": round(self.publish_seconds, 3),
         }
@@ -124,7 +124,7 @@ class PublishHost(Protocol):
         ...
 
     def log_head(self, table: str) -> int | None:
-        """The log's snapshot that the table's last `log_rows` read."""
+        """The log's version that the table's last `log_rows` read."""
         ...
 
 
@@ -203,7 +203,7 @@ def _append_unlogged(
     appended. When two runs of a table overlap, one's reconciliation can record a batch the
     other published, from its commit, as the other writes that batch's row. So the check
     reads the log (the kept read, unless the log moved since: state/reads.py) and the append
-    is refused if a row of the table was added after the snapshot it read; then both are
+    is refused if a row of the table was added after the version it read; then both are
     tried again (retry_conflicts)."""
     rows = host.log_rows(table)
     head = host.log_head(table)
@@ -260,7 +260,7 @@ def _mark_row(mark: Published, e: Effective | None) -> dict[str, Any]:
     return {
         "batch_id": mark.batch_id,
         "attempt": mark.attempt,
-        "published_snapshot_id": mark.snapshot_id,
+        "published_snapshot_id": mark.version,
         "publish_seconds": round(mark.publish_seconds, 3),
         "published_at": mark.published_at,
         "_mark": "publish",

@@ -1,10 +1,10 @@
-"""The runner's reads of the `batches` log: one query per table and log snapshot.
+"""The runner's reads of the `batches` log: one query per table and log version.
 
 Before its batches, a table's run asks the log three things: its attempts and the configuration
 its last published batch was applied under (both for its assessment, run/assessment.py), and the
 effective metrics of its published batches (the first batch that supersedes rows). Each was a query
 of its own, a Spark job of about 0.15 s on a tiny table. Now one query reads the columns all three
-need, and its rows are kept with the log's snapshot (its head); a later read that finds the head
+need, and its rows are kept with the log's version (its head); a later read that finds the head
 unchanged (a metadata look-up of a few milliseconds) uses them again. Any write to the log, this
 process's or another's, moves the head, so a kept read is never stale; a log with no commit yet
 is kept as no rows at head None. (This assumes the log is not dropped and created again while a
@@ -49,7 +49,7 @@ class AttemptRow:
     batch_id: str
     attempt: str
     status: str
-    staged_snapshot_id: int | None
+    staged_snapshot_id: int | None  # versions, named as the `batches` columns they are read from
     published_snapshot_id: int | None = None
     published_millis: int | None = None  # when it was published, as the log says (epoch ms)
 
@@ -164,7 +164,7 @@ class LogReads:
                 self._kept[table] = (after, in_order(out + mine) if mine else out)
 
     def log_head(self, table: str) -> int | None:
-        """The log's snapshot that the table's kept read was made at (None: none, or no commit)."""
+        """The log's version that the table's kept read was made at (None: none, or no commit)."""
         kept = self._kept.get(table)
         return kept[0] if kept else None
 

@@ -23,8 +23,8 @@ tombstone:
   `unload`, `reload`, a full refresh) came after it: a rebuild keeps the tombstones of the
   batches it applied again, as its own;
 - a row whose commit is not in the lineage counts only if it was kept before the oldest commit
-  the target still has (its commit expired with the older snapshots): `maintain` deletes the
-  rows that do not count before it expires any snapshot, so every row older than what the
+  the target still has (its commit expired with the older versions): `maintain` deletes the
+  rows that do not count before it expires any version, so every row older than what the
   lineage holds was a published one. A rolled-back batch's rows, and those of an attempt that
   never published, do not count.
 
@@ -153,7 +153,7 @@ def counting(backend: TableBackend, target: str, commits: dict[str, int]) -> set
 
 def clean(backend: TableBackend, target: str, retention: float) -> int:
     """Delete the tombstones past `retention` seconds and those that do not count (`maintain`,
-    before it expires any snapshot); how many were deleted."""
+    before it expires any version); how many were deleted."""
     table = table_of(target)
     if not backend.exists(table):
         return 0

@@ -13,7 +13,7 @@ in those columns quarantined.
 Both expressions must be row-pure; that is checked when the pipeline file is validated
 (`lakefresh.config.expressions`). Status codes: N rows appended, F batch rows the filter left out,
 W rows outside a target-only predicate left out, D target rows deleted (counted before the
-commit; the audit checks the staged snapshot against it).
+commit; the audit checks the staged version against it).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Strategy `full`: every batch replaces the whole table.
 
-Earlier batches stay readable by time travel: each batch is one snapshot of the target, recorded
+Earlier batches stay readable by time travel: each batch is one version of the target, recorded
 as `published_snapshot_id` in `lakefresh.batches`, so `SELECT * FROM t VERSION AS OF <id>` (or
 `Pipeline.read_batch(table, batch_id)`) shows the table as that batch left it, for as long as the
 snapshot is retained (Iceberg's `history.expire.*` properties and `expire_snapshots` decide).

@@ -36,6 +36,7 @@ from lakefresh.config.fingerprint import fingerprint
 from lakefresh.errors import AuditError, ConfigError, SchemaError, TargetError
 from lakefresh.lakehouse.backend import target_layout
 from lakefresh.lakehouse.commit import Transaction
+from lakefresh.results import earlier_name, json_keys
 from lakefresh.run.bookkeeping import Bookkeeping
 from lakefresh.state.batch_row import BatchRow
 from lakefresh.state.control import verb_batch_id
@@ -59,12 +60,14 @@ class AdoptResult:
     table: str
     batch_id: str
     rows: int
-    snapshot_id: int
+    version: int
     added: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)
 
+    snapshot_id = earlier_name("version")
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_keys(asdict(self))
 
 
 def adopt(ctx: VerbContext, table: TableConfig) -> AdoptResult:
@@ -143,7 +146,7 @@ def _commit(
             verb=True,
             replay=json.dumps(replay, sort_keys=True),
             record_count=expected,
-            staged_snapshot_id=staged.snapshot_id if staged else None,
+            staged_snapshot_id=staged.version if staged else None,
             started_at=started,
             config_fingerprint=configuration[0],
             config=configuration[1],
@@ -153,7 +156,7 @@ def _commit(
     txn = Transaction(backend, name, "the adoption", f"{name} moved while it was adopted: adopt it again")
     try:
         aligned = txn.shape(shape)
-        snapshot_id = txn.commit(verb_id, lambda: backend.replace(name, aligned), audit, record)
+        version = txn.commit(verb_id, lambda: backend.replace(name, aligned), audit, record)
     except Exception:
         if not txn.publishing:
             txn.abort(verb_id)
@@ -161,7 +164,7 @@ def _commit(
             control.mark_abandoned(name, [a for a in control.attempts(name) if a.attempt == attempt])
         raise
     books = Bookkeeping(backend, control)
-    when = backend.committed_at(name, snapshot_id)
-    books.settle_verb(name, Published(verb_id, attempt, snapshot_id, when), configuration)
+    when = backend.committed_at(name, version)
+    books.settle_verb(name, Published(verb_id, attempt, version, when), configuration)
     books.recount(name, make_strategy(table.strategy))
-    return AdoptResult(table.name, verb_id, expected, snapshot_id, added, dropped)
+    return AdoptResult(table.name, verb_id, expected, version, added, dropped)

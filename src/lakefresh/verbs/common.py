@@ -48,7 +48,7 @@ def table_and_history(
 def reload_row(
     name: str, table: TableConfig, outcome: BatchResult, attempt: str, staged: int | None, started: datetime
 ) -> BatchRow:
-    """A reloaded batch's new attempt, staged on the verb's staged snapshot (None: its commit is
+    """A reloaded batch's new attempt, staged on the verb's staged version (None: its commit is
     still to come)."""
     return BatchRow.of_table(
         name,

@@ -8,12 +8,12 @@ removal, through the table backend; a `key` table's tombstones past its `tombsto
 (and those that no longer count) are deleted first (state/tombstones.py). What must survive is
 kept:
 
-- a downstream `table_changes` table of this pipeline reads the target's snapshots after the end
-  of its last processed load: no snapshot from that one on is expired, and nothing at all while
-  such a reader has not processed its first load (it starts at the table's first snapshot);
-- the newest `keep_snapshots` snapshots, whatever their age;
-- unload, reload and reset read the sources' files, not the target's snapshots, so expiry does
-  not limit them; `rollback` can only go back to a batch whose snapshot is retained, and
+- a downstream `table_changes` table of this pipeline reads the target's versions after the end
+  of its last processed load: no version from that one on is expired, and nothing at all while
+  such a reader has not processed its first load (it starts at the table's first version);
+- the newest `keep_snapshots` versions, whatever their age;
+- unload, reload and reset read the sources' files, not the target's versions, so expiry does
+  not limit them; `rollback` can only go back to a batch whose version is retained, and
   exactly-once does not need expired ancestors (the batch log remembers their batches).
 
 Each table's upkeep is logged in `batches` as a row of status `maintained` whose id starts with
@@ -46,7 +46,7 @@ class TableUpkeep:
     table: str
     done: dict[str, int] = field(default_factory=dict)
     expired_before: str | None = None  # the cutoff used (UTC), None: nothing expired
-    kept_for: list[str] = field(default_factory=list)  # readers whose snapshots were kept
+    kept_for: list[str] = field(default_factory=list)  # readers whose versions were kept
     unlogged: list[str] = field(default_factory=list)  # published batches not logged yet: no expiry
 
 
@@ -99,7 +99,7 @@ def maintain(ctx: VerbContext, tables: list[TableConfig], only_compact: bool = F
             start = source.needed_from()
             upkeep.kept_for.append(reader.name)
             if start is None or cutoff is None:
-                cutoff = None  # its first load reads from the first snapshot
+                cutoff = None  # its first load reads from the first version
             else:
                 cutoff = min(cutoff, backend.committed_at(name, start))
         orphans = (
@@ -110,7 +110,7 @@ def maintain(ctx: VerbContext, tables: list[TableConfig], only_compact: bool = F
         if only_compact or upkeep.unlogged:  # a batch the lineage alone knows (its record lost,
             # or a run in progress): expired before the next run logs it, it would be taken again
             cutoff = orphans = None
-        # before any snapshot expires: the tombstones that no longer count go first
+        # before any version expires: the tombstones that no longer count go first
         gone = 0 if only_compact else _clean_tombstones(backend, name, table)
         upkeep.done = backend.maintain(
             name, policy.compact or only_compact, cutoff, policy.keep_snapshots, orphans

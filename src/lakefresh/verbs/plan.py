@@ -146,7 +146,7 @@ def _plan_table(reads: PlanReads, found: Assessment, out: TablePlan) -> None:
     feed = table.source.change_feed
     if feed and not reads.targets.exists(f"{config.catalog.control_namespace}.{LOADS_TABLE}"):
         out.waiting = [
-            {"name": "first load", "reason": "the changes from the source's first snapshot, when run"}
+            {"name": "first load", "reason": "the changes from the source's first version, when run"}
         ]
         return
     listed = reads.batches(table)
@@ -206,7 +206,9 @@ def _maintenance_due(
     if reason:
         out.append(f"compaction: {reason}: after the next run that takes a batch, or lakefresh maintain")
     if policy.after_runs and takes:
-        out.append("upkeep after the run (maintenance.after_runs): compaction, snapshot expiry, orphan files")
+        out.append(
+            "upkeep after the run (maintenance.after_runs): compaction, expiry of old versions, orphan files"
+        )
     return out
 
 

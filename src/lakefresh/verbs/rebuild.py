@@ -31,12 +31,12 @@ Steps:
 3. Build aside: each live batch is read and staged by the strategy into `<t>__rebuild`, in
    order, written directly (no staged commits: nobody reads that table).
 4. Write-audit-publish: one staged commit of the target replaces its rows with the rebuilt ones,
-   tagged with the verb's id (`lakefresh:unload:<n>`); the staged snapshot must hold as many
+   tagged with the verb's id (`lakefresh:unload:<n>`); the staged version must hold as many
    rows as the rebuilt table; the verb is logged `staged`, then published. Readers see the old
-   table until then; the earlier snapshots stay (time travel, `rollback`). A commit to the table
+   table until then; the earlier versions stay (time travel, `rollback`). A commit to the table
    since step 1 (a run, another writer) is not in the rebuilt rows: the verb is then refused.
    A reloaded batch's new attempt (its new counts, its bad rows) is staged beside the verb's row,
-   on the same staged snapshot, before the publish.
+   on the same staged version, before the publish.
 5. Record (`Bookkeeping.settle_verb`): the verb's row becomes `published` (its `replay` lists
    what it unloaded or reloaded, and the status counts it gave the batches it applied again),
    unloaded batches `unloaded`, a reloaded batch's new attempt `published` and its earlier one
@@ -57,13 +57,13 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from lakefresh.clock import utc_now
 from lakefresh.columns import BATCH_ID_COLUMN
-from lakefresh.config.fingerprint import fingerprint
+from lakefresh.config.fingerprint import changes, fingerprint
 from lakefresh.errors import AuditError, CommitConflictError, ConfigError, TargetError
 from lakefresh.faults import checkpoint
 from lakefresh.lakehouse.backend import SCRATCH, Layout, target_layout
 from lakefresh.lakehouse.checkpoints import released_after
 from lakefresh.lakehouse.commit import Transaction
-from lakefresh.results import BatchResult, TableResult
+from lakefresh.results import BatchResult, TableResult, earlier_name, json_keys
 from lakefresh.run import backlog
 from lakefresh.run.assessment import NEVER_AGAIN
 from lakefresh.run.bookkeeping import Bookkeeping
@@ -103,7 +103,7 @@ class RebuildResult:
     batches: list[str] = field(default_factory=list)  # the batches it named (unload, reload)
     applied: dict[str, list[str]] = field(default_factory=dict)  # table -> live batches, in order
     rows: dict[str, int] = field(default_factory=dict)  # table -> its rows now
-    snapshots: dict[str, int] = field(default_factory=dict)  # table -> the verb's commit
+    versions: dict[str, int] = field(default_factory=dict)  # table -> the verb's commit
     reloaded: list[BatchResult] = field(default_factory=list)  # a reload's batches, new counts
     dropped: dict[str, list[str]] = field(default_factory=dict)  # table -> batches a refresh left out
     new_version: dict[str, bool] = field(default_factory=dict)  # table -> replaced (a new schema)
@@ -111,8 +111,10 @@ class RebuildResult:
     # the verb changed only its own table (table -> those batches)
     also_in: dict[str, list[str]] = field(default_factory=dict)
 
+    snapshots = earlier_name("versions")
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_keys({**asdict(self), "reloaded": [b.to_dict() for b in self.reloaded]})
 
 
 @dataclass
@@ -126,7 +128,7 @@ class _Plan:
     source: Source
     live: list[BatchRef]
     named: list[str]  # the batches the verb unloads or reloads in this table
-    head: int | None = None  # the table's snapshot the plan was made from
+    head: int | None = None  # the table's version the plan was made from
     dropped: list[str] = field(default_factory=list)  # a refresh's batches the source no longer holds
 
 
@@ -232,7 +234,7 @@ def _refuse_foreign_rows(backend: TableBackend, name: str, table: str, verb: Ver
     foreign = [
         c for c in backend.commits_after(name, None) if c.batch_id is None and c.operation != "replace"
     ]
-    shown = ", ".join(f"snapshot {c.snapshot_id} ({c.operation})" for c in foreign[:3])
+    shown = ", ".join(f"version {c.version} ({c.operation})" for c in foreign[:3])
     if not foreign:  # the commits may have expired (`maintain`): the rows did not
         target = backend.read(name)
         if BATCH_ID_COLUMN in target.columns and target.filter(f"{BATCH_ID_COLUMN} IS NULL").take(1):
@@ -251,8 +253,14 @@ def _refuse_other_configurations(
     """`unload` and `reload` apply no configuration the live batches were not applied under."""
     books.check_config(found)
     table = found.table
-    now = fingerprint(table)[0]
-    older = sorted(b for b, fp in control.fingerprints(found.name).items() if b in live and fp != now)
+    now, text = fingerprint(table)
+    other = {b: fp for b, fp in control.fingerprints(found.name).items() if b in live and fp != now}
+    changed: dict[str, bool] = {}  # by fingerprint: whether it differs from today's in result
+    for batch_id, fp in other.items():
+        if fp not in changed:
+            recorded = control.configuration(found.name, batch_id)
+            changed[fp] = not recorded or not recorded[1] or bool(changes(recorded[1], text))
+    older = sorted(b for b, fp in other.items() if changed[fp])
     if older:
         raise ConfigError(
             f"cannot {verb} {table.name!r}: batches {_some(older)} were applied under another "
@@ -318,13 +326,13 @@ def _apply(ctx: VerbContext, books: Bookkeeping, plan: _Plan, verb: Verb, result
     def keep(staged: StagedCommit | None) -> None:
         """The verb's record, and its batches' tombstones as the target's (state/tombstones.py)."""
         tombstones.adopt(backend, name, name + SCRATCH, verb_id)
-        record.write(control, staged.snapshot_id if staged else None)
+        record.write(control, staged.version if staged else None)
 
     try:
         if new_version:
-            snapshot_id = txn.replace_table(verb_id, rows, table.partition_by, audit, keep)
+            version = txn.replace_table(verb_id, rows, table.partition_by, audit, keep)
         else:
-            snapshot_id = txn.commit(verb_id, lambda: backend.replace(name, rows), audit, keep)
+            version = txn.commit(verb_id, lambda: backend.replace(name, rows), audit, keep)
     except Exception:
         if not txn.publishing:  # nothing of it is visible: its rows never publish
             control.mark_abandoned(name, record.written)
@@ -335,15 +343,15 @@ def _apply(ctx: VerbContext, books: Bookkeeping, plan: _Plan, verb: Verb, result
     backend.drop(name + SCRATCH)
     tombstones.drop(backend, name + SCRATCH)
 
-    when = backend.committed_at(name, snapshot_id)  # 5.
-    books.settle_verb(name, Published(verb_id, record.attempt, snapshot_id, when), record.configuration)
+    when = backend.committed_at(name, version)  # 5.
+    books.settle_verb(name, Published(verb_id, record.attempt, version, when), record.configuration)
     for outcome, _ in outcomes:
-        outcome.snapshot_id = snapshot_id
+        outcome.version = version
     books.recount(name, plan.strategy)
     checkpoint("after_record", verb_id)
     result.applied[table.name] = [ref.batch_id for ref in plan.live]
     result.rows[table.name] = record.expected
-    result.snapshots[table.name] = snapshot_id
+    result.versions[table.name] = version
     result.reloaded += [outcome for outcome, _ in outcomes]
     result.dropped[table.name] = list(plan.dropped)
     result.new_version[table.name] = new_version
@@ -359,7 +367,7 @@ def _moved(name: str, verb: str, what: str) -> str:
 @dataclass
 class _VerbRecord:
     """What the log records of a verb's commit: its own row, and the reloaded batches' new
-    attempts (with their bad rows), all on the verb's staged snapshot."""
+    attempts (with their bad rows), all on the verb's staged version."""
 
     verb_id: str
     plan: _Plan
@@ -376,7 +384,7 @@ class _VerbRecord:
         self.configuration = fingerprint(self.plan.config)
 
     def write(self, control: ControlTables, staged: int | None) -> None:
-        """Record the rows as `staged` on snapshot `staged` (None: a commit still to come)."""
+        """Record the rows as `staged` on version `staged` (None: a commit still to come)."""
         plan, named = self.plan, self.plan.named
         replay: dict[str, Any] = {"verb": self.verb, "batches": [ref.batch_id for ref in plan.live]}
         if self.verb == "unload":
@@ -405,7 +413,7 @@ class _VerbRecord:
             config_fingerprint=fingerprinted,
             config=configured,
         )
-        # a reloaded batch's new attempt is staged beside the verb's, on the same staged snapshot:
+        # a reloaded batch's new attempt is staged beside the verb's, on the same staged version:
         # whatever happens after the publish, the next settlement can finish the record (5.)
         news = [(outcome, bad, uuid.uuid4().hex[:16]) for outcome, bad in self.outcomes]
         reloaded = [reload_row(plan.name, plan.config, o, new, staged, self.started) for o, _, new in news]

@@ -42,7 +42,7 @@ class ReplayResult:
     resolved: int  # quarantine rows of `batch` marked resolved
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "replay": self.replay.to_dict()}
 
 
 def replay(

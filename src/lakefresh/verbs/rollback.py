@@ -14,12 +14,12 @@ too, so the rollback is refused, naming it. Steps:
    A reset, unload or reload after B is refused: it settled the log too (batches `unloaded`,
    attempts `reloaded`, configuration fingerprints), which a rollback of the table would leave
    behind, so that the table and its log would disagree.
-3. Each table is rolled back to B's snapshot; its later batches become `unloaded`; effective
+3. Each table is rolled back to B's version; its later batches become `unloaded`; effective
    counts and ranges are recounted.
 
 A crash between 3's rollback and its record leaves published batches outside the lineage:
 the next run stops naming them as rolled back, and `run --rolled-back forget` settles them.
-The rollback itself can be undone with Iceberg's `set_current_snapshot` (the later snapshots
+The rollback itself can be undone with Iceberg's `set_current_snapshot` (the later versions
 stay retained until they expire); the next run then records the batches as published again.
 """
 
@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import ConfigError, TargetError
-from lakefresh.results import TableResult
+from lakefresh.results import TableResult, earlier_name, json_keys
 from lakefresh.run.bookkeeping import Bookkeeping
 from lakefresh.state.control import VERB_PREFIX, is_verb
 from lakefresh.strategies import make_strategy
@@ -49,10 +49,12 @@ class RollbackResult:
     table: str
     to_batch: str
     unloaded: dict[str, list[str]] = field(default_factory=dict)  # table -> batch ids, newest first
-    snapshots: dict[str, int] = field(default_factory=dict)  # table -> its current snapshot now
+    versions: dict[str, int] = field(default_factory=dict)  # table -> its head now
+
+    snapshots = earlier_name("versions")
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return json_keys(asdict(self))
 
 
 def roll_back(ctx: VerbContext, table: TableConfig, to_batch: str, hint: str) -> RollbackResult:
@@ -75,8 +77,8 @@ def roll_back(ctx: VerbContext, table: TableConfig, to_batch: str, hint: str) ->
                 f"batch {to_batch!r} is not in the lineage of {table.name!r} (its newest "
                 f"batches: {newest}); roll back to a published batch"
             )
-        snapshot = published[to_batch]
-        together = [b for b, s in published.items() if s == snapshot]  # a backlog group's commit
+        version = published[to_batch]
+        together = [b for b, s in published.items() if s == version]  # a backlog group's commit
         if together[0] != to_batch:
             later_ones = ", ".join(reversed(together[: together.index(to_batch)]))
             raise ConfigError(
@@ -84,10 +86,10 @@ def roll_back(ctx: VerbContext, table: TableConfig, to_batch: str, hint: str) ->
                 f"batch(es) {later_ones} (a backlog group): roll back to {together[0]!r} or to the "
                 f"batch before the group, or unload {later_ones}"
             )
-        later = backend.commits_after(name, snapshot)  # 2.
+        later = backend.commits_after(name, version)  # 2.
         foreign = [c for c in later if c.batch_id is None and c.operation != "replace"]
         if foreign:
-            shown = ", ".join(f"snapshot {c.snapshot_id} ({c.operation})" for c in foreign[:3])
+            shown = ", ".join(f"version {c.version} ({c.operation})" for c in foreign[:3])
             raise TargetError(
                 f"cannot roll {each.name!r} back to batch {to_batch!r}: commits after it that "
                 f"are not lakefresh batches would be undone too ({shown}); nothing was changed"
@@ -100,12 +102,12 @@ def roll_back(ctx: VerbContext, table: TableConfig, to_batch: str, hint: str) ->
                 "rollback would not undo; roll back to a batch after it, or unload the batches; "
                 "nothing was changed"
             )
-        plans.append((name, each, strategy, snapshot, [b for c in later for b in reversed(c.batches)]))
-    for name, each, strategy, snapshot, undone in plans:  # 3.
+        plans.append((name, each, strategy, version, [b for c in later for b in reversed(c.batches)]))
+    for name, each, strategy, version, undone in plans:  # 3.
         if undone:
-            backend.roll_back_to(name, snapshot)
+            backend.roll_back_to(name, version)
             control.mark_unloaded(name, undone)
             books.recount(name, strategy)
         result.unloaded[each.name] = undone
-        result.snapshots[each.name] = snapshot
+        result.versions[each.name] = version
     return result

@@ -24,7 +24,7 @@ a batch the next run finds in the history and records, as after an Iceberg publi
 
 **The lineage** is the history read newest first, where a `RESTORE` to version v continues at v:
 the versions it undid are retained but off the lineage (rolled back), and `roll_back_to` is a
-`RESTORE`. Version numbers are the snapshot ids; a table with no data commit yet has no head.
+`RESTORE`. Delta's version numbers are the seam's versions; a table with no data commit yet has no head.
 """
 
 from __future__ import annotations
@@ -40,9 +40,9 @@ from lakefresh.lakehouse.backend import (
     Commit,
     Layout,
     Lineage,
-    SnapshotState,
     StagedCommit,
     TableBackend,
+    VersionState,
     with_settings,
 )
 from lakefresh.lakehouse.delta.log import (
@@ -223,10 +223,10 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
     def published_batches(self, table: str, since: int | None = None) -> dict[str, int]:
         return published_in(self._lineage(table), since)
 
-    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
+    def commits_after(self, table: str, version: int | None, limit: int | None = None) -> list[Commit]:
         out: list[Commit] = []
         for entry in self._lineage(table):
-            if entry.version == snapshot_id or (limit is not None and len(out) == limit):
+            if entry.version == version or (limit is not None and len(out) == limit):
                 return out
             batches = entry.batches
             operation = ROW_OPERATIONS.get(entry.operation, "replace")
@@ -235,44 +235,44 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             out.append(
                 Commit(entry.version, batches[-1] if batches else None, operation, batches, entry.properties)
             )
-        if snapshot_id is None:
+        if version is None:
             return out
-        raise StateError(f"version {snapshot_id} is not in the lineage of {table}")
+        raise StateError(f"version {version} is not in the lineage of {table}")
 
-    def roll_back_to(self, table: str, snapshot_id: int) -> None:
-        self.spark.sql(f"RESTORE TABLE {self.qualified(table)} TO VERSION AS OF {int(snapshot_id)}")
+    def roll_back_to(self, table: str, version: int) -> None:
+        self.spark.sql(f"RESTORE TABLE {self.qualified(table)} TO VERSION AS OF {int(version)}")
 
-    def _entry(self, table: str, snapshot_id: int) -> Version:
-        return VersionLog(self._history(table)).entry(table, snapshot_id)
+    def _entry(self, table: str, version: int) -> Version:
+        return VersionLog(self._history(table)).entry(table, version)
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime:
-        return VersionLog(self._history(table)).committed_at(table, snapshot_id)
+    def committed_at(self, table: str, version: int) -> datetime:
+        return VersionLog(self._history(table)).committed_at(table, version)
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
-        return VersionLog(self._history(table)).state(snapshot_id)
+    def version_state(self, table: str, version: int) -> VersionState:
+        return VersionLog(self._history(table)).state(version)
 
-    def live_records(self, table: str, snapshot_id: int) -> int:
+    def live_records(self, table: str, version: int) -> int:
         """Answered from the files' statistics, once per version (a batch's count is the next
         batch's parent count): when the version is the newest, from its checksum if that lists
         the table's files (no job); else by a bare count, which Delta plans from the same
         statistics after replaying the log (0.2-0.9 s on a small table)."""
-        key = (table, snapshot_id, self._entry(table, snapshot_id).millis)
+        key = (table, version, self._entry(table, version).millis)
         if key not in self._counts:
             self._counts = {k: v for k, v in self._counts.items() if k[0] != table}  # one per table
-            counted = self._records(table, snapshot_id)
+            counted = self._records(table, version)
             if counted is None:
-                counted = int(self.read(table, snapshot_id).count())
+                counted = int(self.read(table, version).count())
             self._counts[key] = counted
         return self._counts[key]
 
-    def _records(self, table: str, snapshot_id: int) -> int | None:
+    def _records(self, table: str, version: int) -> int | None:
         """The version's rows from its checksum without a job, or None (then counted)."""
-        return records_in(self._checksum(table, snapshot_id))
+        return records_in(self._checksum(table, version))
 
-    def _checksum(self, table: str, snapshot_id: int) -> Any:
-        """The checksum of version `snapshot_id` when it is the newest and has one; else None."""
+    def _checksum(self, table: str, version: int) -> Any:
+        """The checksum of `version` when it is the newest and has one; else None."""
         snapshot = self._snapshot(table)
-        return checksum_of(snapshot) if int(snapshot.version()) == snapshot_id else None
+        return checksum_of(snapshot) if int(snapshot.version()) == version else None
 
     # --- a batch's commit --------------------------------------------------------------------
 
@@ -389,8 +389,8 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         if not any(v.metadata.get(ROWS_KEY) == token for v in written):
             raise CommitConflictError(f"another write replaced the rows of {table} first")
 
-    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
-        return self._entry(table, snapshot_id).properties
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
+        return self._entry(table, version).properties
 
     def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
         with_settings(self.spark, {USER_METADATA: json.dumps(properties, sort_keys=True)}, write)
@@ -430,12 +430,12 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             writer = df.write.format("delta").mode("overwrite").option("overwriteSchema", "true")
             writer.partitionBy(*partition_by).save(self.location(table))
 
-        return self.stage(table, batch_id, write).snapshot_id
+        return self.stage(table, batch_id, write).version
 
     def publish(self, staged: StagedCommit) -> int:
         """The commit is visible since `stage`: publishing checks it is still in the lineage, and
         that no other commit since its parent holds a batch it carries."""
-        published = self.published_batches(staged.table, since=staged.parent_id)
+        published = self.published_batches(staged.table, since=staged.parent_version)
         if (done := staged.published_already(published)) is not None:
             return done
         raise CommitConflictError(
@@ -444,10 +444,10 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
 
     # --- reads and writes --------------------------------------------------------------------
 
-    def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
+    def read(self, table: str, version: int | None = None) -> DataFrame:
         reader = self.spark.read.format("delta")
-        if snapshot_id is not None:
-            reader = reader.option("versionAsOf", str(snapshot_id))
+        if version is not None:
+            reader = reader.option("versionAsOf", str(version))
         return reader.load(self.location(table))
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:

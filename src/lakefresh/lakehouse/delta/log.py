@@ -17,7 +17,7 @@ from lakefresh.columns import (
     CHANGE_TYPE_COLUMN,
 )
 from lakefresh.errors import StateError
-from lakefresh.lakehouse.backend import GROUP_PROPERTY, Lineage, SnapshotState
+from lakefresh.lakehouse.backend import GROUP_PROPERTY, Lineage, VersionState
 from lakefresh.lakehouse.changes import without_carry_overs
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ class VersionLog:
         """The batches the lineage carries (`published_in`)."""
         return published_in(self.lineage)
 
-    def state(self, version: int) -> SnapshotState:
+    def state(self, version: int) -> VersionState:
         if version not in {v.version for v in self.history}:
             return "expired"
         return "current-lineage" if version in {v.version for v in self.lineage} else "off-lineage"

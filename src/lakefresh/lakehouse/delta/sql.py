@@ -68,8 +68,8 @@ class DeltaSqlBackend(DeltaBackend):
         newest = rs_log.newest(found)
         return None if newest.version < 0 else (newest.version, newest.millis)
 
-    def _records(self, table: str, snapshot_id: int) -> int | None:
-        found = self._log(table, snapshot_id)
+    def _records(self, table: str, version: int) -> int | None:
+        found = self._log(table, version)
         return None if found is None else rs_log.records(found)
 
     def _txn_version(self, table: str, app_id: str) -> int:

@@ -36,11 +36,11 @@ class DeltaUpkeepHost(Protocol):
         """The log's newest snapshot (Delta's Java API)."""
         ...
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+    def committed_at(self, table: str, version: int) -> datetime:
         """When the version was committed."""
         ...
 
-    def live_records(self, table: str, snapshot_id: int) -> int:
+    def live_records(self, table: str, version: int) -> int:
         """The rows the version holds."""
         ...
 
@@ -91,7 +91,7 @@ class DeltaUpkeep:
         table: str,
         compact: bool,
         expire_before: datetime | None,
-        keep_snapshots: int,
+        keep_versions: int,
         orphans_before: datetime | None,
     ) -> dict[str, int]:
         """OPTIMIZE (and the deletion vectors purged) for compaction; VACUUM for files no version
@@ -105,7 +105,7 @@ class DeltaUpkeep:
         if expire_before is None or orphans_before is None:
             return done  # a reader still needs every version, or no removal is asked for
         oldest = min(expire_before, orphans_before)
-        kept = self._history(table)[: max(keep_snapshots, 1)]
+        kept = self._history(table)[: max(keep_versions, 1)]
         if kept:
             oldest = min(oldest, self.committed_at(table, kept[-1].version))
         hours = retain_hours(utc_now(), oldest)
@@ -116,7 +116,7 @@ class DeltaUpkeep:
             self.spark.conf.unset("spark.databricks.delta.retentionDurationCheck.enabled")
         return done
 
-    def compact(self: DeltaUpkeepHost, table: str, keep_snapshots: int) -> None:
+    def compact(self: DeltaUpkeepHost, table: str, keep_versions: int) -> None:
         """A small table's upkeep (the control tables' on Delta): compaction, then VACUUM with
         Delta's own retention (`delta.deletedFileRetentionDuration`, 7 days by default), so the
         files compactions replaced do not pile up. Delta keeps its log by its own retention."""

@@ -32,9 +32,9 @@ from lakefresh.lakehouse.backend import (
     Commit,
     Layout,
     Lineage,
-    SnapshotState,
     StagedCommit,
     TableBackend,
+    VersionState,
     with_settings,
 )
 from lakefresh.lakehouse.evolution import Widenings, align
@@ -263,24 +263,24 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         does not grow with the table's history)."""
         return published_in(self._ancestors(table), since)
 
-    def commits_after(self, table: str, snapshot_id: int | None, limit: int | None = None) -> list[Commit]:
+    def commits_after(self, table: str, version: int | None, limit: int | None = None) -> list[Commit]:
         out: list[Commit] = []
         for snapshot in self._ancestors(table):
             if limit is not None and len(out) == limit:
                 return out
-            if snapshot.snapshot_id == snapshot_id:
+            if snapshot.snapshot_id == version:
                 return out
             batches = batch_ids(snapshot.summary)
             operation = str(snapshot.operation)
             last = batches[-1] if batches else None
             out.append(Commit(snapshot.snapshot_id, last, operation, batches, snapshot.properties))
-        if snapshot_id is None:
+        if version is None:
             return out
-        raise StateError(f"snapshot {snapshot_id} is not in the lineage of {table}")
+        raise StateError(f"snapshot {version} is not in the lineage of {table}")
 
-    def roll_back_to(self, table: str, snapshot_id: int) -> None:
+    def roll_back_to(self, table: str, version: int) -> None:
         name = sql_literal(table)
-        self.spark.sql(f"CALL {quote(self.catalog)}.system.rollback_to_snapshot({name}, {int(snapshot_id)})")
+        self.spark.sql(f"CALL {quote(self.catalog)}.system.rollback_to_snapshot({name}, {int(version)})")
 
     def _snapshot(self, table: str, snapshot_id: int) -> Any:
         found = self._iceberg_table(table).snapshot(int(snapshot_id))
@@ -291,23 +291,23 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
     def _snapshot_info(self, table: str, snapshot_id: int) -> SnapshotInfo:
         return snapshot_info(self.spark, self._snapshot(table, snapshot_id))
 
-    def live_records(self, table: str, snapshot_id: int) -> int:
+    def live_records(self, table: str, version: int) -> int:
         """From the snapshot's summary (no job)."""
-        return snapshot_commit(table, self._snapshot_info(table, snapshot_id)).live_records
+        return snapshot_commit(table, self._snapshot_info(table, version)).live_records
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime:
+    def committed_at(self, table: str, version: int) -> datetime:
         """When a snapshot was committed (UTC, naive)."""
-        return utc(self._snapshot(table, snapshot_id).timestampMillis())
+        return utc(self._snapshot(table, version).timestampMillis())
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
+    def version_state(self, table: str, version: int) -> VersionState:
         """`current-lineage` if the snapshot is the current one or one of its ancestors,
         `expired` if the table no longer has it, `off-lineage` otherwise (a rollback left it)."""
         iceberg = self._iceberg_table(table)
-        if iceberg.snapshot(int(snapshot_id)) is None:
+        if iceberg.snapshot(int(version)) is None:
             return "expired"
         current = iceberg.currentSnapshot()
         util = self._snapshot_util()
-        if current is not None and util.isAncestorOf(iceberg, current.snapshotId(), int(snapshot_id)):
+        if current is not None and util.isAncestorOf(iceberg, current.snapshotId(), int(version)):
             return "current-lineage"
         return "off-lineage"
 
@@ -359,8 +359,8 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             )
         return snapshot_commit(table, snapshot_info(self.spark, staged))
 
-    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
-        return self._snapshot_info(table, snapshot_id).properties
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
+        return self._snapshot_info(table, version).properties
 
     def with_properties(self, table: str, properties: dict[str, str], write: Callable[[], None]) -> None:
         with_settings(self.spark, {SNAPSHOT_PROPERTY + k: v for k, v in properties.items()}, write)
@@ -382,12 +382,12 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         operations = self._iceberg_table(staged.table).operations()
         base = operations.refresh()
         current = base.currentSnapshot()
-        if (None if current is None else int(current.snapshotId())) != staged.parent_id:
+        if (None if current is None else int(current.snapshotId())) != staged.parent_version:
             raise CommitConflictError(
                 f"{staged.table} moved since batch {staged.batch_id!r} was staged; it is staged again"
             )
         metadata = java_class(self.spark, "org.apache.iceberg.TableMetadata")
-        updated = metadata.buildFrom(base).setBranchSnapshot(staged.snapshot_id, "main").build()
+        updated = metadata.buildFrom(base).setBranchSnapshot(staged.version, "main").build()
         try:
             operations.commit(base, updated)  # refused if the metadata is no longer `base`
         except Exception as exc:
@@ -400,17 +400,17 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
                     "published; it is staged again"
                 ) from exc
             raise
-        return staged.snapshot_id
+        return staged.version
 
     def _since(self, staged: StagedCommit) -> dict[str, int]:
-        return self.published_batches(staged.table, since=staged.parent_id)
+        return self.published_batches(staged.table, since=staged.parent_version)
 
     # --- reads and writes ------------------------------------------------------------------
 
-    def read(self, table: str, snapshot_id: int | None = None) -> DataFrame:
+    def read(self, table: str, version: int | None = None) -> DataFrame:
         reader = self.spark.read.format("iceberg")
-        if snapshot_id is not None:
-            reader = reader.option("versionAsOf", str(snapshot_id))  # Spark's time travel, every line
+        if version is not None:
+            reader = reader.option("versionAsOf", str(version))  # Spark's time travel, every line
         return reader.load(self.qualified(table).replace("`", ""))
 
     def append(self, table: str, df: DataFrame) -> None:

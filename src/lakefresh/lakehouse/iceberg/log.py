@@ -17,7 +17,7 @@ from lakefresh.columns import (
     CHANGE_TYPE_COLUMN,
 )
 from lakefresh.errors import StateError
-from lakefresh.lakehouse.backend import GROUP_PROPERTY, Deletes, Lineage, SnapshotState, StagedCommit
+from lakefresh.lakehouse.backend import GROUP_PROPERTY, Deletes, Lineage, StagedCommit, VersionState
 from lakefresh.lakehouse.changes import without_carry_overs
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.sql import quote, sql_literal
@@ -149,7 +149,7 @@ class SnapshotLog:
         """The batches the lineage carries (`published_in`)."""
         return published_in(self.ancestors())
 
-    def state(self, snapshot_id: int) -> SnapshotState:
+    def state(self, snapshot_id: int) -> VersionState:
         if int(snapshot_id) not in self.snapshots:
             return "expired"
         if any(s.snapshot_id == int(snapshot_id) for s in self.ancestors()):

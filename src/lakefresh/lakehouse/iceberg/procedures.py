@@ -70,7 +70,7 @@ class IcebergUpkeep:
         table: str,
         compact: bool,
         expire_before: datetime | None,
-        keep_snapshots: int,
+        keep_versions: int,
         orphans_before: datetime | None,
     ) -> dict[str, int]:
         ordered = self._ordered(table)
@@ -80,17 +80,17 @@ class IcebergUpkeep:
             table,
             compact,
             expire_before,
-            keep_snapshots,
+            keep_versions,
             orphans_before,
             lambda: self.deletes(table).files,
             ordered,
         )
 
-    def compact(self: IcebergUpkeepHost, table: str, keep_snapshots: int) -> None:
+    def compact(self: IcebergUpkeepHost, table: str, keep_versions: int) -> None:
         """Rewrite all of a (small) table's data files with its delete files applied, drop the
         delete files left dangling, then expire all but its `keep_snapshots` newest snapshots
         and the files only the expired ones used."""
-        compact(self.spark, self.catalog, table, keep_snapshots)
+        compact(self.spark, self.catalog, table, keep_versions)
 
 
 def maintain(

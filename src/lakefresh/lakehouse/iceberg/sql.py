@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, StateError
-from lakefresh.lakehouse.backend import Lineage, SnapshotState, StagedCommit, TableBackend
+from lakefresh.lakehouse.backend import Lineage, StagedCommit, TableBackend, VersionState
 from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.iceberg.backend import REWRITTEN_KEEP_SNAPSHOTS, IcebergBackend
 from lakefresh.lakehouse.iceberg.log import (
@@ -120,11 +120,11 @@ class IcebergSqlBackend(IcebergBackend):
     def _snapshot_info(self, table: str, snapshot_id: int) -> SnapshotInfo:
         return self._log(table).snapshot(table, snapshot_id)
 
-    def committed_at(self, table: str, snapshot_id: int) -> datetime:
-        return utc(self._snapshot_info(table, snapshot_id).timestamp_ms)
+    def committed_at(self, table: str, version: int) -> datetime:
+        return utc(self._snapshot_info(table, version).timestamp_ms)
 
-    def snapshot_state(self, table: str, snapshot_id: int) -> SnapshotState:
-        return self._log(table).state(snapshot_id)
+    def version_state(self, table: str, version: int) -> VersionState:
+        return self._log(table).state(version)
 
     def changes(self, table: str, start: int | None, end: int, keys: list[str]) -> DataFrame:
         committed: dict[int, int] = {}
@@ -151,19 +151,20 @@ class IcebergSqlBackend(IcebergBackend):
 
     def publish(self, staged: StagedCommit) -> int:
         log = self._log(staged.table)  # one read for both checks
-        if (done := staged.published_already(published_in(log.ancestors(), staged.parent_id))) is not None:
+        published = published_in(log.ancestors(), staged.parent_version)
+        if (done := staged.published_already(published)) is not None:
             return done
         moved = f"{staged.table} moved since batch {staged.batch_id!r} was staged; it is staged again"
-        if log.current != staged.parent_id:
+        if log.current != staged.parent_version:
             raise CommitConflictError(moved)
         name = sql_literal(staged.table)
         self.spark.sql(
             f"CALL {quote(self.catalog)}.system.set_current_snapshot("
-            f"table => {name}, snapshot_id => {int(staged.snapshot_id)})"
+            f"table => {name}, snapshot_id => {int(staged.version)})"
         ).collect()
-        if self.head(staged.table) != staged.snapshot_id:
+        if self.head(staged.table) != staged.version:
             raise CommitConflictError(moved)
-        return staged.snapshot_id
+        return staged.version
 
     # --- the control tables' small writes ----------------------------------------------------
 

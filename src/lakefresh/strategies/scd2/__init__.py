@@ -2,7 +2,8 @@
 
 The package: `strategy.py` (the strategy: steps 1-2, the fast path's split, the change set),
 `history.py` (steps 3-5), `fast.py` (the common case without steps 2-5), `events.py` (how a
-version's absorbed events are stored), `resent.py` (re-sent rows left out of them),
+version's absorbed events are stored), `implied.py` (full snapshots' re-sent rows implied by the
+snapshot times, not stored), `resent.py` (re-sent rows left out, late batches refused),
 `surrogate.py` (surrogate keys that follow versions).
 
 Every key has versions `[valid_from, valid_to)`; the open one (`valid_to` NULL) is current. A
@@ -42,9 +43,12 @@ so that a late event that splits it later re-cuts it exactly where a computation
 would: the part after a late delete starts at the first absorbed row after it. A key that has only
 ever been deleted keeps its deletes in a *tombstone* row (valid_from = valid_to, not current,
 soft-deleted, NULL values), replaced by real versions when rows for the key arrive. The cost is
-one entry per event (stored as text, see `events.py`): a feed that re-sends unchanged rows
-every day rewrites its current versions and grows each by one entry a day, unless re-sent rows
-are left out (`resent_rows: skip`, see `resent.py`). Untracked columns of the earlier
+one entry per event (stored as text, see `events.py`): an incremental feed that re-sends
+unchanged rows every day rewrites its current versions and grows each by one entry a day
+(`resent_rows: record`, its default). Full snapshots (`resent_rows: derive`, their default)
+store only the events that changed a version: their re-sends are implied by the versions and the
+snapshot times the table holds (`implied.py`). `resent_rows: skip` stores none and refuses late
+batches (`resent.py`). Untracked columns of the earlier
 part of a split version keep the version's latest values (only those are stored); its
 `sequence_by` column is exact. Status codes of batch rows:
 

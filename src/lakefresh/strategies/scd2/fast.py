@@ -12,7 +12,8 @@ this module writes directly from the batch row and the key's current version:
 | a live current version           | only untracked ones       | T    | update it in place, record |
 |                                  |                           |      | the event                  |
 | a live current version           | nothing but the sequence  | U    | record the event (with     |
-|                                  |                           |      | `resent_rows: skip`: none) |
+|                                  |                           |      | `resent_rows` skip or      |
+|                                  |                           |      | derive: none)              |
 | a live current version           | a delete                  | D    | close it, soft-deleted;    |
 |                                  |                           |      | record the event           |
 
@@ -52,7 +53,7 @@ STORED = "_lf_s_"  # prefix of the current version's columns beside the batch ro
 # the columns of a change row besides the versions' own (see Scd2Strategy.stage, step 5)
 DIFF_EXTRA = ("_lf_mine", "_lf_their_batch", "_lf_their_sk", STATUS_COLUMN)
 FAST_CODE = "_lf_code"  # the status code of the batch row a change row comes from
-# the change status of a re-sent row that writes nothing (`resent_rows: skip`): it stays among
+# the change status of a re-sent row that writes nothing (`resent_rows: skip | derive`): it stays among
 # the change rows, which say which keys the fast path took and count its batch rows, but is
 # not written (`Scd2Strategy.write`)
 KEPT = "K"
@@ -336,7 +337,7 @@ def _written_rows(coded: DataFrame, versions: _Versions) -> DataFrame:
         F.when(code_is.isin("T", "U"), absorbed),
     )
     rows = coded.select(F.explode(written).alias("_lf_v"), code_is).filter(F.col("_lf_v").isNotNull())
-    return resent_kept(rows.select("_lf_v.*", FAST_CODE), versions.config.resent_rows == "skip")
+    return resent_kept(rows.select("_lf_v.*", FAST_CODE), versions.config.resent_rows in ("skip", "derive"))
 
 
 def _materialized(rows: DataFrame, keys: list[str]) -> FastChanges | None:
@@ -358,8 +359,9 @@ def _materialized(rows: DataFrame, keys: list[str]) -> FastChanges | None:
 
 
 def resent_kept(rows: DataFrame, skip: bool) -> DataFrame:
-    """Over change rows carrying FAST_CODE: with `resent_rows: skip`, the row of a re-sent row
-    (U) is KEPT: its version stays as stored, its event unrecorded."""
+    """Over change rows carrying FAST_CODE: with `resent_rows: skip` or `derive`, the row of a
+    re-sent row (U) is KEPT: its version stays as stored, its event unrecorded (with `derive`,
+    a batch that changes nothing records it on one version: implied.py's `witness`)."""
     from pyspark.sql import functions as F
 
     if not skip:

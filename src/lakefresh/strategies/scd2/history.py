@@ -14,6 +14,7 @@ from lakefresh.strategies.materialize import materialize
 from lakefresh.strategies.ordering import last_row_first
 from lakefresh.strategies.scd2.events import DEL, SEEN, SEQ, SRC
 from lakefresh.strategies.scd2.fast import DIFF_EXTRA
+from lakefresh.strategies.scd2.implied import IMPLIED, derives, kept
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, WindowSpec
@@ -62,6 +63,14 @@ def _by_key(shape: Shape) -> list[Column]:
     return [F.col(quote(k)) for k in shape.keys]
 
 
+def known() -> Column:
+    """Whether an event is one the table knows (stored, or implied by its snapshot times), not
+    one of the batch's."""
+    from pyspark.sql import functions as F
+
+    return F.col(SRC).isin(0, IMPLIED)
+
+
 def _in_order(shape: Shape) -> WindowSpec:
     from pyspark.sql import Window
     from pyspark.sql import functions as F
@@ -78,7 +87,7 @@ def one_event_per_point(shape: Shape, events: DataFrame) -> DataFrame:
 
     by_key = _by_key(shape)
     same_point = Window.partitionBy(*by_key, F.col(SEQ))
-    stored_here = F.col(SRC) == 0
+    stored_here = known()
 
     def stored_at_point(column: Column) -> Column:
         return F.max(F.when(stored_here, column)).over(same_point)
@@ -93,7 +102,9 @@ def one_event_per_point(shape: Shape, events: DataFrame) -> DataFrame:
         F.when(~F.col(DEL), hashdiff(shape.tracked, events.schema)).alias(HASH_COLUMN),
         F.when(~F.col(DEL), hashdiff(shape.data_hash, events.schema)).alias(ROW_HASH),
     )
-    last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(*last_row_first(hashed, F.col(SRC).desc()))
+    # the batch's event over a retirement over what the table holds
+    batch_first = F.when(known(), F.lit(0)).otherwise(F.col(SRC)).desc()
+    last_first = Window.partitionBy(*by_key, F.col(SEQ)).orderBy(*last_row_first(hashed, batch_first))
     ranked = (
         hashed.withColumn("_lf_rank", F.row_number().over(last_first))
         .withColumn("_lf_was", stored_at_point(F.lit(True)))
@@ -166,7 +177,7 @@ def in_sequence_order(shape: Shape, points: DataFrame) -> DataFrame:
         .withColumn("_lf_prev_del", prev_del)
         .withColumn(
             "_lf_stored_max",
-            F.max(F.when(F.col(SRC) == 0, F.col(SEQ))).over(Window.partitionBy(*_by_key(shape))),
+            F.max(F.when(known(), F.col(SEQ))).over(Window.partitionBy(*_by_key(shape))),
         )
     )
     return materialize(marked)
@@ -190,13 +201,20 @@ def versions_of(shape: Shape, marked: DataFrame) -> DataFrame:
         F.col("_lf_marker"),
     )
     version = F.greatest(F.col("_lf_version"), F.lit(1)).alias("_lf_v")
-    events = F.array_sort(
-        F.collect_list(F.struct(F.col(SEQ).alias("seq"), F.col("_lf_deleting").alias("del")))
+    # an untracked change: a row that differs from the event before it, opening nothing
+    changed = (
+        is_row & ~F.col("_lf_opens") & F.coalesce(F.col(ROW_HASH) != F.col("_lf_prev_row_hash"), F.lit(False))
+    )
+    event = F.struct(
+        F.col(SEQ).alias("seq"),
+        F.col("_lf_deleting").alias("del"),
+        (F.col(SRC) == 0).alias("stored"),
+        changed.alias("changed"),
     )
     versions = marked.groupBy(*_by_key(shape), version).agg(
         F.min(F.when(is_row, F.col(SEQ))).alias("_lf_from"),
         F.min(F.col(SEQ)).alias("_lf_first"),
-        events.alias(SEEN),
+        F.array_sort(F.collect_list(event)).alias(SEEN),
         # the values of the version's last row (untracked: update), or of the row that opened it
         (F.max if cfg.untracked == "update" else F.min)(F.when(is_row, last_row)).alias("_lf_last"),
     )
@@ -205,6 +223,13 @@ def versions_of(shape: Shape, marked: DataFrame) -> DataFrame:
         tombstone | F.coalesce(F.col("_lf_last._lf_to_delete"), F.lit(False)) | F.col("_lf_last._lf_marker")
     )
     valid_from = F.coalesce(F.col("_lf_from"), F.col("_lf_first"))
+    valid_to = F.when(tombstone, F.col("_lf_first")).otherwise(F.col("_lf_last._lf_to"))
+    if derives(cfg):  # re-sent rows and implied events are left out (implied.py)
+        events = kept(F.col(SEEN), valid_from, valid_to)
+    else:
+        events = F.transform(
+            F.col(SEEN), lambda e: F.struct(e.getField("seq").alias("seq"), e.getField("del").alias("del"))
+        )
     if cfg.first_valid_from == "epoch":  # a key's first version is valid since 1970-01-01
         epoch = F.lit("1970-01-01 00:00:00").cast(marked.schema[SEQ].dataType)
         valid_from = F.when((F.col("_lf_v") == 1) & ~tombstone, epoch).otherwise(valid_from)
@@ -212,11 +237,11 @@ def versions_of(shape: Shape, marked: DataFrame) -> DataFrame:
         *_by_key(shape),
         *[F.col("_lf_last").getField(c).alias(c) for c in shape.values],
         valid_from.alias(vf),
-        F.when(tombstone, F.col("_lf_first")).otherwise(F.col("_lf_last._lf_to")).alias(vt),
+        valid_to.alias(vt),
         (~tombstone & F.col("_lf_last._lf_to").isNull()).alias(cur),
         *([deleted.alias(cfg.soft_delete_column)] if cfg.soft_delete_column else []),
         F.col(f"_lf_last.{HASH_COLUMN}").alias(HASH_COLUMN),
-        F.col(SEEN),
+        events.alias(SEEN),
     )
 
 
@@ -274,7 +299,7 @@ def batch_row_codes(shape: Shape, marked: DataFrame) -> list[tuple[int, str, int
         .when(F.col(ROW_HASH) != F.col("_lf_prev_row_hash"), F.lit(untracked))
         .otherwise(F.lit("U"))
     )
-    coded_rows = marked.withColumn("_lf_code", status).filter(F.col(SRC) >= 1)
+    coded_rows = marked.withColumn("_lf_code", status).filter(~known())
     by_code = coded_rows.groupBy(SRC, "_lf_code").count().collect()
     return [(int(source), str(code), int(n)) for source, code, n in by_code]
 

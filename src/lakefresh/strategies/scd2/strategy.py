@@ -36,6 +36,7 @@ from lakefresh.strategies.scd2.fast import (
     together,
 )
 from lakefresh.strategies.scd2.history import Shape, recompute
+from lakefresh.strategies.scd2.implied import at_next_snapshot, derives, next_snapshot_time, witness
 from lakefresh.strategies.scd2.late import without_late_rows
 from lakefresh.strategies.scd2.resent import left_out
 from lakefresh.strategies.scd2.surrogate import follow_versions
@@ -118,6 +119,8 @@ class Scd2Strategy:
         )
         fast, fused = self._fast_path(ctx, shape, touched)
         change, coded = self._change(ctx, shape, touched, fast, fused, total)
+        if derives(cfg) and touched.stored is not None:  # a batch that changed nothing keeps its time
+            change = witness(cfg, ctx.batch_time, touched.new, touched.stored, change, touched.as_text)
         return self._counted(change, fast, coded, touched.late, total)
 
     def _prepared(self, ctx: StageContext, batch: DataFrame) -> tuple[DataFrame, list[str], DataFrame]:
@@ -158,11 +161,11 @@ class Scd2Strategy:
             new = new.unionByName(retired, allowMissingColumns=True)
             touched_keys = touched_keys.unionByName(absent).distinct()
         stored = self._stored_versions(ctx, target, touched_keys, total, as_text)
-        if self._snapshot_times_ordered():
-            later = self._absent_from_next_snapshot(ctx, batch, target, stored, as_text)
-            new = new.unionByName(later, allowMissingColumns=True)
         system = set(self.system_columns())
         stored_data = [c for c in stored.columns if c not in system and not c.startswith("_lf_")]
+        if self._snapshot_times_ordered():
+            later = self._at_next_snapshot(ctx, batch, new, target, stored, stored_data, as_text)
+            new = new.unionByName(later, allowMissingColumns=True)
         late = 0
         if cfg.late_rows != "apply":
             new, late = without_late_rows(cfg, ctx, new, stored)
@@ -327,14 +330,35 @@ class Scd2Strategy:
         batch time (no `sequence_by`) and `late_rows: apply`, every snapshot leaves an event at
         its time on every key it holds (a row) or retires (a delete), so a snapshot that arrives
         after a newer one finds out which keys the next newer one lacked. Not with
-        `resent_rows: skip`, whose snapshots leave no event on the keys they re-send."""
+        `resent_rows: skip`, whose snapshots leave no event on the keys they re-send (with
+        `derive` the versions and the snapshot times imply those events: implied.py)."""
         cfg = self.config
         return (
             cfg.full_snapshots
             and not cfg.sequence_by
             and cfg.late_rows == "apply"
-            and cfg.resent_rows == "record"
+            and cfg.resent_rows != "skip"
         )
+
+    def _at_next_snapshot(
+        self,
+        ctx: StageContext,
+        batch: DataFrame,
+        new: DataFrame,
+        target: DataFrame,
+        stored: DataFrame,
+        stored_data: list[str],
+        as_text: bool,
+    ) -> DataFrame:
+        """A snapshot older than one already applied: its keys' events at the next newer one
+        (none when it is the newest)."""
+        cfg = self.config
+        if not derives(cfg):
+            return self._absent_from_next_snapshot(ctx, batch, target, stored, as_text)
+        micros = next_snapshot_time(cfg, target, ctx.batch_time, as_text)
+        if micros is None:
+            return new.limit(0)
+        return at_next_snapshot(cfg, new, stored, micros, stored_data)
 
     def _absent_from_next_snapshot(
         self, ctx: StageContext, batch: DataFrame, target: DataFrame, stored: DataFrame, as_text: bool
@@ -515,7 +539,8 @@ class Scd2Strategy:
         from pyspark.sql import functions as F
 
         columns = [c for c in change.rows.columns if c != STATUS_COLUMN]
-        if not ctx.target_exists or not (change.written or change.expected_delta) or appends(ctx, change):
+        changes = change.written or change.expected_delta or change.rewrites
+        if not ctx.target_exists or not changes or appends(ctx, change):
             inserts = change.rows.filter(F.col(STATUS_COLUMN) == "I").select(*map(quote, columns))
             ctx.backend.append(ctx.table, inserts)
             return
