@@ -254,6 +254,17 @@ def records_in(checksum: Any) -> int | None:
     return total
 
 
+def deletes_in(checksum: Any) -> tuple[int, int] | None:
+    """A version's deletion vectors and the rows they delete, from its checksum (a
+    `VersionChecksum`, or None) without replaying the log; None when it does not count them."""
+    if checksum is None:
+        return None
+    vectors, rows = checksum.numDeletionVectorsOpt(), checksum.numDeletedRecordsOpt()
+    if vectors.isEmpty() or rows.isEmpty():
+        return None
+    return int(vectors.get()), int(rows.get())
+
+
 def change_feed(
     spark: SparkSession, location: str, entries: list[Version], start: int | None, end: int, keys: list[str]
 ) -> DataFrame:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from lakefresh.clock import utc_now
 from lakefresh.lakehouse.backend import Deletes
-from lakefresh.lakehouse.delta.log import checksum_of
+from lakefresh.lakehouse.delta.log import checksum_of, deletes_in
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -68,16 +68,17 @@ class DeltaUpkeep:
 
     def deletes(self: DeltaUpkeepHost, table: str) -> Deletes:
         """The current version's deletion vectors and the rows they delete. A table without
-        Delta's deletion-vector feature has none (no job); otherwise Delta sums them over the
-        version's file actions (one small job, kept with the version), and the stored rows are
-        the live ones (a count from the file statistics) plus those."""
+        Delta's deletion-vector feature has none (no job); otherwise the version's checksum
+        counts them (no job), or Delta sums them over the version's file actions (a replay of
+        the log, kept with the version); the stored rows are the live ones (a count from the
+        file statistics) plus those."""
         snapshot = self._snapshot(table)
         version = int(snapshot.version())
         if version < 0 or not snapshot.deletionVectorsSupported():
             return Deletes()
-        vectors, rows = snapshot.numDeletionVectorsOpt(), snapshot.numDeletedRecordsOpt()
-        if vectors.isDefined() and rows.isDefined():
-            files, deleted = int(vectors.get()), int(rows.get())
+        counted = deletes_in(checksum_of(snapshot)) or _deletes_counted(snapshot)
+        if counted is not None:
+            files, deleted = counted
         else:
             from pyspark.sql import DataFrame
 
@@ -146,3 +147,9 @@ def retain_hours(now: datetime, oldest: datetime) -> int:
     """VACUUM's RETAIN for files that versions since `oldest` need: whole hours, rounded up (a
     cutoff rounded down would remove files of the versions in the hour before `oldest`)."""
     return max(math.ceil((now - oldest).total_seconds() / 3600), 0)
+
+
+def _deletes_counted(snapshot: Any) -> tuple[int, int] | None:
+    """The deletion vectors and deleted rows Delta counts for the snapshot, or None."""
+    vectors, rows = snapshot.numDeletionVectorsOpt(), snapshot.numDeletedRecordsOpt()
+    return (int(vectors.get()), int(rows.get())) if vectors.isDefined() and rows.isDefined() else None
