@@ -3,8 +3,7 @@
 runs it, read without a JVM (lakehouse/native.py, sources/native_listing.py) and through Spark
 (LAKEFRESH_NATIVE_READS=0: what every read did before). Wall seconds and the process's CPU
 seconds (user + system: what the machine's load does not stretch), medians over rounds, the
-roads alternated, after one unmeasured run of each command. `plan` has no road without a JVM
-yet: its "native" figure is its Spark road taken by default.
+roads alternated, after one unmeasured run of each command.
 
 The example is copied to a temporary folder, given fresh data and run once first (through Spark,
 not measured), unless --folder names an example folder that has run already.

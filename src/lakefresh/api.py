@@ -38,8 +38,8 @@ from lakefresh.state.standing import read_status
 from lakefresh.state.views import ControlView
 
 # The runner, the writing verbs, the sources and the format backends are imported where they are
-# used: a read that needs no JVM (`status`, `history`, `quarantine`, `freshness`, `report`) loads
-# none of them.
+# used: a read that needs no JVM (`status`, `history`, `quarantine`, `freshness`, `report`,
+# `plan`) loads none of the runner, the writing verbs and the format backends.
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
@@ -349,14 +349,23 @@ class Pipeline:
         out.write_text(render(self.path.name if self.path else "pipeline", tables), encoding="utf-8")
         return out
 
-    def plan(self, tables: list[str] | None = None) -> PlanResult:
-        """What the next run would take and do, per table (or for `tables`); writes nothing."""
+    def plan(self, tables: list[str] | None = None, read_batches: bool = False) -> PlanResult:
+        """What the next run would take and do, per table (or for `tables`); writes nothing. No
+        JVM starts where the tables and the sources allow it (`_native`); what that road cannot
+        tell without reading the waiting batches' data it names in each table's `unknown`, and
+        `read_batches` reads them through Spark instead (verbs/plan_reads.py)."""
         from lakefresh.verbs import plan
+        from lakefresh.verbs.plan_reads import NativePlanReads, SparkPlanReads
 
         if tables:
             check_table_names(self.config.tables, tables)  # before Spark starts
             tables = self._with_history(tables)
-        return plan(self._verbs, tables)
+        if not read_batches:
+            base = str(self.base_dir)
+            found = self._native(lambda native: plan(NativePlanReads(self.config, base, native), tables))
+            if found is not None:
+                return found
+        return plan(SparkPlanReads(self._verbs), tables)
 
     def reset(self, table: str) -> RebuildResult:
         """Rebuild the table (and its `<t>_history`) from its retained raw batches with today's

@@ -1,6 +1,7 @@
 """The example pipeline (examples/orders) through the CLI, as `make demo` runs it, but in-process
 on the test run's shared session: the CLI joins a running session and adds the example's catalog
-to it (starting a JVM per command made this one test a quarter of the suite). Its first run is
+to it (starting a JVM per command made this one test a quarter of the suite); its `plan` in a
+process of its own too, which starts no JVM. Its first run is
 the shared fixture `example_first_run` (tests/example_run.py): the cluster test compares its
 tables with the same pipeline's on a Spark cluster."""
 
@@ -13,8 +14,9 @@ from typing import Any
 import pytest
 
 from lakefresh.api import load_pipeline
+from lakefresh.lakehouse.native import SWITCH
 from lakefresh.synapse_export import SynapseExport
-from tests.conftest import cli_in_process, settings_kept
+from tests.conftest import cli_in_process, cli_process, settings_kept
 from tests.example_run import EXAMPLE
 
 
@@ -89,6 +91,20 @@ def test_the_example_runs_once_and_reports_per_batch_counts(
     )
     # and Synapse starts a new folder: the fourth is complete now
     SynapseExport(example / "data" / "synapse").set_current("2025-01-01T14.00.00Z")
+    # the plan of that run, made without a JVM, is the one made through Spark
+    for output in ("text", "json"):
+        native = cli_process("plan", "pipeline.yml", "-o", output, cwd=example)
+        assert native.stderr.strip().endswith("pyspark imported: False"), native.stderr
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(SWITCH, "0")
+            assert native.stdout == cli_in_process("plan", "pipeline.yml", "-o", output, cwd=example).stdout
+    planned = {t["table"]: [b["batch_id"] for b in t["take"]] for t in json.loads(native.stdout)["tables"]}
+    assert {t: ids for t, ids in planned.items() if ids} == {
+        "customers": ["customers_005.csv"],
+        "customers_history": ["customers_005.csv"],
+        "dim_customer": ["customers_005.csv"],
+        "crm_accounts": ["2025-01-01T13.00.00Z"],
+    }
     again = cli_in_process("run", "pipeline.yml", "--output", "json", cwd=example)
     assert again.returncode == 0, again.stderr
     new = {t["table"]: [b["batch_id"] for b in t["batches"]] for t in json.loads(again.stdout)["tables"]}

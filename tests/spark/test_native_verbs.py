@@ -1,4 +1,4 @@
-"""`freshness`, `status --pending` and `report` list sources in local folders (`files`,
+"""`freshness`, `status --pending`, `report` and `plan` list sources in local folders (`files`,
 `synapse_link`) and change feeds of the warehouse's tables, and read the control tables and the
 targets' lineage, without a JVM. A CLI process that does so never imports PySpark, and prints
 what the Spark road prints on the same tables and folders; a source it cannot list sends the
@@ -98,6 +98,15 @@ def spark_road(p: Any, *command: str) -> Any:
         return cli_in_process(*command, cwd=p.path.parent)
 
 
+def both_roads(p: Any, *command: str) -> tuple[str, str]:
+    """The command's output without a JVM (a process that never imports PySpark) and through
+    Spark."""
+    native, spark = cli_process(*command, cwd=p.path.parent), spark_road(p, *command)
+    assert native.returncode == spark.returncode == 0, native.stderr + spark.stderr
+    assert native.stderr.strip().endswith("pyspark imported: False"), native.stderr
+    return native.stdout, spark.stdout
+
+
 def test_freshness_status_and_report_need_no_jvm_and_say_what_the_spark_road_says(pipeline):
     root = pipeline.path.parent
     for command in (
@@ -105,13 +114,11 @@ def test_freshness_status_and_report_need_no_jvm_and_say_what_the_spark_road_say
         ("status", "pipeline.yml", "--pending"),
         ("freshness", "pipeline.yml", "-o", "json"),
     ):
-        native, spark = cli_process(*command, cwd=root), spark_road(pipeline, *command)
-        assert native.returncode == spark.returncode == 0, native.stderr + spark.stderr
-        assert native.stderr.strip().endswith("pyspark imported: False"), native.stderr
+        native, spark = both_roads(pipeline, *command)
         if command[0] == "freshness":  # the ages grow between the two reads
-            assert without_ages(native.stdout) == without_ages(spark.stdout)
+            assert without_ages(native) == without_ages(spark)
         else:
-            assert native.stdout == spark.stdout, command
+            assert native == spark, command
 
     native = cli_process("report", "pipeline.yml", "-f", "native.html", cwd=root)
     assert native.stderr.strip().endswith("pyspark imported: False"), native.stderr
@@ -151,6 +158,51 @@ def test_a_source_it_cannot_list_goes_through_spark(pipeline, caplog):
         found = [(s.table, s.pending) for s in p.status(pending=True)]
     assert found == [("people", 1), ("days", 1), ("accounts", 2), ("people_changes", 1), ("people_copy", 1)]
     assert "reading through Spark: a table_snapshot source is listed through Spark" in caplog.text
+
+
+def test_a_plan_needs_no_jvm_and_says_what_the_spark_road_says(pipeline):
+    """What waits after the runs: a file, a complete day folder (beside one without its marker),
+    two finished export folders, the change feed's load of a commit it has not read."""
+    for output in ("text", "json"):
+        native, spark = both_roads(pipeline, "plan", "pipeline.yml", "-o", output)
+        assert native == spark, output
+    planned = json.loads(native)["tables"]
+    assert [
+        (t["table"], [b["batch_id"] for b in t["take"]], t["commits"], t["unknown"]) for t in planned[:3]
+    ] == [
+        ("people", ["b4.csv"], 1, []),
+        ("days", ["2025-01-02"], 1, []),
+        ("accounts", [F2, F3], 1, []),
+    ]
+    assert [(len(t["take"]), t["commits"], t["unknown"]) for t in planned[3:]] == [
+        (1, 1, [])
+    ]  # its next load
+
+
+def test_a_plan_of_a_changed_configuration_needs_no_jvm_and_says_what_the_spark_road_says(pipeline):
+    root = pipeline.path.parent
+    text = (root / "pipeline.yml").read_text(encoding="utf-8")
+    changed = text.replace("strategy: {kind: key, keys: [id]}", "strategy: {kind: key, keys: [id, name]}", 1)
+    (root / "changed.yml").write_text(changed, encoding="utf-8")
+    native, spark = both_roads(pipeline, "plan", "changed.yml", "--table", "people", "-o", "json")
+    assert native == spark
+    [people] = json.loads(native)["tables"]
+    assert people["config_changes"] == ["strategy.keys: ['id'] -> ['id', 'name']"]
+    assert people["stops"].startswith("the configuration changed since batch b3.csv")
+
+
+def test_a_plan_of_a_rolled_back_table_needs_no_jvm_and_says_what_the_spark_road_says(pipeline):
+    """The people target rolled back past its last batch (by hand, not by lakefresh): the plan
+    stops it until the operator decides, on both roads. (It changes the module's tables: last.)"""
+    name = pipeline.config.qualified(pipeline.config.tables[0])
+    pipeline.backend.roll_back_to(name, pipeline.backend.published_batches(name)["b2.csv"])
+    native, spark = both_roads(pipeline, "plan", "pipeline.yml", "-o", "json")
+    assert native == spark
+    people = json.loads(native)["tables"][0]
+    assert people["stops"].startswith(
+        "1 published batch(es) are no longer in its lineage (rolled back: b3.csv)"
+    )
+    assert [b["batch_id"] for b in people["take"]] == ["b3.csv", "b4.csv"]
 
 
 def without_ages(text: str) -> list[dict[str, Any]]:

@@ -96,3 +96,41 @@ def test_a_plan_counts_the_commits_of_a_backlog_and_names_the_upkeep_due(ws):
         "compaction: 1 delete files (compact_at_delete_files 1): after the next run that takes a "
         "batch, or lakefresh maintain"
     ]
+
+
+def test_what_a_plan_without_a_jvm_cannot_tell_it_says_and_reading_the_batches_tells_it(ws):
+    """Without a JVM a plan reads the batches' headers, not their rows: it says what only Spark
+    can tell (the types it infers for new columns, the name of a column a transform makes
+    unnamed), and `read_batches` (`plan --read-batches`) reads the batches through Spark to tell
+    it."""
+    tables = """
+- name: k
+  source: {kind: files, path: in, format: csv}
+  strategy: {kind: key, keys: [id]}
+- name: shout
+  source: {kind: files, path: in, format: csv}
+  transform: {sql: "SELECT *, upper(v) FROM batch"}
+  strategy: {kind: append}
+"""
+    ws.write("in/b1.csv", "id,v\n1,a\n")
+    p = ws.pipeline(tables)
+    assert p.run().ok
+    ws.write("in/b2.csv", "id,v,w\n2,x,1\n")
+    ws.write("in/b3.csv", "id,v,w\n3,y,z\n")  # w: a number, then text
+    read = "(lakefresh plan --read-batches reads them through Spark)"
+    k, shout = p.plan().tables
+    assert (k.new_columns, k.commits, k.unknown) == (
+        ["w"],
+        1,
+        [f"the commits: 1 to 2, as Spark types the new columns the batches bring from their data {read}"],
+    )
+    assert (shout.new_columns, shout.unknown) == (
+        [],
+        [
+            "the columns its batches add: its transform is more than a plain SELECT of batch, and "
+            f"only Spark names what it makes {read}"
+        ],
+    )
+    k, shout = p.plan(read_batches=True).tables
+    assert (k.new_columns, k.commits, k.unknown) == (["w"], 2, [])
+    assert (shout.new_columns, shout.unknown) == (["w"], [])

@@ -29,9 +29,15 @@ def plan(
     table: list[str] = typer.Option([], "--table", "-t", help="Only this table (repeatable)."),
     var: list[str] = VARS,
     output: Output = OUTPUT,
+    read_batches: bool = typer.Option(
+        False,
+        "--read-batches",
+        help="Read the waiting batches through Spark (starts a JVM) for what a plan without one "
+        "cannot tell from their headers: the columns a transform makes, the types Spark infers.",
+    ),
 ) -> None:
     """What the next run would take and do, per table; writes nothing."""
-    done = _load(pipeline, var, quiet=True).plan(table or None)
+    done = _load(pipeline, var, quiet=True).plan(table or None, read_batches)
     _emit(output, done.to_dict(), "\n".join(_plan_lines(t) for t in done.tables))
 
 
@@ -60,6 +66,7 @@ def _plan_lines(t: TablePlan, shown: int = 20) -> str:
     if t.new_columns:
         lines.append(f"  adds column(s): {', '.join(t.new_columns)}")
     lines += [f"  maintenance due: {m}" for m in t.maintenance]
+    lines += [f"  not known without reading the batches: {u}" for u in t.unknown]
     return "\n".join(lines)
 
 

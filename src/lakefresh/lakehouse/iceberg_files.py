@@ -106,7 +106,7 @@ class IcebergFiles:
         zone-aware timestamp's value comes as a naive one in UTC)."""
         import pyarrow.parquet as pq
 
-        fields = self._schema()["fields"]
+        fields = self.schema()["fields"]
         names = [field["name"] for field in fields]
         files = self._live()
         deleted = self._deleted(files)
@@ -127,7 +127,8 @@ class IcebergFiles:
             rows = [r for i, r in enumerate(read) if i not in gone]
             yield [{n: r.get(n) for n in names} for r in rows], data.schema
 
-    def _schema(self) -> dict[str, Any]:
+    def schema(self) -> dict[str, Any]:
+        """The current schema, as the metadata file holds it."""
         current = self.metadata.get("current-schema-id")
         if "schemas" not in self.metadata:  # format version 1's only schema
             return dict(self.metadata["schema"])

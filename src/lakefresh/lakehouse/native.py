@@ -22,6 +22,7 @@ not read).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -30,6 +31,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lakefresh.lakehouse.backend import Deletes
 from lakefresh.lakehouse.iceberg_files import IcebergFiles, Unread, without_zones
 from lakefresh.lakehouse.sql import standard_sql_literal
 
@@ -161,6 +163,36 @@ class NativeTables:
     def committed_at(self, table: str, version: int) -> datetime:
         return self._log(table).committed_at(table, version)
 
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
+        return self._log(table).commit_properties(table, version)
+
+    def columns(self, table: str) -> dict[str, str]:
+        """The table's columns now (its current schema's top-level fields), each with its type
+        as the format writes it (Iceberg's JSON, Delta's), by name."""
+        if self.is_delta(table):
+            return {f.name: str(f.type) for f in self._delta(table).schema().fields}
+        fields = self._iceberg_files(table).schema()["fields"]
+        return {str(f["name"]): json.dumps(f["type"], sort_keys=True) for f in fields}
+
+    def deletes(self, table: str) -> Deletes:
+        """What its readers still apply (`TableBackend.deletes`): an Iceberg table's current
+        snapshot's summary; a Delta table's deletion vectors (delta-rs), stored rows being the
+        live ones (from its files' statistics) plus those they delete."""
+        from lakefresh.lakehouse.delta import rs_log
+        from lakefresh.lakehouse.iceberg.log import summary_deletes
+
+        if not self.is_delta(table):
+            files = self._iceberg_files(table)
+            return summary_deletes(_snapshot_log(files).summary())
+        found = self._delta(table)
+        if found.version() < 0 or not rs_log.keeps_deletion_vectors(found):
+            return Deletes()
+        vectors = rs_log.deletes(found)
+        live = rs_log.records(found)
+        return Deletes(
+            vectors.files, vectors.rows, (self.count(table) if live is None else live) + vectors.rows
+        )
+
     def version_state(self, table: str, version: int) -> VersionState:
         return self._log(table).state(version)
 
@@ -175,17 +207,16 @@ class NativeTables:
         from lakefresh.lakehouse.delta.log import history_entry
 
         commits = self._delta(table).history()
-        return sorted((history_entry(c) for c in commits), key=lambda v: -v.version)
+        log = self.location(table) / "_delta_log"
+        return sorted((history_entry(c, log) for c in commits), key=lambda v: -v.version)
 
     def _log(self, table: str) -> SnapshotLog | VersionLog:
         """An Iceberg table's snapshots, or a Delta table's history."""
         from lakefresh.lakehouse.delta.log import VersionLog
-        from lakefresh.lakehouse.iceberg.log import SnapshotLog
 
         if self.is_delta(table):
             return VersionLog(self.delta_history(table))
-        files = self._iceberg_files(table)
-        return SnapshotLog(files.current_id(), files.snapshots())
+        return _snapshot_log(self._iceberg_files(table))
 
     def _iceberg_files(self, table: str) -> IcebergFiles:
         """The table as its newest metadata file has it, read from its files (once per such file)."""
@@ -233,6 +264,13 @@ class NativeTables:
 
         reader = QueryBuilder().register("t", self._delta(table)).execute(sql)
         return pa.RecordBatchReader.from_stream(reader).read_all()  # pa.table() would import pandas
+
+
+def _snapshot_log(files: IcebergFiles) -> SnapshotLog:
+    """An Iceberg table's snapshots as its metadata file lists them."""
+    from lakefresh.lakehouse.iceberg.log import SnapshotLog
+
+    return SnapshotLog(files.current_id(), files.snapshots())
 
 
 def _is_folder(table: str) -> bool:

@@ -18,6 +18,10 @@ they rebuild. It says:
 - the result-shaping configuration changes since the newest batch that recorded its own
   (`config_changes`), as the log will hold it once settled.
 
+It reads through two small protocols, :class:`TargetReads` (the target's lineage) and
+:class:`LogReader` (the `batches` log): a run's and the rebuild verbs' are the format backend and
+the control tables (Spark); `plan`'s, where the tables can be read without a JVM, are
+lakehouse/native.py's reader and state/log_rows.py's log over it, so one assessment serves both.
 Reads are the ones a run made before: the lineage's full view (`TableBackend.lineage`) only when
 published batches are missing from it, the verbs' replays only when verbs are in it, a commit's
 time and properties only for a batch to recover, the recorded configuration's text only when its
@@ -29,7 +33,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from lakefresh.config.fingerprint import changes, fingerprint
 from lakefresh.state.control import is_verb
@@ -38,8 +42,42 @@ from lakefresh.state.reads import AttemptRow, LogRow, last_recorded
 
 if TYPE_CHECKING:
     from lakefresh.config.models import TableConfig
-    from lakefresh.lakehouse.backend import TableBackend
-    from lakefresh.state.control import ControlTables
+    from lakefresh.lakehouse.backend import Lineage
+
+
+class TargetReads(Protocol):
+    """What an assessment reads of a target: its lineage (`TableBackend`'s members of the
+    same names, or lakehouse/native.py's reader without a JVM)."""
+
+    def exists(self, table: str) -> bool:
+        """Whether the table exists."""
+
+    def published_batches(self, table: str) -> dict[str, int]:
+        """Batch id -> version of the batches its current lineage carries, newest first."""
+
+    def lineage(self, table: str) -> Lineage:
+        """Which versions it still has, and which the current one descends from."""
+
+    def committed_at(self, table: str, version: int) -> datetime:
+        """When a version was committed (UTC, naive)."""
+
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
+        """The `lakefresh.*` properties a commit carries."""
+
+
+class LogReader(Protocol):
+    """What an assessment reads of the `batches` log (`ControlTables`, or state/log_rows.py's
+    reader of its rows without a JVM)."""
+
+    def log_rows(self, table: str) -> list[LogRow]:
+        """The table's rows of the log, in the order their attempts started."""
+
+    def replays(self, table: str, batch_ids: list[str]) -> dict[str, str]:
+        """The `replay` of these batches' attempts, by batch id (a published attempt's first)."""
+
+    def config_text(self, table: str, attempt: str) -> str:
+        """The configuration an attempt recorded ("" when none)."""
+
 
 # Attempts whose batch is never taken again: undone on purpose, or skipped by the operator.
 NEVER_AGAIN = ("forgotten", "skipped", "unloaded")
@@ -97,7 +135,7 @@ class Assessment:
         return set(self.applied) | (set(self.waiting) if decision == "forget" else set())
 
 
-def assess(backend: TableBackend, control: ControlTables | None, name: str, table: TableConfig) -> Assessment:
+def assess(backend: TargetReads, control: LogReader | None, name: str, table: TableConfig) -> Assessment:
     """Assess target `name` of `table` against its log (None: no control table exists yet)."""
     exists = backend.exists(name)
     lineage = backend.published_batches(name) if exists else {}
@@ -140,7 +178,7 @@ def assess(backend: TableBackend, control: ControlTables | None, name: str, tabl
 
 
 def _cut_verbs(
-    backend: TableBackend, name: str, lineage: dict[str, int], attempts: list[AttemptRow]
+    backend: TargetReads, name: str, lineage: dict[str, int], attempts: list[AttemptRow]
 ) -> list[Published]:
     """Verbs whose commit is in the lineage but whose record a crash cut short (their attempt is
     still `staged`), in lineage order."""
@@ -154,7 +192,7 @@ def _cut_verbs(
     return out
 
 
-def _undone(control: ControlTables, name: str, lineage: dict[str, int]) -> set[str]:
+def _undone(control: LogReader, name: str, lineage: dict[str, int]) -> set[str]:
     """The batches the lineage holds whose rows a later verb commit in it removed (`unload`)
     and no verb after that brought back (`reload`): their commits are still ancestors, but
     the table no longer holds them."""
@@ -171,7 +209,7 @@ def _undone(control: ControlTables, name: str, lineage: dict[str, int]) -> set[s
 
 
 def _recovered(
-    backend: TableBackend, name: str, batch_id: str, version: int, attempts: list[AttemptRow]
+    backend: TargetReads, name: str, batch_id: str, version: int, attempts: list[AttemptRow]
 ) -> Recovered:
     """How a published batch the log does not know is to be recorded: its staged attempt on its
     version (else its last staged one) marked, else the record its commit carried, else a row
@@ -195,7 +233,7 @@ def _stale(attempts: list[AttemptRow], lineage: dict[str, int]) -> list[AttemptR
 
 
 def _rolled_back(
-    backend: TableBackend, name: str, lineage: dict[str, int], published: dict[str, AttemptRow]
+    backend: TargetReads, name: str, lineage: dict[str, int], published: dict[str, AttemptRow]
 ) -> list[str]:
     """Published batches that a rollback of the target removed from its lineage (sorted).
     Versions that expired as ancestors (expiry) and commits without a batch (compaction) are
@@ -214,7 +252,7 @@ def _rolled_back(
 
 def _with_config(
     found: Assessment,
-    control: ControlTables | None,
+    control: LogReader | None,
     rows: list[LogRow],
     settling: list[tuple[str, str]],
     gone: set[str],

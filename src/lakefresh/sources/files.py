@@ -237,43 +237,10 @@ class FilesSource:
             return scan(chunks, self.config.csv.encoding, self._name(path))
 
     def _header(self, path: str, found: Scan) -> tuple[str, ...]:
-        opts = self.config.csv
-        declared = self.config.schema_
-        if not opts.header:
-            if not declared:
-                raise SourceError("csv.header: false needs a declared `schema` to name the columns")
-            return tuple(declared)
-        name = self._name(path)
-        line = found.header
-        if line is None:
-            raise SourceError(f"{path}: the file is empty; a CSV batch needs at least its header")
-        if header_has_mark(line):
-            raise SourceError(f"the header of {name} has bytes that are not valid {opts.encoding}")
-        if "\x00" in line:
-            raise SourceError(
-                f"the header of {name} holds NUL characters, as a UTF-16 or UTF-32 file read as "
-                f"{opts.encoding} does; declare its csv.encoding"
-            )
-        names = next(csv.reader([line], delimiter=opts.delimiter, quotechar=opts.quote))
-        names = [n.strip() for n in names]
-        if any(not n for n in names) or len({n.lower() for n in names}) != len(names):
-            # Spark's names are not case sensitive: `id` and `ID` are one column
-            raise SourceError(f"{path}: the header must name every column once, got {names}")
-        missing = [c for c in declared or {} if c not in names]
-        extra = [n for n in names if n not in (declared or {})]
-        if missing and extra:  # a typo or a rename; missing alone is an older or newer shape
-            raise SourceError(
-                f"the header of {name} lacks declared column(s) {_spelled(missing, extra)}; "
-                f"header: {', '.join(names)}"
-            )
-        return tuple(names)
+        return csv_header(self.config, self.path, path, found.header)
 
     def _name(self, path: str) -> str:
-        """A file as the user knows it: its path under the source folder (`b2.csv`,
-        `2025-01-01/part-0.csv`)."""
-        folder = self.path.rstrip("/") + "/"
-        at = path.find(folder)
-        return path[at + len(folder) :] if at >= 0 else path
+        return file_name(self.path, path)
 
     def _read_json(self, ref: BatchRef, target_schema: StructType | None) -> DataFrame:
         """JSON Lines, every top-level value read as text (a nested object or array as its JSON
@@ -359,6 +326,48 @@ class FilesSource:
                 if c in inferred:
                     types[c] = inferred[c]
         return types
+
+
+def csv_header(config: FilesSourceConfig, folder: str, path: str, line: str | None) -> tuple[str, ...]:
+    """The columns a CSV file's first line (`line`, decoded: `text.scan`) names, as the run reads
+    them; SourceError when they cannot be read or lack declared columns (a typo or a rename)."""
+    opts = config.csv
+    declared = config.schema_
+    if not opts.header:
+        if not declared:
+            raise SourceError("csv.header: false needs a declared `schema` to name the columns")
+        return tuple(declared)
+    name = file_name(folder, path)
+    if line is None:
+        raise SourceError(f"{path}: the file is empty; a CSV batch needs at least its header")
+    if header_has_mark(line):
+        raise SourceError(f"the header of {name} has bytes that are not valid {opts.encoding}")
+    if "\x00" in line:
+        raise SourceError(
+            f"the header of {name} holds NUL characters, as a UTF-16 or UTF-32 file read as "
+            f"{opts.encoding} does; declare its csv.encoding"
+        )
+    names = next(csv.reader([line], delimiter=opts.delimiter, quotechar=opts.quote))
+    names = [n.strip() for n in names]
+    if any(not n for n in names) or len({n.lower() for n in names}) != len(names):
+        # Spark's names are not case sensitive: `id` and `ID` are one column
+        raise SourceError(f"{path}: the header must name every column once, got {names}")
+    missing = [c for c in declared or {} if c not in names]
+    extra = [n for n in names if n not in (declared or {})]
+    if missing and extra:  # a typo or a rename; missing alone is an older or newer shape
+        raise SourceError(
+            f"the header of {name} lacks declared column(s) {_spelled(missing, extra)}; "
+            f"header: {', '.join(names)}"
+        )
+    return tuple(names)
+
+
+def file_name(folder: str, path: str) -> str:
+    """A file as the user knows it: its path under the source folder (`b2.csv`,
+    `2025-01-01/part-0.csv`)."""
+    prefix = folder.rstrip("/") + "/"
+    at = path.find(prefix)
+    return path[at + len(prefix) :] if at >= 0 else path
 
 
 def _location(uri: str) -> tuple[str, str]:

@@ -1,5 +1,6 @@
 """Sources listed without a JVM, for the verbs that list what waits (`freshness`, `status
---pending`, `report`), and the rules of which can be. A source that cannot raises
+--pending`, `report`, `plan`, which also asks for the columns of its waiting batches:
+sources/batch_shapes.py), and the rules of which can be. A source that cannot raises
 :class:`~lakefresh.lakehouse.native.NotNative`, and the verb takes the Spark road whole:
 
 - `files` and `synapse_link` sources in a local folder (a path, or a `file:` URI) are listed
@@ -31,6 +32,7 @@ from lakefresh.config.sources import (
 )
 from lakefresh.lakehouse.native import NotNative
 from lakefresh.lakehouse.storage import ArrowStorage
+from lakefresh.sources.batch_shapes import Shape, batch_shape
 from lakefresh.sources.feed_listing import FeedListing
 from lakefresh.sources.file_listing import Listing
 from lakefresh.sources.synapse_folders import SynapseFolders
@@ -60,16 +62,37 @@ class NativeListing:
         if isinstance(source, FilesSourceConfig):
             return Listing(source, self.storage, self._local(source.path, source.kind)).batches()
         if isinstance(source, SynapseLinkSourceConfig):
-            root = self._local(source.path, source.kind).rstrip("/")
-            target = self.config.qualified(table)
-
-            def published() -> dict[str, int]:
-                return self.tables.published_batches(target) if self.tables.exists(target) else {}
-
-            return SynapseFolders(source, self.storage, root, published).batches()
+            return self._folders(table, source).batches()
         if isinstance(source, TableChangesSourceConfig | DeltaChangesSourceConfig):
             return self._feed(table, source)
         raise NotNative(f"a {source.kind} source is listed through Spark")
+
+    def waiting(self, table: TableConfig) -> list[tuple[str, str]]:
+        """What the source holds that is not listed as a batch yet, with the reason (`plan`);
+        a change feed lists its next load alone."""
+        source = table.source
+        if isinstance(source, FilesSourceConfig):
+            return Listing(source, self.storage, self._local(source.path, source.kind)).waiting()
+        if isinstance(source, SynapseLinkSourceConfig):
+            return self._folders(table, source).waiting()
+        return []
+
+    def shape(self, table: TableConfig, ref: BatchRef) -> Shape:
+        """The columns a batch of the source would bring (sources/batch_shapes.py)."""
+        source = table.source
+        if not isinstance(source, FilesSourceConfig | SynapseLinkSourceConfig):
+            raise NotNative(f"the columns of a {source.kind} source are read through Spark")
+        return batch_shape(table, self._local(source.path, source.kind), self.storage, ref)
+
+    def _folders(self, table: TableConfig, source: SynapseLinkSourceConfig) -> SynapseFolders:
+        """A Synapse Link export's folders, beside the target's lineage."""
+        root = self._local(source.path, source.kind).rstrip("/")
+        target = self.config.qualified(table)
+
+        def published() -> dict[str, int]:
+            return self.tables.published_batches(target) if self.tables.exists(target) else {}
+
+        return SynapseFolders(source, self.storage, root, published)
 
     def _feed(self, table: TableConfig, source: ChangeFeedBase) -> list[BatchRef]:
         """A change feed's next load (sources/feed_listing.py)."""

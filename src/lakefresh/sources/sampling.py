@@ -62,7 +62,7 @@ def sample(config: FilesSourceConfig, paths: list[str], rows: int = ROWS_PER_FIL
     return found
 
 
-def _text_lines(config: FilesSourceConfig, path: str) -> Iterator[str]:
+def text_lines(config: FilesSourceConfig, path: str) -> Iterator[str]:
     """A text file's lines, ends kept, decoded as the run decodes it (its byte order mark
     dropped; bytes not valid in the encoding as U+FFFD); decompressed by its extension."""
     with ArrowStorage().chunks(path, 1 << 16) as chunks:
@@ -91,7 +91,7 @@ def _csv_values(
     dialect: dict[str, Any] = {"delimiter": opts.delimiter, "quotechar": opts.quote, "strict": False}
     if opts.escape != opts.quote:
         dialect |= {"escapechar": opts.escape, "doublequote": False}
-    reader = csv.reader(_text_lines(config, path), **dialect)
+    reader = csv.reader(text_lines(config, path), **dialect)
     columns = list(declared)
     if opts.header:
         header = next(reader, None)
@@ -116,7 +116,7 @@ def _json_values(
     config: FilesSourceConfig, path: str, rows: int, declared: dict[str, str], found: Sample
 ) -> None:
     taken = 0
-    for number, line in enumerate(_text_lines(config, path), start=1):
+    for number, line in enumerate(text_lines(config, path), start=1):
         if not line.strip():
             continue
         taken += 1

@@ -48,6 +48,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame
     from pyspark.sql.types import StructType
 
+    from lakefresh.lakehouse.storage import Storage
+
 SAMPLE_BYTES = 64 << 10  # the head of each file that the alignment check reads
 
 
@@ -92,19 +94,11 @@ class SynapseLinkSource:
             rows = rows.unionByName(frame, allowMissingColumns=True)
         return ReadBatch(ref, rows)
 
-    def _entity(self, folder: str) -> cdm.Entity:
-        path = f"{self.root}/{folder}/{MODEL}"
-        entity = cdm.read_model(self.storage.read_text(path), path).get(self.config.entity.lower())
-        if entity is None:
-            raise SourceError(f"{path} does not describe entity {self.config.entity!r}, yet it has files")
-        return entity
-
     def _read_folder(self, folder: str, files: list[str]) -> DataFrame:
         """A folder's rows, parsed with the folder's own model.json; bad rows carry a reason."""
         from pyspark.sql.types import StringType, StructField, StructType
 
-        entity = self._entity(folder)
-        self._check_alignment(folder, entity, files)
+        entity = folder_entity(self.config, self.storage, self.root, folder, files)
         columns = entity.columns
         text_schema = StructType(
             [StructField(c, StringType()) for c in columns] + [StructField(CORRUPT, StringType())]
@@ -161,27 +155,37 @@ class SynapseLinkSource:
                 return None if entity is None else len(entity.columns)
         return None
 
-    def _check_alignment(self, folder: str, entity: cdm.Entity, files: list[str]) -> None:
-        """Refuse a folder whose model.json does not line up with its data: in the first records of
-        a file, a typed column none of whose values has its type's shape (see `cdm.misfits`)."""
-        for path in files:
-            with self.storage.chunks(path, SAMPLE_BYTES) as chunks:
-                head = next(chunks, b"")
-            text = head.decode("utf-8", errors="replace")
-            if len(head) == SAMPLE_BYTES:
-                text = text[: text.rfind("\n") + 1]  # whole records only
-            records = list(itertools.islice(csv.reader(io.StringIO(text), delimiter=entity.delimiter), 20))
-            found = cdm.misfits(entity, records)
-            if found:
-                named = "; ".join(
-                    f"{c} ({entity_type(entity, c)}) holds {', '.join(repr(v) for v in vs[:3])}"
-                    for c, vs in found.items()
-                )
-                raise SourceError(
-                    f"{folder}/{MODEL} does not line up with {path}: {named}. Its columns look "
-                    "reordered against the data (Synapse appends columns at the end); nothing of "
-                    f"this folder was taken. Fix {folder}/{MODEL}, or export the folder again."
-                )
+
+def folder_entity(
+    config: SynapseLinkSourceConfig, storage: Storage, root: str, folder: str, files: list[str]
+) -> cdm.Entity:
+    """The source's entity as the folder's model.json describes it, checked against the folder's
+    files: SourceError when the model does not describe it, or does not line up with the data
+    (in the first records of a file, a typed column none of whose values has its type's shape:
+    see `cdm.misfits`)."""
+    path = f"{root}/{folder}/{MODEL}"
+    entity = cdm.read_model(storage.read_text(path), path).get(config.entity.lower())
+    if entity is None:
+        raise SourceError(f"{path} does not describe entity {config.entity!r}, yet it has files")
+    for data in files:
+        with storage.chunks(data, SAMPLE_BYTES) as chunks:
+            head = next(chunks, b"")
+        text = head.decode("utf-8", errors="replace")
+        if len(head) == SAMPLE_BYTES:
+            text = text[: text.rfind("\n") + 1]  # whole records only
+        records = list(itertools.islice(csv.reader(io.StringIO(text), delimiter=entity.delimiter), 20))
+        found = cdm.misfits(entity, records)
+        if found:
+            named = "; ".join(
+                f"{c} ({entity_type(entity, c)}) holds {', '.join(repr(v) for v in vs[:3])}"
+                for c, vs in found.items()
+            )
+            raise SourceError(
+                f"{folder}/{MODEL} does not line up with {data}: {named}. Its columns look "
+                "reordered against the data (Synapse appends columns at the end); nothing of "
+                f"this folder was taken. Fix {folder}/{MODEL}, or export the folder again."
+            )
+    return entity
 
 
 def entity_type(entity: cdm.Entity, column: str) -> str:

@@ -24,6 +24,8 @@ its newest (reconciliation's staged attempt, `published`).
 
 from __future__ import annotations
 
+import calendar
+import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +35,8 @@ from lakefresh.ranges import Interval
 from lakefresh.state.published import PublishedBatch, taken_from
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from lakefresh.lakehouse.backend import TableBackend
 
 # How many log rows the kept reads hold at most, over all tables (the least recently read table's
@@ -97,7 +101,7 @@ class LogReads:
                 f"SELECT {_COLUMNS} FROM {self.backend.qualified(self.batches)} "
                 f"WHERE table_name = {sql_literal(table)}"
             ).collect()
-        out = _in_order([_log_row(r) for r in rows])
+        out = in_order([_log_row(r) for r in rows])
         self._kept[table] = (head, out)
         self._kept.move_to_end(table)
         self._trim()
@@ -129,7 +133,7 @@ class LogReads:
         for r in rows:
             found[r[0]].append(_log_row(tuple(r)[1:]))
         for table, out in found.items():
-            self._kept[table] = (head, _in_order(out))
+            self._kept[table] = (head, in_order(out))
             self._kept.move_to_end(table)
         self._trim()
 
@@ -153,11 +157,11 @@ class LogReads:
             try:  # the append is done: a failure here costs the next run a read, nothing more
                 if head not in heads:
                     heads[head] = self.backend.follows(self.batches, head)
-                mine = [_dict_row(r) for r in rows if r["table_name"] == table]
+                mine = [dict_row(r) for r in rows if r["table_name"] == table]
             except Exception:
                 continue
             if (after := heads[head]) is not None:
-                self._kept[table] = (after, _in_order(out + mine) if mine else out)
+                self._kept[table] = (after, in_order(out + mine) if mine else out)
 
     def log_head(self, table: str) -> int | None:
         """The log's version that the table's kept read was made at (None: none, or no commit)."""
@@ -208,19 +212,16 @@ def last_recorded(rows: list[LogRow]) -> tuple[str, str, str] | None:
     return newest.attempt.batch_id, newest.attempt.attempt, newest.config_fingerprint or ""
 
 
-def _in_order(rows: list[LogRow]) -> list[LogRow]:
+def in_order(rows: list[LogRow]) -> list[LogRow]:
     """Rows in the order their attempts started (a row without a start first), then by attempt."""
     return sorted(
         rows, key=lambda r: (r.started_micros is not None, r.started_micros or 0, r.attempt.attempt)
     )
 
 
-def _dict_row(r: dict[str, Any]) -> LogRow:
-    """A `batches` row as written (a dict of every column), as :func:`_log_row` reads it back."""
-    from pyspark.sql.types import TimestampType
-
-    def micros(t: Any) -> int | None:
-        return None if t is None else int(TimestampType().toInternal(t))
+def dict_row(r: dict[str, Any]) -> LogRow:
+    """A `batches` row as written (a dict of every column; or read back as PySpark collects it),
+    as :func:`_log_row` reads it back."""
 
     published = micros(r["published_at"])
     millis = None if published is None else published // 1000
@@ -236,6 +237,15 @@ def _dict_row(r: dict[str, Any]) -> LogRow:
             r["superseded"],
         )
     )
+
+
+def micros(t: datetime | None) -> int | None:
+    """A timestamp's microseconds since the epoch, as PySpark's `TimestampType.toInternal` makes
+    them (a naive time is this process's local time)."""
+    if t is None:
+        return None
+    seconds = calendar.timegm(t.utctimetuple()) if t.tzinfo else time.mktime(t.timetuple())
+    return int(seconds) * 1_000_000 + t.microsecond
 
 
 def _log_row(r: Any) -> LogRow:

@@ -26,7 +26,7 @@ import json
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lakefresh.clock import utc_now
 from lakefresh.config.write_mode import change_feed_readers
@@ -37,7 +37,7 @@ from lakefresh.state.control import verb_batch_id
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.backend import TableBackend
+    from lakefresh.lakehouse.backend import Deletes, TableBackend
     from lakefresh.verbs.common import VerbContext
 
 
@@ -58,7 +58,15 @@ class MaintainResult:
         return asdict(self)
 
 
-def compaction_due(config: PipelineConfig, backend: TableBackend, table: TableConfig) -> str | None:
+class DeleteReads(Protocol):
+    """What a compaction's due date reads of a target (`TableBackend`, or lakehouse/native.py's
+    reader without a JVM)."""
+
+    def deletes(self, table: str) -> Deletes:
+        """Delete files (Iceberg; Delta's deletion vectors) and the rows they delete."""
+
+
+def compaction_due(config: PipelineConfig, backend: DeleteReads, table: TableConfig) -> str | None:
     """Why the target's deletes (TableBackend.deletes) make its policy ask for a compaction
     (MaintenanceConfig.compaction_due), or None; nothing is read when the policy looks at none."""
     policy = config.maintenance_for(table)

@@ -15,6 +15,10 @@ Per table, in the order a run takes them:
 5. the commits they take (a backlog is applied in groups, run/backlog.py), and the upkeep due
    (compaction of a merge-on-read target holding many delete files, `after_runs`).
 
+Read through Spark, or, where the tables and the sources allow it, without a JVM
+(verbs/plan_reads.py: the same plan, read by another road; what that road cannot tell without
+reading the batches' data it names in `unknown`).
+
 Nothing is written: no control table is created, no load is opened (a `table_changes` table's
 next load is listed, not read), the assessment is not settled.
 The applied batches are the assessment's: those the target's lineage holds, those the log holds
@@ -26,23 +30,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakefresh.columns import SYSTEM_PREFIX
 from lakefresh.config.graph import dependency_order
 from lakefresh.errors import LakefreshError
 from lakefresh.lakehouse.failures import describe
 from lakefresh.run import backlog
 from lakefresh.run.assessment import Assessment, assess
-from lakefresh.run.transform import transformed
 from lakefresh.secrets import redact
-from lakefresh.sources import Waits, ready
+from lakefresh.sources import ready
 from lakefresh.state.control import LOADS_TABLE
 from lakefresh.strategies import make_strategy
-from lakefresh.verbs.common import VerbContext
 from lakefresh.verbs.maintain import compaction_due
+from lakefresh.verbs.plan_reads import READ_BATCHES, BatchColumns, PlanReads, PlanTargets
 
 if TYPE_CHECKING:
     from lakefresh.config.models import PipelineConfig, TableConfig
-    from lakefresh.lakehouse.backend import TableBackend
     from lakefresh.sources import BatchRef
 
 
@@ -82,6 +83,9 @@ class TablePlan:
     # batches its source still holds that no run takes again, and why (the operator's decision)
     held: list[dict[str, str]] = field(default_factory=list)
     error: str | None = None  # the source could not be listed
+    # what this plan could not tell without reading the batches through Spark (plan without a
+    # JVM: verbs/plan_reads.py), each with why
+    unknown: list[str] = field(default_factory=list)
 
     @property
     def rows_bytes(self) -> int:
@@ -96,18 +100,21 @@ class PlanResult:
         return asdict(self)
 
 
-def plan(ctx: VerbContext, only: list[str] | None = None) -> PlanResult:
-    logged = ctx.backend.exists(ctx.control.batches)
+def plan(reads: PlanReads, only: list[str] | None = None) -> PlanResult:
+    """What the next run would do with every table (or with `only`), read through `reads`."""
+    config, log = reads.config, reads.log()
     result = PlanResult()
-    for table in dependency_order(ctx.config.tables):
+    for table in dependency_order(config.tables):
         if only and table.name not in only:
             continue
-        name = ctx.config.qualified(table)
-        out = TablePlan(table.name, ctx.backend.exists(name))
+        name = config.qualified(table)
+        out = TablePlan(table.name, reads.targets.exists(name))
         try:
-            found = assess(ctx.backend, ctx.control if logged else None, name, table)
-            _plan_table(ctx, found, out)
+            found = assess(reads.targets, log, name, table)
+            _plan_table(reads, found, out)
         except Exception as exc:  # reported on its table; the other tables are planned
+            if not isinstance(exc, LakefreshError) and not reads.reports_failures:
+                raise  # the road cannot read this: the caller takes the other one
             out.error = redact(str(exc)) if isinstance(exc, LakefreshError) else describe(exc)
         result.tables.append(out)
     return result
@@ -128,78 +135,74 @@ def _stop(found: Assessment) -> str | None:
     return None
 
 
-def _plan_table(ctx: VerbContext, found: Assessment, out: TablePlan) -> None:
-    config, backend, table, name = ctx.config, ctx.backend, found.table, found.name
+def _plan_table(reads: PlanReads, found: Assessment, out: TablePlan) -> None:
+    config, table, name = reads.config, found.table, found.name
     out.stops = _stop(found)  # 1.
     out.recovered = {v.batch_id: "verb" for v in found.cut_verbs} | {
         r.batch_id: r.how for r in found.recovered
     }
     out.config_changes = list(found.config_changes)
-    source = ctx.source(table)
     # a change feed's listing needs the loads log; its read opens a load
     feed = table.source.change_feed
-    if feed and not backend.exists(f"{config.catalog.control_namespace}.{LOADS_TABLE}"):
+    if feed and not reads.targets.exists(f"{config.catalog.control_namespace}.{LOADS_TABLE}"):
         out.waiting = [
             {"name": "first load", "reason": "the changes from the source's first version, when run"}
         ]
         return
-    listed = source.list_batches()
+    listed = reads.batches(table)
     pending, young = ready(listed, set(found.applied))  # 2.
     out.held = [
         {"name": r.batch_id, "reason": HELD[found.held[r.batch_id]]}
         for r in listed
         if r.batch_id in found.held
     ]
-    out.take = [_planned(backend, ref) for ref in pending]
+    out.take = [_planned(reads, ref) for ref in pending]
     if out.config_changes and pending and not out.stops:
         out.stops = (
             f"the configuration changed since batch {found.config_since} in ways that change "
             "results: run with --accept-config-change, or rebuild with lakefresh reset"
         )
-    if isinstance(source, Waits):  # 3.
-        out.waiting = [{"name": n, "reason": r} for n, r in source.waiting()]
-    out.waiting += [{"name": n, "reason": r} for n, r in young]
-    schemas: dict[str, Any] = {}
+    out.waiting = [{"name": n, "reason": r} for n, r in [*reads.waiting(table), *young]]  # 3.
+    columns = BatchColumns()
     if out.exists and pending and not feed:  # 4.
-        known = {f.name.lower() for f in backend.schema(name).fields}
-        seen: list[str] = []
-        for ref in pending:
-            rows = source.read(ref, None).rows
-            schemas[ref.batch_id] = rows.schema
-            if table.transform is not None:
-                rows = transformed(config, backend, table, rows)
-            for column in rows.columns:
-                if (
-                    column.lower() not in known
-                    and not column.startswith(SYSTEM_PREFIX)
-                    and column not in seen
-                ):
-                    seen.append(column)
-        out.new_columns = seen
-    out.commits = _commits(config, table, pending, out.exists, schemas)  # 5.
-    out.maintenance = _maintenance_due(config, backend, table, out.exists, bool(pending))
+        columns = reads.columns(table, name, pending)
+        out.new_columns = columns.new
+        out.unknown += [columns.unknown] if columns.unknown else []
+    least, most = _commits(config, table, pending, out.exists, columns)  # 5.
+    out.commits = least
+    if most > least:
+        out.unknown.append(
+            f"the commits: {least} to {most}, as Spark types the new columns the batches bring "
+            f"from their data ({READ_BATCHES})"
+        )
+    out.maintenance = _maintenance_due(config, reads.targets, table, out.exists, bool(pending))
 
 
 def _commits(
-    config: PipelineConfig, table: TableConfig, pending: list[BatchRef], exists: bool, schemas: dict[str, Any]
-) -> int:
+    config: PipelineConfig, table: TableConfig, pending: list[BatchRef], exists: bool, columns: BatchColumns
+) -> tuple[int, int]:
     """The commits the run would make: one per group of the backlog, one per batch of a group
-    whose batches' columns differ (it falls back to one by one)."""
+    whose batches' columns differ (it falls back to one by one). At least and at most: batches
+    of the same columns whose types Spark infers from the data may still differ in them."""
     grouped = backlog.why_not(config, table, make_strategy(table.strategy)) is None
     size = config.backlog_for(table).max_batches if grouped else 1
-    out = 0
+    least = most = 0
     for group in backlog.groups(pending, size, first_alone=not exists):
-        kinds = {str(schemas.get(ref.batch_id)) for ref in group}
-        out += 1 if len(kinds) == 1 else len(group)
-    return out
+        kinds = {columns.shapes.get(ref.batch_id) for ref in group}
+        if len(kinds) > 1:
+            least, most = least + len(group), most + len(group)
+        else:
+            unsure = any(ref.batch_id in columns.inferred for ref in group)
+            least, most = least + 1, most + (len(group) if unsure else 1)
+    return least, most
 
 
 def _maintenance_due(
-    config: PipelineConfig, backend: TableBackend, table: TableConfig, exists: bool, takes: bool
+    config: PipelineConfig, targets: PlanTargets, table: TableConfig, exists: bool, takes: bool
 ) -> list[str]:
     """The upkeep the table is due, and what does it (verbs/maintain.py)."""
     policy, out = config.maintenance_for(table), []
-    reason = compaction_due(config, backend, table) if exists else None
+    reason = compaction_due(config, targets, table) if exists else None
     if reason:
         out.append(f"compaction: {reason}: after the next run that takes a batch, or lakefresh maintain")
     if policy.after_runs and takes:
@@ -209,10 +212,6 @@ def _maintenance_due(
     return out
 
 
-def _planned(backend: TableBackend, ref: BatchRef) -> PlannedBatch:
-    sizes = None
-    if ref.files:
-        from lakefresh.lakehouse.storage import storage_for
-
-        sizes = sum(storage_for(backend.spark).size(path) for path in ref.files)
+def _planned(reads: PlanReads, ref: BatchRef) -> PlannedBatch:
+    sizes = sum(reads.size(path) for path in ref.files) if ref.files else None
     return PlannedBatch(ref.batch_id, ref.position, ref.batch_time.isoformat(), len(ref.files), sizes)

@@ -21,6 +21,8 @@ from lakefresh.lakehouse.backend import GROUP_PROPERTY, Lineage, VersionState
 from lakefresh.lakehouse.changes import without_carry_overs
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from pyspark.sql import DataFrame, SparkSession
 
 BATCH_KEY = "lakefresh.batch"  # the batch a commit carries, in its userMetadata (a JSON object)
@@ -116,6 +118,9 @@ class VersionLog:
                 return entry
         raise StateError(f"version {version} of {table} no longer exists")
 
+    def commit_properties(self, table: str, version: int) -> dict[str, str]:
+        return self.entry(table, version).properties
+
     def committed_at(self, table: str, version: int) -> datetime:
         millis = self.entry(table, version).millis
         return datetime.fromtimestamp(millis / 1000, UTC).replace(tzinfo=None)
@@ -140,14 +145,23 @@ def history(spark: SparkSession, qualified: str) -> list[Version]:
     return sorted(out, key=lambda v: -v.version)
 
 
-def history_entry(commit: dict[str, Any]) -> Version:
+def history_entry(commit: dict[str, Any], log: Path | None = None) -> Version:
     """A history entry as the `deltalake` package gives it (`DeltaTable.history()`: a commit's
-    `commitInfo`, its version added), read as DESCRIBE HISTORY's row is."""
+    `commitInfo`, its version added), read as DESCRIBE HISTORY's row is: its time the commit's
+    in-commit timestamp, else its file's modification time in the table's `_delta_log` folder
+    `log` when that is at hand (as Delta's history manager takes it; the `timestamp` delta-rs
+    gives is the one the writer put in the commit, a few milliseconds earlier), and each
+    parameter's value as JSON text (delta-rs gives a number as a number)."""
+    version = int(commit["version"])
+    millis = commit.get("inCommitTimestamp")
+    if millis is None and log is not None and (file := log / f"{version:020d}.json").exists():
+        millis = file.stat().st_mtime_ns // 1_000_000
+    parameters = commit.get("operationParameters") or {}
     return Version(
-        int(commit["version"]),
-        int(commit["timestamp"]),
+        version,
+        int(commit["timestamp"] if millis is None else millis),
         str(commit["operation"]),
-        dict(commit.get("operationParameters") or {}),
+        {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in parameters.items()},
         dict(commit.get("operationMetrics") or {}),
         _json_object(commit.get("userMetadata")),
     )

@@ -17,7 +17,7 @@ from lakefresh.columns import (
     CHANGE_TYPE_COLUMN,
 )
 from lakefresh.errors import StateError
-from lakefresh.lakehouse.backend import GROUP_PROPERTY, Lineage, StagedCommit, VersionState
+from lakefresh.lakehouse.backend import GROUP_PROPERTY, Deletes, Lineage, StagedCommit, VersionState
 from lakefresh.lakehouse.changes import without_carry_overs
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.sql import quote, sql_literal
@@ -89,6 +89,16 @@ class SnapshotInfo:
         return {k: v for k, v in self.summary.items() if k.startswith("lakefresh.")}
 
 
+def summary_deletes(summary: dict[str, str]) -> Deletes:
+    """A snapshot's delete files and the rows they delete, from its summary (no job)."""
+    rows = sum(int(summary.get(k) or 0) for k in ("total-position-deletes", "total-equality-deletes"))
+    return Deletes(
+        files=int(summary.get("total-delete-files") or 0),
+        rows=rows,
+        stored=int(summary.get("total-records") or 0),
+    )
+
+
 class SnapshotLog:
     """A table's snapshots as its metadata (tables, or files) hold them at one moment: the
     lineage facts of `TableBackend` answered from them."""
@@ -126,6 +136,14 @@ class SnapshotLog:
 
     def committed_at(self, table: str, snapshot_id: int) -> datetime:
         return utc(self.snapshot(table, snapshot_id).timestamp_ms)
+
+    def commit_properties(self, table: str, snapshot_id: int) -> dict[str, str]:
+        return self.snapshot(table, snapshot_id).properties
+
+    def summary(self) -> dict[str, str]:
+        """The current snapshot's summary ({} without one)."""
+        current = None if self.current is None else self.snapshots.get(self.current)
+        return {} if current is None else current.summary
 
     def published(self) -> dict[str, int]:
         """The batches the lineage carries (`published_in`)."""

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 from lakefresh.lakehouse.backend import Deletes
-from lakefresh.lakehouse.iceberg.log import snapshot_info
+from lakefresh.lakehouse.iceberg.log import snapshot_info, summary_deletes
 from lakefresh.lakehouse.sql import qualified_name, quote, sql_literal
 
 if TYPE_CHECKING:
@@ -63,13 +63,7 @@ class IcebergUpkeep:
         """Delete files and the rows they delete, from the current snapshot's summary (no job).
         Iceberg keeps at most one position-delete file per data file (it merges a file's deletes
         as it writes new ones), so the rows, not the files, say what readers pay."""
-        summary = self._summary(table)
-        rows = sum(int(summary.get(k) or 0) for k in ("total-position-deletes", "total-equality-deletes"))
-        return Deletes(
-            files=int(summary.get("total-delete-files") or 0),
-            rows=rows,
-            stored=int(summary.get("total-records") or 0),
-        )
+        return summary_deletes(self._summary(table))
 
     def maintain(
         self: IcebergUpkeepHost,

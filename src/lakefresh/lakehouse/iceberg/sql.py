@@ -85,9 +85,7 @@ class IcebergSqlBackend(IcebergBackend):
         return {r["key"]: r["value"] for r in rows}
 
     def _summary(self, table: str) -> dict[str, str]:
-        log = self._log(table)
-        current = None if log.current is None else log.snapshots.get(log.current)
-        return {} if current is None else current.summary
+        return self._log(table).summary()
 
     def _ordered(self, table: str) -> bool:
         return "sort-order" in self.properties(table)
