@@ -423,6 +423,22 @@ def test_full_snapshots_give_one_history_whatever_order_they_arrive_in(ws):
         ], folder
 
 
+def run_each_day(ws, p, snapshots: dict[int, str], expected: dict[int, tuple[dict, int]]) -> list[str]:
+    """Each day's snapshot taken by a run of its own; each batch's status codes and the rows it
+    wrote (opened or closed versions) as `expected` says; key 1's `_lf_events` after each."""
+    events_of_key_1 = []
+    for day, body in snapshots.items():
+        write_snapshots(ws, {day: body})
+        result = p.run()
+        assert result.ok, result.to_dict()
+        [batch] = result.batches
+        table = p.table("dim")
+        written = table.filter(F.col("_lf_batch_id") == batch.batch_id).count()
+        assert (batch.counts, written, batch.effective_count) == (*expected[day], written), day
+        events_of_key_1.append(table.filter("id = 1").first()["_lf_events"])
+    return events_of_key_1
+
+
 @pytest.mark.parametrize("table_format", FORMATS)
 def test_re_sent_rows_write_nothing_and_leave_the_event_memory_as_it_was(ws, spark, table_format):
     # daily full snapshots that re-send every key: with resent_rows: skip, a batch writes only the
@@ -443,16 +459,7 @@ def test_re_sent_rows_write_nothing_and_leave_the_event_memory_as_it_was(ws, spa
         3: ({"U": 4}, 0),
         4: ({"U": 2, "D": 1, "C": 1, "N": 1}, 4),
     }
-    events_of_key_1 = []
-    for day, body in snapshots.items():
-        write_snapshots(ws, {day: body})
-        result = p.run()
-        assert result.ok, result.to_dict()
-        [batch] = result.batches
-        table = p.table("dim")
-        written = table.filter(F.col("_lf_batch_id") == batch.batch_id).count()
-        assert (batch.counts, written, batch.effective_count) == (*expected[day], written), day
-        events_of_key_1.append(table.filter("id = 1").first()["_lf_events"])
+    events_of_key_1 = run_each_day(ws, p, snapshots, expected)
     assert len(set(events_of_key_1)) == 1, events_of_key_1
     assert versions(p) == [
         (1, "Oslo", d(1), None, True, False),
@@ -488,6 +495,18 @@ def test_a_snapshot_older_than_the_latest_is_refused_when_re_sent_rows_are_left_
     assert versions(p) == before
 
 
+# snapshots of the 1st, 2nd, 4th and 5th, then the 3rd (Kyiv for key 1) arriving last: the
+# history of all five in time order
+THIRD_LAST = [
+    (1, "Kyiv", d(3), d(4), False, False),
+    (1, "Oslo", d(1), d(3), False, False),
+    (1, "Oslo", d(4), None, True, False),
+    (2, "Milan", d(2), None, True, False),
+    (2, "Rome", d(1), d(2), False, False),
+    (3, "Lima", d(1), d(5), False, True),
+]
+
+
 def test_by_default_a_snapshot_writes_only_what_it_opens_or_closes_and_a_late_one_still_re_cuts(ws):
     # daily full snapshots, no resent_rows given: a re-sent unchanged key writes nothing and its
     # `_lf_events` stays as its first batch left it; the snapshot of the 4th changes nothing and
@@ -503,16 +522,7 @@ def test_by_default_a_snapshot_writes_only_what_it_opens_or_closes_and_a_late_on
         5: "1,Oslo\n2,Milan\n",  # 3 leaves
     }
     expected = {1: ({"N": 3}, 3), 2: ({"U": 2, "C": 1}, 2), 4: ({"U": 3}, 0), 5: ({"U": 2, "D": 1}, 1)}
-    events_of_key_1 = []
-    for day, body in snapshots.items():
-        write_snapshots(ws, {day: body})
-        result = p.run()
-        assert result.ok, result.to_dict()
-        [batch] = result.batches
-        table = p.table("dim")
-        written = table.filter(F.col("_lf_batch_id") == batch.batch_id).count()
-        assert (batch.counts, written, batch.effective_count) == (*expected[day], written), day
-        events_of_key_1.append(table.filter("id = 1").first()["_lf_events"])
+    events_of_key_1 = run_each_day(ws, p, snapshots, expected)
     stamp = int(d(1).replace(tzinfo=UTC).timestamp() * 1_000_000)
     recorded = f"+{int(d(4).replace(tzinfo=UTC).timestamp() * 1_000_000)}"
     assert events_of_key_1 == [f"+{stamp}", f"+{stamp}", f"+{stamp},{recorded}", f"+{stamp},{recorded}"]
@@ -520,14 +530,7 @@ def test_by_default_a_snapshot_writes_only_what_it_opens_or_closes_and_a_late_on
     result = p.run()
     assert result.ok, result.to_dict()
     assert result.batches[0].counts == {"L": 3}
-    assert versions(p) == [
-        (1, "Kyiv", d(3), d(4), False, False),
-        (1, "Oslo", d(1), d(3), False, False),
-        (1, "Oslo", d(4), None, True, False),
-        (2, "Milan", d(2), None, True, False),
-        (2, "Rome", d(1), d(2), False, False),
-        (3, "Lima", d(1), d(5), False, True),
-    ]
+    assert versions(p) == THIRD_LAST
     assert max(len(r["_lf_events"].split(",")) for r in p.table("dim").collect()) <= 2
     check_invariants(p)
 
@@ -546,14 +549,7 @@ def test_a_table_that_recorded_re_sent_rows_moves_to_the_default_without_a_confi
     assert result.ok and result.batches[0].counts == {"U": 2, "D": 1}, result.to_dict()
     write_snapshots(ws, {3: "1,Kyiv\n2,Milan\n3,Lima\n"})
     assert p.run().ok
-    assert versions(p) == [
-        (1, "Kyiv", d(3), d(4), False, False),
-        (1, "Oslo", d(1), d(3), False, False),
-        (1, "Oslo", d(4), None, True, False),
-        (2, "Milan", d(2), None, True, False),
-        (2, "Rome", d(1), d(2), False, False),
-        (3, "Lima", d(1), d(5), False, True),
-    ]
+    assert versions(p) == THIRD_LAST
     check_invariants(p)
 
 

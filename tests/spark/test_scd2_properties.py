@@ -134,7 +134,7 @@ SNAPSHOT_TABLE = """
 """
 
 
-# on Iceberg: the same rule on Delta is the example of test_scd2.py (make test's time budget)
+# on Iceberg: the strategy's statements do not depend on the format (test_scd2.py's docstring)
 @pytest.mark.parametrize("table_format", ["iceberg"])
 @settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
 @given(snapshots=snapshot_map, data=st.data())
