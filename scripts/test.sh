@@ -31,8 +31,7 @@ PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spa
 # and slow files of the main suite, so that the two chains take about as long (the side chain
 # is short without them: the 3.5 line and Delta take the contract at few fault points for most
 # strategies)
-BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py tests/spark/test_scd2_properties.py
-  tests/spark/test_native_verbs.py)
+BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_backlog.py tests/spark/test_native_verbs.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 # the lake's tests, in a run of their own after them: their session starts with S3's connector,
 # on the S3 and REST catalog servers they start (tests/lake/; not in pytest's testpaths)

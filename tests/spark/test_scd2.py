@@ -539,7 +539,8 @@ def test_a_table_that_recorded_re_sent_rows_moves_to_the_default_without_a_confi
     # snapshots of the 1st, 2nd and 4th applied under `resent_rows: record` (re-sends stored),
     # then the configuration leaves it unset (derive): the 5th's run is no config change, and the
     # 3rd, arriving last, re-cuts history from the re-sends the older batches stored, as the
-    # default's own history would be
+    # default's own history would be; a reload of a batch recorded under `record` is no other
+    # configuration either
     first = "1,Oslo\n2,Rome\n3,Lima\n"
     write_snapshots(ws, {1: first, 2: first.replace("Rome", "Milan"), 4: first.replace("Rome", "Milan")})
     assert ws.pipeline(snapshot_dim("iceberg", "resent_rows: record")).run().ok
@@ -549,6 +550,8 @@ def test_a_table_that_recorded_re_sent_rows_moves_to_the_default_without_a_confi
     assert result.ok and result.batches[0].counts == {"U": 2, "D": 1}, result.to_dict()
     write_snapshots(ws, {3: "1,Kyiv\n2,Milan\n3,Lima\n"})
     assert p.run().ok
+    assert versions(p) == THIRD_LAST
+    p.reload("dim", ["s04.csv"])
     assert versions(p) == THIRD_LAST
     check_invariants(p)
 
