@@ -107,7 +107,7 @@ def deletes(table: DeltaTable) -> Deletes:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    vectors = pa.table(table.deletion_vectors())
+    vectors = arrow(table.deletion_vectors())
     if vectors.num_rows == 0:
         return Deletes()
     kept = pc.list_flatten(vectors.column("selection_vector"))
@@ -116,6 +116,13 @@ def deletes(table: DeltaTable) -> Deletes:
 
 
 def _add_actions(table: DeltaTable) -> Any:
+    return arrow(table.get_add_actions(flatten=True))
+
+
+def arrow(stream: Any) -> Any:
+    """delta-rs's answer (an Arrow C stream) as a pyarrow Table. Not through `pa.table()`, which
+    first asks whether it is a pandas DataFrame and so imports pandas: half a second of a read
+    that needs no JVM."""
     import pyarrow as pa
 
-    return pa.table(table.get_add_actions(flatten=True))
+    return pa.RecordBatchReader.from_stream(stream).read_all()
