@@ -177,7 +177,9 @@ def transformed_columns(table: TableConfig, columns: tuple[str, ...]) -> list[st
         tree = sqlglot.parse_one(table.transform.sql, dialect="spark")
     except sqlglot.errors.SqlglotError:
         return None
-    source = tree.args.get("from_") or tree.args.get("from") if isinstance(tree, exp.Select) else None
+    if not isinstance(tree, exp.Select):
+        return None
+    source = tree.args.get("from_") or tree.args.get("from")
     if (
         source is None
         or not isinstance(source.this, exp.Table)
