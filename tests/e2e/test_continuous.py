@@ -128,8 +128,10 @@ def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_pa
     for reader in readers:
         reader.start()
 
-    def cycled_since(moment: float) -> bool:  # each process ran a whole cycle after `moment`
-        return all(any(t > moment and "batch(es) applied" in line for t, line in out) for out in printed)
+    def cycled_since(moment: float, cycles: int = 1) -> bool:
+        """Each process ended `cycles` cycles after `moment`. The first of them may have listed
+        the source before `moment`; the second began after the first ended, so it listed after."""
+        return all(sum(t > moment and "batch(es) applied" in line for t, line in out) >= cycles for out in printed)
 
     batches = 12
     try:
@@ -141,9 +143,9 @@ def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_pa
             if n % 3:  # one at a time, then in bursts of two
                 time.sleep(0.6)
         last = time.monotonic()
-        while not cycled_since(last + 0.5) and time.monotonic() < deadline:
+        while not cycled_since(last, cycles=2) and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert cycled_since(last + 0.5), "".join(line for out in printed for _, line in out)[-6000:]
+        assert cycled_since(last, cycles=2), "".join(line for out in printed for _, line in out)[-6000:]
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGTERM)

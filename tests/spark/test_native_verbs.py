@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -80,12 +81,16 @@ def pipeline(request: Any, spark: Any, warehouse: Path, tmp_path_factory: pytest
     assert p.run().ok
     ws.write("in/b3.csv", "id,name\n3,Cy\n", mtime=1_736_007_200)
     assert p.run(["people"]).ok  # a commit that people_changes has not read
+    published = time.time()
     ws.write("in/b4.csv", "id,name\n4,Dee\n", mtime=1_736_010_800)
     ws.write("days/2025-01-02/part.csv", "id\n2\n", mtime=1_736_086_400)
     ws.write("days/2025-01-02/_SUCCESS", "")
     ws.write("days/2025-01-03/part.csv", "id\n3\n", mtime=1_736_172_800)  # no marker yet
     export.write_folder(F3, ACCOUNT, {"account": {"2025.csv": [account("c", "Cy", 12)]}})
     export.set_current(F4)  # F2 and F3 are finished
+    # people's last batch is older than its warn_after (1 s) before any command reads its
+    # freshness: both roads then say `warn`, however fast the first one runs
+    time.sleep(max(0.0, published + 1.5 - time.time()))
     return p
 
 
