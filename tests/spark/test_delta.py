@@ -108,6 +108,52 @@ def test_a_versions_rows_come_from_its_checksum_as_from_a_replay_of_the_log(ws, 
         assert third.live_records == 6
 
 
+def test_the_history_kept_and_read_on_from_the_commit_files_is_describe_historys(ws, monkeypatch):
+    """A Delta table's history is read whole (DESCRIBE HISTORY, Spark jobs) once; after that the
+    commits since are read from their files in `_delta_log` and put before the entries kept. After
+    each kind of commit the history so kept is DESCRIBE HISTORY's, entry for entry: version,
+    time, operation, parameters, metrics and the commit's metadata; a table made anew under the
+    same name is read whole again."""
+    from lakefresh.lakehouse.backend import with_settings
+    from lakefresh.lakehouse.delta import DeltaBackend
+    from lakefresh.lakehouse.delta import backend as delta_backend
+    from lakefresh.lakehouse.delta.log import history
+
+    whole: list[str] = []
+    monkeypatch.setattr(delta_backend, "history", lambda spark, q: whole.append(q) or history(spark, q))
+    backend, name = DeltaBackend(ws.spark, str(ws.warehouse)), f"{ws.namespace}.t"
+    t = backend.qualified(name)
+    vectors = "TBLPROPERTIES ('delta.enableDeletionVectors' = true)"
+    create = f"CREATE TABLE {t} (id int, v string) USING delta {vectors}"
+    ws.spark.sql(create)
+    assert backend.head(name) is None and len(whole) == 1
+    statements = [
+        f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')",
+        f"MERGE INTO {t} t USING (SELECT 2 AS id, 'B' AS v UNION ALL SELECT 3, 'c') s ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *",
+        f"UPDATE {t} SET v = 'A' WHERE id = 1",
+        f"DELETE FROM {t} WHERE id = 3",
+        f"ALTER TABLE {t} SET TBLPROPERTIES ('lakefresh.x' = 'y')",
+        f"OPTIMIZE {t}",
+        f"RESTORE TABLE {t} TO VERSION AS OF 2",
+    ]
+    for statement in statements:
+        ws.spark.sql(statement)
+        assert backend._history(name) == history(ws.spark, t), statement
+    # two commits at once, the first carrying a batch in its metadata
+    metadata = {"spark.databricks.delta.commitInfo.userMetadata": json.dumps({"lakefresh.batch": "b9"})}
+    with_settings(ws.spark, metadata, lambda: ws.spark.sql(f"INSERT INTO {t} VALUES (9, 'z')"))
+    ws.spark.sql(f"INSERT INTO {t} VALUES (10, 'y')")
+    assert backend._history(name) == history(ws.spark, t)
+    assert backend.published_batches(name) == {"b9": 8}
+    assert len(whole) == 1  # every commit since the first read came from its file
+
+    backend.drop(name)  # dropped and made anew: its history is read whole again
+    ws.spark.sql(create)
+    ws.spark.sql(f"INSERT INTO {t} VALUES (1, 'a')")
+    assert backend._history(name) == history(ws.spark, t) and len(whole) == 2
+
+
 # every target and the control tables on Delta: a pipeline that needs no Iceberg at all
 DELTA_ONLY = "  format: delta\n  control_format: delta\n"
 

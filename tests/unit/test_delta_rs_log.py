@@ -4,10 +4,13 @@ questions the Connect road asks of it. No JVM."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from lakefresh.lakehouse.backend import Deletes
 from lakefresh.lakehouse.delta import rs_log
+from lakefresh.lakehouse.delta.log import CommitFile, entries_after, history_entry
 
 
 @pytest.mark.parametrize(
@@ -44,3 +47,32 @@ def test_a_tables_version_transactions_files_and_rows_come_from_its_log(tmp_path
     assert first is not None and rs_log.records(first) == 2
     assert rs_log.is_delta_table(location) and not rs_log.is_delta_table(f"{tmp_path}/none")
     assert rs_log.load(f"{tmp_path}/none") is None and rs_log.file_count(None) == 0
+
+
+def commit_file(version: int, modified: int, operation: str = "WRITE", **info: object) -> CommitFile:
+    action = {"commitInfo": {"timestamp": modified - 5, "operation": operation, **info}}
+    return CommitFile(version, modified, '{"protocol": {}}\n' + json.dumps(action) + "\n")
+
+
+def test_the_commits_since_the_newest_entry_kept_are_read_as_describe_history_gives_them():
+    """The commits after the newest entry kept (its own commit comes first, and must be that
+    entry's), newest first: a commit's time is its file's, made a millisecond later than the one
+    before when it is not later (DESCRIBE HISTORY does the same), or its in-commit timestamp;
+    a first file that is not the kept entry's commit (the table was made anew), or a commit
+    without its `commitInfo`, sends the caller to DESCRIBE HISTORY."""
+    kept = history_entry({"version": 4, "timestamp": 1_000, "operation": "WRITE"})
+    files = [
+        commit_file(4, 1_000),
+        commit_file(5, 1_000, "MERGE", userMetadata='{"lakefresh.batch": "b5"}'),  # same second
+        commit_file(6, 900, "UPDATE"),  # an earlier clock
+        commit_file(7, 5_000, "OPTIMIZE", inCommitTimestamp=4_321),
+    ]
+    found = entries_after(kept, files)
+    assert found is not None
+    assert [(v.version, v.millis, v.operation, v.batches) for v in found] == [
+        (7, 4_321, "OPTIMIZE", ()),
+        (6, 1_002, "UPDATE", ()),
+        (5, 1_001, "MERGE", ("b5",)),
+    ]
+    assert entries_after(kept, [commit_file(4, 2_000), *files[1:]]) is None  # made anew since
+    assert entries_after(kept, [files[0], CommitFile(5, 1_000, '{"protocol": {}}\n')]) is None

@@ -6,7 +6,7 @@ change data feed over that lineage, and a version's rows from its checksum.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -151,7 +151,8 @@ def history_entry(commit: dict[str, Any], log: Path | None = None) -> Version:
     in-commit timestamp, else its file's modification time in the table's `_delta_log` folder
     `log` when that is at hand (as Delta's history manager takes it; the `timestamp` delta-rs
     gives is the one the writer put in the commit, a few milliseconds earlier), and each
-    parameter's value as JSON text (delta-rs gives a number as a number)."""
+    parameter's value as JSON text (delta-rs gives a number as a number), a JSON null as None.
+    A commit file's own `commitInfo` reads the same way."""
     version = int(commit["version"])
     millis = commit.get("inCommitTimestamp")
     if millis is None and log is not None and (file := log / f"{version:020d}.json").exists():
@@ -161,10 +162,53 @@ def history_entry(commit: dict[str, Any], log: Path | None = None) -> Version:
         version,
         int(commit["timestamp"] if millis is None else millis),
         str(commit["operation"]),
-        {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in parameters.items()},
+        {str(k): v if v is None or isinstance(v, str) else json.dumps(v) for k, v in parameters.items()},
         dict(commit.get("operationMetrics") or {}),
         _json_object(commit.get("userMetadata")),
     )
+
+
+@dataclass(frozen=True)
+class CommitFile:
+    """A commit's file in a table's `_delta_log` folder, as read: its version, its modification
+    time (Unix milliseconds) and its text (one action per line)."""
+
+    version: int
+    modified: int
+    text: str
+
+    def commit_info(self) -> dict[str, Any] | None:
+        """Its `commitInfo` action, or None (a writer may leave it out)."""
+        for line in self.text.splitlines():
+            if line.strip():
+                action = json.loads(line)
+                if "commitInfo" in action:
+                    return dict(action["commitInfo"])
+        return None
+
+
+def entries_after(previous: Version, files: list[CommitFile]) -> list[Version] | None:
+    """The history entries of the commits after `previous` (DESCRIBE HISTORY's entry of the first
+    file's version), newest first, as DESCRIBE HISTORY gives them: each commit's time its
+    in-commit timestamp, else its file's modification time, made later than the commit before
+    it when it is not (Delta's history manager does the same, for clocks that agree to a
+    second). None when the first file is not `previous`'s commit (the table was made anew
+    since), or a commit has no `commitInfo`: then the history is read whole."""
+    out: list[Version] = []
+    before = None
+    for file in files:
+        info = file.commit_info()
+        if info is None:
+            return None
+        entry = history_entry({**info, "version": file.version})
+        if "inCommitTimestamp" not in info:  # `previous` may have been made later already
+            earliest = previous.millis if before is None else before.millis + 1
+            entry = replace(entry, millis=max(file.modified, earliest))
+        if before is None and entry != previous:
+            return None
+        out.append(entry)
+        before = entry
+    return out[:0:-1]
 
 
 def published_in(lineage: list[Version], since: int | None = None) -> dict[str, int]:

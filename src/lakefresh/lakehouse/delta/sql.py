@@ -34,6 +34,7 @@ from lakefresh.lakehouse.backend import Deletes, TableBackend
 from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.delta import rs_log
 from lakefresh.lakehouse.delta.backend import ROWS_APP, DeltaBackend
+from lakefresh.lakehouse.delta.log import CommitFile
 from lakefresh.lakehouse.sql import quote
 from lakefresh.lakehouse.storage import ArrowStorage
 
@@ -59,7 +60,11 @@ class DeltaSqlBackend(DeltaBackend):
         return rs_log.is_delta_table(self.location(table))
 
     def drop(self, table: str) -> None:
+        self._histories.pop(table, None)
         ArrowStorage().remove_folder(self.location(table))
+
+    def _commit_files(self, table: str, first: int, last: int) -> list[CommitFile] | None:
+        return None  # no Hadoop file system on this side: DESCRIBE HISTORY reads the history
 
     def _latest(self, table: str) -> tuple[int, int] | None:
         found = self._log(table)
