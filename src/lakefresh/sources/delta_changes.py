@@ -57,7 +57,7 @@ def first_start_in(entries: list[Version]) -> int | None:
     lineage (`entries`, newest first)."""
     for entry in entries:
         turned_on = entry.operation == "SET TBLPROPERTIES" and (
-            f'"{FEED_PROPERTY}":"true"' in entry.parameters.get("properties", "").replace(" ", "")
+            f'"{FEED_PROPERTY}":"true"' in (entry.parameters.get("properties") or "").replace(" ", "")
         )
         if entry.operation in BEGINNINGS or turned_on:
             return entry.version - 1 if entry.version > 0 else None

@@ -66,7 +66,7 @@ class Version:
     version: int
     millis: int
     operation: str
-    parameters: dict[str, str]
+    parameters: dict[str, str | None]  # a JSON null as None, as DESCRIBE HISTORY gives it
     metrics: dict[str, str]
     metadata: dict[str, Any]
 
