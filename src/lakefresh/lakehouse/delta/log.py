@@ -190,10 +190,11 @@ class CommitFile:
 def entries_after(previous: Version, files: list[CommitFile]) -> list[Version] | None:
     """The history entries of the commits after `previous` (DESCRIBE HISTORY's entry of the first
     file's version), newest first, as DESCRIBE HISTORY gives them: each commit's time its
-    in-commit timestamp, else its file's modification time, made later than the commit before
-    it when it is not (Delta's history manager does the same, for clocks that agree to a
-    second). None when the first file is not `previous`'s commit (the table was made anew
-    since), or a commit has no `commitInfo`: then the history is read whole."""
+    in-commit timestamp, else its file's modification time, made a millisecond later than the
+    commit before it when it is not later (Delta's history manager does the same: a store may
+    keep modification times to the second). None when the first file is not `previous`'s
+    commit (the table was made anew since), or a commit has no `commitInfo`: then the history
+    is read whole."""
     out: list[Version] = []
     before = None
     for file in files:
