@@ -76,3 +76,15 @@ def test_the_commits_since_the_newest_entry_kept_are_read_as_describe_history_gi
     ]
     assert entries_after(kept, [commit_file(4, 2_000), *files[1:]]) is None  # made anew since
     assert entries_after(kept, [files[0], CommitFile(5, 1_000, '{"protocol": {}}\n')]) is None
+
+
+def test_a_whole_young_log_is_read_from_its_files_from_version_0():
+    """With no entry kept, the files are the log from its first commit: every one is an entry."""
+    files = [commit_file(0, 1_000, "CREATE TABLE"), commit_file(1, 1_000), commit_file(2, 3_000)]
+    found = entries_after(None, files)
+    assert found is not None
+    assert [(v.version, v.millis, v.operation) for v in found] == [
+        (2, 3_000, "WRITE"),
+        (1, 1_001, "WRITE"),
+        (0, 1_000, "CREATE TABLE"),
+    ]

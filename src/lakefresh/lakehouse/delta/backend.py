@@ -90,6 +90,9 @@ COPY_ON_WRITE = {"delta.enableDeletionVectors": "false"}
 # At most this many commits since the history was last read are read from their files, one by
 # one; more, and DESCRIBE HISTORY reads the history whole
 HISTORY_READ_AHEAD = 32
+# A log of fewer commits than this is read from its files the first time too (one by one: a
+# longer log goes to DESCRIBE HISTORY)
+YOUNG_LOG = 10
 WIDENINGS = Widenings("Delta Lake", frozenset())  # type widening is a table feature: not assumed
 
 
@@ -180,12 +183,19 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         0.2 s) and a batch asks its lineage about eight questions, so the answer is kept with
         the log's latest version and its time (a look-up in the log, no job): any commit, this
         process's or another's, moves them. Then the few commits since are read from their
-        files and put before the entries kept (`_history_since`)."""
+        files and put before the entries kept (`_history_since`). A young table's history (a
+        log of fewer than YOUNG_LOG commits) is read from its files the first time too; a
+        file cleaned up already sends the read to DESCRIBE HISTORY."""
         latest = self._latest(table)
         kept = self._histories.get(table)
         if latest is not None and kept is not None and kept[0] == latest:
             return kept[1]
-        entries = self._history_since(table, kept[1], latest[0]) if latest and kept else None
+        entries = None
+        if latest is not None and kept is not None:
+            entries = self._history_since(table, kept[1], latest[0])
+        elif latest is not None and latest[0] < YOUNG_LOG:  # a young table's few commits
+            files = self._commit_files(table, 0, latest[0])
+            entries = None if files is None else entries_after(None, files)
         if entries is None:
             entries = history(self.spark, self.qualified(table))
         if latest is not None:

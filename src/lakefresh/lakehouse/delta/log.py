@@ -187,29 +187,34 @@ class CommitFile:
         return None
 
 
-def entries_after(previous: Version, files: list[CommitFile]) -> list[Version] | None:
+def entries_after(previous: Version | None, files: list[CommitFile]) -> list[Version] | None:
     """The history entries of the commits after `previous` (DESCRIBE HISTORY's entry of the first
-    file's version), newest first, as DESCRIBE HISTORY gives them: each commit's time its
-    in-commit timestamp, else its file's modification time, made a millisecond later than the
-    commit before it when it is not later (Delta's history manager does the same: a store may
-    keep modification times to the second). None when the first file is not `previous`'s
-    commit (the table was made anew since), or a commit has no `commitInfo`: then the history
-    is read whole."""
+    file's version; None: the files are the whole log, from version 0), newest first, as
+    DESCRIBE HISTORY gives them: each commit's time its in-commit timestamp, else its file's
+    modification time, made a millisecond later than the commit before it when it is not later
+    (Delta's history manager does the same: a store may keep modification times to the
+    second). None when the first file is not `previous`'s commit (the table was made anew
+    since), or a commit has no `commitInfo`: then the history is read whole."""
     out: list[Version] = []
-    before = None
     for file in files:
         info = file.commit_info()
         if info is None:
             return None
         entry = history_entry({**info, "version": file.version})
-        if "inCommitTimestamp" not in info:  # `previous` may have been made later already
-            earliest = previous.millis if before is None else before.millis + 1
-            entry = replace(entry, millis=max(file.modified, earliest))
-        if before is None and entry != previous:
+        if "inCommitTimestamp" not in info:
+            entry = replace(entry, millis=_not_before(file.modified, previous, out))
+        if not out and previous is not None and entry != previous:
             return None
         out.append(entry)
-        before = entry
-    return out[:0:-1]
+    return out[:0:-1] if previous is not None else out[::-1]
+
+
+def _not_before(modified: int, previous: Version | None, done: list[Version]) -> int:
+    """A commit's time from its file's: a millisecond after the commit before it when it is not
+    later. The first file's commit is `previous` itself, which may have been made later already."""
+    if done:
+        return max(modified, done[-1].millis + 1)
+    return modified if previous is None else max(modified, previous.millis)
 
 
 def published_in(lineage: list[Version], since: int | None = None) -> dict[str, int]:
