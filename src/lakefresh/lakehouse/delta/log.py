@@ -180,7 +180,7 @@ class CommitFile:
     def commit_info(self) -> dict[str, Any] | None:
         """Its `commitInfo` action, or None (a writer may leave it out)."""
         for line in self.text.splitlines():
-            if line.strip():
+            if '"commitInfo"' in line:  # not every action parsed: a big write adds many files
                 action = json.loads(line)
                 if "commitInfo" in action:
                     return dict(action["commitInfo"])
