@@ -111,6 +111,11 @@ class HadoopStorage:
         fs, jpath = self._fs(path)
         return int(fs.getFileStatus(jpath).getLen())
 
+    def modified_millis(self, path: str) -> int:
+        """A file's modification time, Unix milliseconds, as the file system keeps it."""
+        fs, jpath = self._fs(path)
+        return int(fs.getFileStatus(jpath).getModificationTime())
+
     def uri(self, path: str) -> str:
         """The path as a URI, as Spark's `_metadata.file_path` spells it (`file:/a%20b.csv`)."""
         return str(java_class(self.spark, "org.apache.hadoop.fs.Path")(path).toUri().toString())

@@ -66,6 +66,7 @@ from lakefresh.lakehouse.failures import chain, is_commit_conflict
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import empty_rows, literal_rows
 from lakefresh.lakehouse.sql import properties_sql, quote
+from lakefresh.lakehouse.storage import HadoopStorage
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -190,50 +191,44 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         kept = self._histories.get(table)
         if latest is not None and kept is not None and kept[0] == latest:
             return kept[1]
-        entries = None
-        if latest is not None and kept is not None:
-            entries = self._history_since(table, kept[1], latest[0])
-        elif latest is not None and latest[0] < YOUNG_LOG:  # a young table's few commits
-            files = self._commit_files(table, 0, latest[0])
-            entries = None if files is None else entries_after(None, files)
+        entries = None if latest is None else self._history_since(table, kept and kept[1], latest[0])
         if entries is None:
             entries = history(self.spark, self.qualified(table))
         if latest is not None:
             self._histories[table] = (latest, entries)
         return entries
 
-    def _history_since(self, table: str, kept: list[Version], newest: int) -> list[Version] | None:
+    def _history_since(self, table: str, kept: list[Version] | None, newest: int) -> list[Version] | None:
         """The history `kept` had, with the commits after its newest entry up to version `newest`
-        before it, read from their files (no job); None when there are many of them, a file is
-        not at hand, or the first file is not the kept entry's commit (`entries_after`)."""
-        if not kept or not 0 < newest - kept[0].version <= HISTORY_READ_AHEAD:
-            return None
-        files = self._commit_files(table, kept[0].version, newest)
-        found = None if files is None else entries_after(kept[0], files)
-        return None if found is None else found + kept
+        before it, read from their files (no job); with nothing kept, a young log's commits from
+        version 0. None when there are many of them, a file is not at hand, or the first file is
+        not the kept entry's commit (`entries_after`)."""
+        if kept:
+            previous, first = kept[0], kept[0].version
+            if not 0 < newest - first <= HISTORY_READ_AHEAD:
+                return None
+        else:
+            previous, first = None, 0
+            if newest >= YOUNG_LOG:
+                return None
+        files = self._commit_files(table, first, newest)
+        found = None if files is None else entries_after(previous, files)
+        return None if found is None else found + (kept or [])
 
     def _commit_files(self, table: str, first: int, last: int) -> list[CommitFile] | None:
         """The commit files of versions `first` to `last`, through Hadoop's file system (the
         storage Spark reads the table from); None when one is not there (a log whose commits
         a catalog keeps elsewhere)."""
-        path = java_class(self.spark, "org.apache.hadoop.fs.Path")
-        text = java_class(self.spark, "org.apache.commons.io.IOUtils")
-        folder = path(f"{self.location(table)}/_delta_log")
-        system = folder.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
+        storage = HadoopStorage(self.spark)
         out = []
         for version in range(first, last + 1):
-            file = path(folder, f"{version:020d}.json")
+            file = f"{self.location(table)}/_delta_log/{version:020d}.json"
             try:
-                modified = int(system.getFileStatus(file).getModificationTime())
-                stream = system.open(file)
+                out.append(CommitFile(version, storage.modified_millis(file), storage.read_text(file)))
             except Exception as exc:
                 if any(x.name == "FileNotFoundException" for x in chain(exc)):
                     return None
                 raise
-            try:
-                out.append(CommitFile(version, modified, str(text.toString(stream, "UTF-8"))))
-            finally:
-                stream.close()
         return out
 
     def _latest(self, table: str) -> tuple[int, int] | None:
