@@ -110,13 +110,7 @@ def test_rows_appended_through_iceberg_s_java_api_read_back_as_spark_s_append_wr
     ]
     with machine_zone("America/New_York"):
         by_java = _iceberg_table(ws, spark, "java", ddl)
-        tracker, group = spark.sparkContext.statusTracker(), f"append-rows-{ws.namespace}"
-        spark.sparkContext.setJobGroup(group, "append_rows")
-        try:
-            backend.append_rows(by_java, rows, schema)
-        finally:
-            spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
-        assert list(tracker.getJobIdsForGroup(group)) == []  # no Spark job
+        _without_a_job(spark, lambda: backend.append_rows(by_java, rows, schema))
         by_spark = _iceberg_table(ws, spark, "spark", ddl)
         backend.append(by_spark, literal_rows(spark, rows, schema))
         got = [r.asDict(recursive=True) for r in backend.read(by_java).orderBy("i").collect()]
@@ -127,6 +121,59 @@ def test_rows_appended_through_iceberg_s_java_api_read_back_as_spark_s_append_wr
     ]
     assert got[2] == {**dict.fromkeys(ROW), "i": 2, "ranges": None}
     assert (got[3]["x"], got[3]["d"], got[3]["day"]) == (3.0, Decimal("1.500"), date(2024, 1, 2))
+
+
+def _without_a_job(spark, action):
+    """What `action` returns, asserting that it ran no Spark job."""
+    tracker, group = spark.sparkContext.statusTracker(), f"no-job-{id(action)}"
+    spark.sparkContext.setJobGroup(group, "without a job")
+    try:
+        done = action()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    assert list(tracker.getJobIdsForGroup(group)) == []
+    return done
+
+
+def test_a_control_table_s_rows_read_through_iceberg_s_java_api_are_what_spark_s_collect_gives(ws, spark):
+    """The `leases` table is read twice a run without a Spark job (lakehouse/iceberg/rows.py:
+    `read_rows`): every type a control table has (but binary), NULLs, empty collections and
+    New York's daylight-saving jumps read as PySpark's `collect()` gives them. A table with a
+    type not read there (binary) or with delete files is read by Spark, with the same rows."""
+    from lakefresh.lakehouse.iceberg import IcebergBackend
+    from tests.conftest import CATALOG, machine_zone
+
+    backend = IcebergBackend(spark, CATALOG)
+    ddl = SCHEMA.replace("raw binary, ", "")
+    schema = parse_schema(ddl)
+    typed = {k: v for k, v in ROW.items() if k != "raw"}
+    rows = [
+        typed,
+        {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}, "x": -0.0},
+        {"i": 2},
+        {"i": 3, "at": datetime(2025, 3, 9, 3, 30), "d": Decimal("-0.001")},
+        {"i": 4, "at": datetime(2025, 11, 2, 1, 30), "day": date(1, 1, 1)},
+    ]
+
+    def spark_read(table):
+        return [r.asDict(recursive=True) for r in backend.read(table).collect()]
+
+    with machine_zone("America/New_York"):
+        table = _iceberg_table(ws, spark, "java", ddl)
+        backend.append_rows(table, rows, schema)
+        marker, got = _without_a_job(spark, lambda: backend.read_rows(table))
+        assert marker == backend.head(table)
+        assert sorted(got, key=lambda r: r["i"]) == sorted(spark_read(table), key=lambda r: r["i"])
+        assert sorted(got, key=lambda r: r["i"])[0] == typed
+        spark.sql(f"ALTER TABLE {CATALOG}.{table} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
+        spark.sql(f"DELETE FROM {CATALOG}.{table} WHERE i = 2")
+        assert backend.deletes(table).rows == 1  # a delete file: Spark reads the rows
+        assert sorted(backend.read_rows(table)[1], key=lambda r: r["i"]) == sorted(
+            spark_read(table), key=lambda r: r["i"]
+        )
+        binary = _iceberg_table(ws, spark, "binary", "i int, raw binary")
+        backend.append_rows(binary, [{"i": 1, "raw": b"\x00"}], parse_schema("i int, raw binary"))
+        assert backend.read_rows(binary)[1] == [{"i": 1, "raw": bytearray(b"\x00")}]
 
 
 def test_a_value_without_a_json_form_is_appended_through_spark(ws, spark):

@@ -50,7 +50,14 @@ from lakefresh.lakehouse.iceberg.log import (
     utc,
 )
 from lakefresh.lakehouse.iceberg.procedures import IcebergUpkeep
-from lakefresh.lakehouse.iceberg.rows import NotWritable, append_rows, expire_snapshots, replace_rows
+from lakefresh.lakehouse.iceberg.rows import (
+    NotReadable,
+    NotWritable,
+    append_rows,
+    expire_snapshots,
+    read_rows,
+    replace_rows,
+)
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import literal_rows
 from lakefresh.lakehouse.merge import SqlWrites
@@ -431,10 +438,17 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
             self.append(table, literal_rows(self.spark, rows, schema))
 
     def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
-        snapshot = self.head(table)
-        if snapshot is None:
+        """Through Iceberg's Java API, without a Spark job (lakehouse/iceberg/rows.py); what
+        that path cannot read, through Spark."""
+        iceberg = self._iceberg_table(table)
+        current = iceberg.currentSnapshot()
+        if current is None:
             return None, []
-        return snapshot, [r.asDict(recursive=True) for r in self.read(table, snapshot).collect()]
+        snapshot = int(current.snapshotId())
+        try:
+            return snapshot, read_rows(self.spark, iceberg, snapshot)
+        except NotReadable:
+            return snapshot, [r.asDict(recursive=True) for r in self.read(table, snapshot).collect()]
 
     def replace_rows(
         self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None

@@ -1,5 +1,6 @@
 """A few rows given as Python values appended to an Iceberg table through Iceberg's Java API,
-without a Spark job: a control table's record (the `batches` log's row of a run).
+without a Spark job: a control table's record (the `batches` log's row of a run); and a small
+control table's rows read back the same way (the `leases` table, read twice a run).
 
 Spark's append of the same rows (`literal_rows`, then `writeTo(...).append()`) plans a query,
 runs a job of one task that writes the file, and commits; here only the commit is left, which
@@ -8,7 +9,9 @@ Iceberg's single-value form (a struct by field id, a map as its keys and values,
 ISO text), which Iceberg parses into its own records (`SingleValueParser`) and writes as one
 Parquet file with its internal writer (`InternalData`), so no value crosses Py4J on its own:
 Py4J gives a Java `Long` back to Python as an `int` and passes it on as an `Integer`, which a
-`long` column refuses.
+`long` column refuses. A read goes the other way: each data file's records read by Iceberg's
+internal reader, the whole list written as one such JSON document, and its values made what
+PySpark's `collect` gives (a Spark read of the same rows plans a query and runs a job).
 """
 
 from __future__ import annotations
@@ -37,6 +40,11 @@ _LIST_ELEMENT_ID = 2_147_483_000
 class NotWritable(Exception):
     """These rows or this table are not for this path (a partitioned table, a value that has
     no single-value JSON form): Spark's append writes them."""
+
+
+class NotReadable(Exception):
+    """This table's rows are not for this path (delete files, a type without a reading here, a
+    runtime before Iceberg 1.9): Spark reads them."""
 
 
 def append_rows(
@@ -91,6 +99,94 @@ def replace_rows(spark: SparkSession, table: Any, rows: list[dict[str, Any]], si
         if path is not None:
             _drop_unless_unknown(table, path, exc)
         raise
+
+
+def read_rows(spark: SparkSession, table: Any, snapshot: int) -> list[dict[str, Any]]:
+    """Every row of the Iceberg table `table` (Java `Table`) at `snapshot`, as PySpark's
+    `collect()` gives them (`Row.asDict(recursive=True)`): a timestamp as a naive datetime in
+    local time, a decimal as a Decimal, a map as a dict. NotReadable, before anything is read,
+    when a file has deletes, or a column's type is not read here."""
+    schema = table.schema()
+    fields = json.loads(str(java_class(spark, "org.apache.iceberg.SchemaParser").toJson(schema)))["fields"]
+    _readable({"type": "struct", "fields": fields})
+    lists = java_class(spark, "org.apache.iceberg.relocated.com.google.common.collect.Lists")
+    records = lists.newArrayList()
+    try:
+        internal = java_class(spark, "org.apache.iceberg.InternalData")  # Iceberg 1.9 on
+        parquet = java_class(spark, "org.apache.iceberg.FileFormat").PARQUET
+    except Exception as exc:
+        raise NotReadable(f"Iceberg's Java API has no internal reader: {exc}") from exc
+    tasks = table.newScan().useSnapshot(snapshot).planFiles()
+    try:
+        found = tasks.iterator()
+        while found.hasNext():
+            task = found.next()
+            if not task.deletes().isEmpty() or str(task.file().format()) != "PARQUET":
+                raise NotReadable("a data file with deletes, or not in Parquet")
+            reader = internal.read(parquet, table.io().newInputFile(task.file().location()))
+            rows = reader.project(schema).build()
+            try:
+                records.addAll(lists.newArrayList(rows))
+            finally:
+                rows.close()
+    finally:
+        tasks.close()
+    types = java_class(spark, "org.apache.iceberg.types.Types$ListType")
+    document = java_class(spark, "org.apache.iceberg.SingleValueParser").toJson(
+        types.ofRequired(_LIST_ELEMENT_ID, schema.asStruct()), records
+    )
+    return [_read_struct(row, fields) for row in json.loads(str(document))]
+
+
+def _readable(kind: Any) -> None:
+    """NotReadable unless every type in `kind` (the schema's JSON form) is one `_read` reads."""
+    if isinstance(kind, dict):
+        inner = {
+            "struct": lambda: [f["type"] for f in kind["fields"]],
+            "list": lambda: [kind["element"]],
+            "map": lambda: [kind["key"], kind["value"]],
+        }.get(kind["type"])
+        if inner is None:
+            raise NotReadable(f"type {kind['type']}")
+        for each in inner():
+            _readable(each)
+    elif kind not in _SIMPLE and not kind.startswith("decimal"):
+        raise NotReadable(f"type {kind}")
+
+
+_SIMPLE = ("string", "boolean", "int", "long", "float", "double", "date", "timestamp", "timestamptz")
+
+
+def _read_struct(value: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str, Any]:
+    return {f["name"]: _read(value.get(str(f["id"])), f["type"]) for f in fields}
+
+
+def _read(value: Any, kind: Any) -> Any:
+    """A single-value JSON `value` of type `kind` as PySpark gives it."""
+    if value is None:
+        return None
+    if isinstance(kind, dict):
+        if kind["type"] == "struct":
+            return _read_struct(value, kind["fields"])
+        if kind["type"] == "list":
+            return [_read(v, kind["element"]) for v in value]
+        keys = [_read(k, kind["key"]) for k in value["keys"]]
+        return dict(zip(keys, [_read(v, kind["value"]) for v in value["values"]], strict=True))
+    if kind == "timestamptz":  # PySpark's TimestampType: a naive datetime in local time
+        from pyspark.sql.types import TimestampType
+
+        moment = dt.datetime.fromisoformat(value)
+        micros = (moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(microseconds=1)
+        return TimestampType().fromInternal(micros)
+    if kind == "timestamp":
+        return dt.datetime.fromisoformat(value)
+    if kind == "date":
+        return dt.date.fromisoformat(value)
+    if kind.startswith("decimal"):
+        return Decimal(str(value))
+    if kind in ("float", "double"):
+        return float(value)
+    return value
 
 
 def expire_snapshots(table: Any, keep: int) -> None:

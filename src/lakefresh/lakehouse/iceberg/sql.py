@@ -178,6 +178,12 @@ class IcebergSqlBackend(IcebergBackend):
         if rows:
             self.append(table, literal_rows(self.spark, rows, schema))
 
+    def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
+        snapshot = self.head(table)
+        if snapshot is None:
+            return None, []
+        return snapshot, [r.asDict(recursive=True) for r in self.read(table, snapshot).collect()]
+
     def replace_rows(
         self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None
     ) -> None:
