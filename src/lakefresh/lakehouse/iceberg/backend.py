@@ -448,7 +448,11 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         try:
             return snapshot, read_rows(self.spark, iceberg, snapshot)
         except NotReadable:
-            return snapshot, [r.asDict(recursive=True) for r in self.read(table, snapshot).collect()]
+            return snapshot, self._collected(table, snapshot)
+
+    def _collected(self, table: str, snapshot: int) -> list[dict[str, Any]]:
+        """The table's rows at `snapshot` as Python values, read by Spark."""
+        return [r.asDict(recursive=True) for r in self.read(table, snapshot).collect()]
 
     def replace_rows(
         self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None

@@ -138,23 +138,25 @@ def read_rows(spark: SparkSession, table: Any, snapshot: int) -> list[dict[str, 
     return [_read_struct(row, fields) for row in json.loads(str(document))]
 
 
+_SIMPLE = ("string", "boolean", "int", "long", "float", "double", "date", "timestamp", "timestamptz")
+
+
 def _readable(kind: Any) -> None:
     """NotReadable unless every type in `kind` (the schema's JSON form) is one `_read` reads."""
-    if isinstance(kind, dict):
-        inner = {
-            "struct": lambda: [f["type"] for f in kind["fields"]],
-            "list": lambda: [kind["element"]],
-            "map": lambda: [kind["key"], kind["value"]],
-        }.get(kind["type"])
-        if inner is None:
-            raise NotReadable(f"type {kind['type']}")
-        for each in inner():
-            _readable(each)
-    elif kind not in _SIMPLE and not kind.startswith("decimal"):
-        raise NotReadable(f"type {kind}")
-
-
-_SIMPLE = ("string", "boolean", "int", "long", "float", "double", "date", "timestamp", "timestamptz")
+    if not isinstance(kind, dict):
+        if kind not in _SIMPLE and not kind.startswith("decimal"):
+            raise NotReadable(f"type {kind}")
+        return
+    if kind["type"] == "struct":
+        inner = [f["type"] for f in kind["fields"]]
+    elif kind["type"] == "list":
+        inner = [kind["element"]]
+    elif kind["type"] == "map":
+        inner = [kind["key"], kind["value"]]
+    else:
+        raise NotReadable(f"type {kind['type']}")
+    for each in inner:
+        _readable(each)
 
 
 def _read_struct(value: dict[str, Any], fields: list[dict[str, Any]]) -> dict[str, Any]:

@@ -182,7 +182,7 @@ class IcebergSqlBackend(IcebergBackend):
         snapshot = self.head(table)
         if snapshot is None:
             return None, []
-        return snapshot, [r.asDict(recursive=True) for r in self.read(table, snapshot).collect()]
+        return snapshot, self._collected(table, snapshot)
 
     def replace_rows(
         self, table: str, rows: list[dict[str, Any]], schema: StructType, since: int | None
