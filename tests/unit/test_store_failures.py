@@ -56,3 +56,20 @@ def test_a_refusal_or_a_bad_batch_is_not(exc):
 def test_a_commit_conflict_stays_a_conflict_not_a_store_failure():
     exc = CommitFailedException("Requirement failed: branch main has changed")
     assert is_commit_conflict(exc) and not is_interrupted_io(exc)
+
+
+def test_a_format_s_own_conflict_is_raised_as_the_seam_s_one_name_and_anything_else_as_it_is():
+    from lakefresh.errors import CommitConflictError
+    from lakefresh.lakehouse.failures import conflict_raised_as
+
+    own = CommitFailedException("Requirement failed: branch main has changed")
+    with (
+        pytest.raises(CommitConflictError, match="another write came first") as raised,
+        conflict_raised_as("another write came first"),
+    ):
+        raise own
+    assert raised.value.__cause__ is own
+    with pytest.raises(CommitConflictError, match=r"^already named$"), conflict_raised_as("renamed"):
+        raise CommitConflictError("already named")
+    with pytest.raises(ValueError, match="a bad value"), conflict_raised_as("renamed"):
+        raise ValueError("a bad value")

@@ -9,15 +9,17 @@ surely failed because another writer committed first (safe to retry) from everyt
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import re
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TypeVar
 
+from lakefresh.errors import CommitConflictError
 from lakefresh.secrets import redact
 
 T = TypeVar("T")
@@ -183,6 +185,19 @@ INTERRUPTED_WORDS = (
     "(Service: S3, Status Code: 503",
     "(Service: S3, Status Code: 500",
 )
+
+
+@contextlib.contextmanager
+def conflict_raised_as(message: str) -> Iterator[None]:
+    """A commit conflict in the body, as the table format raises it (`is_commit_conflict`),
+    raised as CommitConflictError(message): the one name the seam's callers catch. Any other
+    error goes on as it is."""
+    try:
+        yield
+    except Exception as exc:
+        if isinstance(exc, CommitConflictError) or not is_commit_conflict(exc):
+            raise
+        raise CommitConflictError(message) from exc
 
 
 def is_interrupted_io(exc: BaseException) -> bool:

@@ -32,7 +32,6 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.errors import CommitConflictError, LeaseHeld
-from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.state.control import create_control_table
 
@@ -209,9 +208,8 @@ class Leases:
             try:
                 self.backend.replace_rows(self.table, [r.row() for r in new], schema, marker)
                 return
-            except Exception as exc:
-                conflict = isinstance(exc, CommitConflictError) or is_commit_conflict(exc)
-                if attempt == ATTEMPTS or not conflict:
+            except CommitConflictError:
+                if attempt == ATTEMPTS:
                     raise
             time.sleep(delay * (1 + random.random()))
             delay = min(delay * 2, 2.0)

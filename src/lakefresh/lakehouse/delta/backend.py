@@ -62,7 +62,7 @@ from lakefresh.lakehouse.delta.log import (
 from lakefresh.lakehouse.delta.upkeep import DeltaUpkeep
 from lakefresh.lakehouse.delta.writes import DeltaWrites
 from lakefresh.lakehouse.evolution import Widenings, align
-from lakefresh.lakehouse.failures import chain, is_commit_conflict
+from lakefresh.lakehouse.failures import chain, conflict_raised_as
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import empty_rows, literal_rows
 from lakefresh.lakehouse.sql import properties_sql, quote
@@ -361,14 +361,11 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
                 found = self._commit_of(table, batch_id, parent)
             return found
 
-        try:
+        # Delta's check refused it: nothing was committed
+        with conflict_raised_as(
+            f"another run committed to {table} as batch {batch_id!r} was written; it is staged again"
+        ):
             found = with_settings(self.spark, settings, committed)
-        except Exception as exc:
-            if is_commit_conflict(exc):  # Delta's check refused it: nothing was committed
-                raise CommitConflictError(
-                    f"another run committed to {table} as batch {batch_id!r} was written; it is staged again"
-                ) from exc
-            raise
         if found is None:
             raise StateError(f"the write of batch {batch_id!r} to {table} left no commit")
         metrics = found.metrics
@@ -427,12 +424,8 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             .option("txnAppId", ROWS_APP)
             .option("txnVersion", str((-1 if since is None else since) + 1))
         )
-        try:
+        with conflict_raised_as(f"another write replaced the rows of {table} first"):
             writer.save(self.location(table))
-        except Exception as exc:
-            if is_commit_conflict(exc):
-                raise CommitConflictError(f"another write replaced the rows of {table} first") from exc
-            raise
         written = [v for v in self._history(table) if before is None or v.version > before]
         if not any(v.metadata.get(ROWS_KEY) == token for v in written):
             raise CommitConflictError(f"another write replaced the rows of {table} first")
