@@ -4,7 +4,8 @@ feeds included), the Delta target `stock_levels` and the change feed read from i
 (`delta_changes`, through Delta's log read on the client's side: lakehouse/delta/sql.py). Both runs
 are `lakefresh run` in processes of their own, on copies of the same generated data; the classic
 one starts its own local Spark, the other is a Connect client of the tests' server; the tables are
-read back by path through the server."""
+read back by path through the server. Under `make test` the classic run is the example's first run
+that the main run kept (tests/example_run.py, `kept_run`): its data, its JSON and its tables."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.example_run import EXAMPLE, batch_key, contents
+from tests.example_run import EXAMPLE, ExampleRun, batch_key, contents, kept_run
 
 
 def run_example(folder: Path, data: Path, remote: str | None) -> dict:
@@ -35,18 +36,33 @@ def taken(result: dict) -> dict[str, list[str]]:
     return {t["table"]: [batch_key(b["batch_id"]) for b in t["batches"]] for t in result["tables"]}
 
 
-def test_the_example_through_spark_connect_equals_its_classic_run(spark, connect, tmp_path):
+def classic_run(tmp_path: Path, spark) -> ExampleRun:
+    """The example's classic run: the one the main run kept, or else one made here in a process of
+    its own on newly generated data, its tables read back by path through the server."""
+    kept = kept_run()
+    if kept is not None:
+        return kept
     subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), str(tmp_path / "data")], check=True)
-    classic = run_example(tmp_path / "classic", tmp_path / "data", None)
-    remote = run_example(tmp_path / "connect", tmp_path / "data", connect.url)
-    assert remote["ok"] and classic["ok"]
-    assert taken(remote) == taken(classic)
+    result = run_example(tmp_path / "classic", tmp_path / "data", None)
+    tables = {}
+    for table in taken(result):
+        folder = tmp_path / "classic" / "warehouse" / "shop" / table
+        reader = spark.read.format("delta" if (folder / "_delta_log").is_dir() else "iceberg")
+        tables[table] = contents(reader.load(str(folder)))
+    return ExampleRun(tmp_path / "classic", tmp_path / "data", result, tables)
+
+
+def test_the_example_through_spark_connect_equals_its_classic_run(spark, connect, tmp_path):
+    classic = classic_run(tmp_path, spark)
+    remote = run_example(tmp_path / "connect", classic.data, connect.url)
+    assert remote["ok"] and classic.result["ok"]
+    assert taken(remote) == taken(classic.result)
     assert len(taken(remote)) >= 10 and {"stock_levels", "stock_level_changes"} <= set(taken(remote))
 
     differ = []
     for table in taken(remote):  # read by path: Delta's by its log, Iceberg's by its metadata
-        ours, theirs = (tmp_path / run / "warehouse" / "shop" / table for run in ("connect", "classic"))
+        ours = tmp_path / "connect" / "warehouse" / "shop" / table
         reader = spark.read.format("delta" if (ours / "_delta_log").is_dir() else "iceberg")
-        if contents(reader.load(str(ours))) != contents(reader.load(str(theirs))):
+        if contents(reader.load(str(ours))) != classic.tables[table]:
             differ.append(table)
     assert differ == []
