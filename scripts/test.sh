@@ -6,7 +6,7 @@
 #                    side chain's files
 #   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
 #                    tests and the `key` contract on Delta on Spark 3.5, then (once the default
-#                    line is set up) the Delta Lake tests, the peers' examples and a slow file
+#                    line is set up) the Delta Lake tests, the peers' examples and slow files
 #                    of the main suite on 4.1, then the lake's tests (object storage, a REST catalog)
 #                    and Spark Connect's (a Connect server on loopback)
 #
@@ -28,10 +28,10 @@ DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
 # the peers' published examples run in the side chain too, after the Delta tests
 PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_custom.py
   tests/spark/test_peer_snapshot.py tests/spark/test_peer_range.py tests/spark/test_peer_changelog.py)
-# and a slow file of the main suite, so that the two chains take about as long (the side chain
+# and slow files of the main suite, so that the two chains take about as long (the side chain
 # ends with the lake's and Spark Connect's runs, whose servers make them slow beside the main
 # run's end)
-BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py)
+BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_native_verbs.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 # the lake's tests, in a run of their own after them: their session starts with S3's connector,
 # on the S3 and REST catalog servers they start (tests/lake/; not in pytest's testpaths)
@@ -57,7 +57,7 @@ default_line_ready() {
 (LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh &&
   LAKEFRESH_TEST_CLASS_ARCHIVE=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
   default_line_ready &&
-  echo && echo "=== the Delta Lake tests, the peers' examples, and the rebuild verbs (Spark 4.1) ===" &&
+  echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider &&
   echo && echo "=== the lake: an S3-compatible server and a REST catalog on loopback (Spark 4.1) ===" &&
   .venv/bin/pytest "${LAKE_TESTS[@]}" -p no:cacheprovider &&
