@@ -36,6 +36,13 @@ def taken(result: dict) -> dict[str, list[str]]:
     return {t["table"]: [batch_key(b["batch_id"]) for b in t["batches"]] for t in result["tables"]}
 
 
+def read_back(spark, folder: Path) -> list[tuple]:
+    """A table's `contents`, read by path through the server: a Delta table's by its log, an
+    Iceberg table's by its metadata."""
+    reader = spark.read.format("delta" if (folder / "_delta_log").is_dir() else "iceberg")
+    return contents(reader.load(str(folder)))
+
+
 def classic_run(tmp_path: Path, spark) -> ExampleRun:
     """The example's classic run: the one the main run kept, or else one made here in a process of
     its own on newly generated data, its tables read back by path through the server."""
@@ -44,11 +51,8 @@ def classic_run(tmp_path: Path, spark) -> ExampleRun:
         return kept
     subprocess.run([sys.executable, str(EXAMPLE / "generate.py"), str(tmp_path / "data")], check=True)
     result = run_example(tmp_path / "classic", tmp_path / "data", None)
-    tables = {}
-    for table in taken(result):
-        folder = tmp_path / "classic" / "warehouse" / "shop" / table
-        reader = spark.read.format("delta" if (folder / "_delta_log").is_dir() else "iceberg")
-        tables[table] = contents(reader.load(str(folder)))
+    shop = tmp_path / "classic" / "warehouse" / "shop"
+    tables = {table: read_back(spark, shop / table) for table in taken(result)}
     return ExampleRun(tmp_path / "classic", tmp_path / "data", result, tables)
 
 
@@ -59,10 +63,6 @@ def test_the_example_through_spark_connect_equals_its_classic_run(spark, connect
     assert taken(remote) == taken(classic.result)
     assert len(taken(remote)) >= 10 and {"stock_levels", "stock_level_changes"} <= set(taken(remote))
 
-    differ = []
-    for table in taken(remote):  # read by path: Delta's by its log, Iceberg's by its metadata
-        ours = tmp_path / "connect" / "warehouse" / "shop" / table
-        reader = spark.read.format("delta" if (ours / "_delta_log").is_dir() else "iceberg")
-        if contents(reader.load(str(ours))) != classic.tables[table]:
-            differ.append(table)
+    shop = tmp_path / "connect" / "warehouse" / "shop"
+    differ = [table for table in taken(remote) if read_back(spark, shop / table) != classic.tables[table]]
     assert differ == []
