@@ -74,6 +74,8 @@ def test_iceberg_through_sql_answers_as_through_java(ws):
     for table in tables:
         assert answers(sql, table) == answers(java, table), table
     assert not sql.exists(f"{ws.namespace}.missing")
+    ws.spark.sql(f"CREATE TABLE lf_test.{ws.namespace}.empty (id int) USING iceberg")
+    assert sql.head(f"{ws.namespace}.empty") is java.head(f"{ws.namespace}.empty") is None  # no snapshot
     with pytest.raises(Exception, match="no longer exists"):
         sql.committed_at(tables[0], 1)
 

@@ -2,7 +2,7 @@
 
 :class:`IcebergSqlBackend` answers what :class:`lakefresh.lakehouse.iceberg.IcebergBackend` asks
 of Iceberg's Java API from the table's metadata tables instead (`snapshots` and `refs`, one query
-for the whole log), and writes through Iceberg's procedures and DataFrame write options:
+for the whole log; the current snapshot alone from the table's properties), and writes through Iceberg's procedures and DataFrame write options:
 
 - publish: the staged snapshot is made current with `set_current_snapshot` after checking that
   the main branch is still the staged commit's parent (and that no batch it carries was
@@ -45,6 +45,10 @@ if TYPE_CHECKING:
 
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
+
+
+# the property in which Iceberg's Spark table shows its main branch's snapshot ("none": no snapshot)
+CURRENT_SNAPSHOT = "current-snapshot-id"
 
 
 class IcebergSqlBackend(IcebergBackend):
@@ -103,7 +107,11 @@ class IcebergSqlBackend(IcebergBackend):
     # --- lineage -----------------------------------------------------------------------------
 
     def head(self, table: str) -> int | None:
-        return self._log(table).current
+        """The main branch's snapshot, from the properties Iceberg's Spark table shows
+        (`current-snapshot-id`): a command the server answers from the table's metadata, where
+        the whole log is a query of two metadata tables."""
+        found = self.properties(table).get(CURRENT_SNAPSHOT, "none")
+        return None if found == "none" else int(found)
 
     def follows(self, table: str, marker: int | None) -> int | None:
         log = self._log(table)
