@@ -11,6 +11,8 @@ import json
 import os
 import subprocess
 import sys
+from datetime import date, datetime
+from decimal import Decimal
 
 import pytest
 
@@ -310,3 +312,45 @@ def test_a_restore_to_a_timestamp_by_anyone_is_a_rollback_like_any(ws):
     again = p.run(rolled_back="reapply")
     assert again.ok, again.to_dict()
     assert rows(p.table("customers"), ["id", "city"]) == [(1, "Kyiv")]
+
+
+def test_a_control_table_s_rows_read_by_delta_rs_are_what_spark_s_collect_gives(ws):
+    """The `leases` table is read twice a run; on Delta, by delta-rs from one replay of its log
+    (lakehouse/delta/backend.py `read_rows`), without a Spark job: every type a control table has,
+    binary too, NULLs, empty collections and New York's daylight-saving jumps read as PySpark's
+    `collect()` gives them, with the idempotent-write version the same version holds; after a
+    delete kept as a deletion vector too."""
+    from lakefresh.lakehouse.backend import Layout
+    from lakefresh.lakehouse.delta import DeltaBackend
+    from lakefresh.lakehouse.session import parse_schema
+    from tests.conftest import machine_zone
+    from tests.spark.test_literals import ROW, SCHEMA, _without_a_job
+
+    backend, name = DeltaBackend(ws.spark, str(ws.warehouse)), f"{ws.namespace}.rows"
+    schema = parse_schema(SCHEMA)
+    rows = [
+        ROW,
+        {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}, "x": -0.0},
+        {"i": 2},
+        {"i": 3, "at": datetime(2025, 3, 9, 3, 30), "d": Decimal("-0.001")},
+        {"i": 4, "at": datetime(2025, 11, 2, 1, 30), "day": date(1, 1, 1)},
+    ]
+
+    def spark_read():
+        found = ws.spark.read.format("delta").load(backend.location(name)).collect()
+        return sorted((r.asDict(recursive=True) for r in found), key=lambda r: r["i"])
+
+    with machine_zone("America/New_York"):
+        backend.create(name, schema, Layout(write_mode="merge-on-read"))  # deletion vectors
+        assert _without_a_job(ws.spark, lambda: backend.read_rows(name)) == (-1, [])
+        backend.replace_rows(name, rows, schema, None)
+        marker, got = _without_a_job(ws.spark, lambda: backend.read_rows(name))
+        assert marker == 0
+        assert sorted(got, key=lambda r: r["i"]) == spark_read()
+        assert sorted(got, key=lambda r: r["i"])[0] == {k: ROW.get(k) for k in schema.names} | {
+            "raw": bytearray(ROW["raw"])
+        }
+        ws.spark.sql(f"DELETE FROM {backend.qualified(name)} WHERE i = 2")
+        assert backend.deletes(name).rows == 1
+        marker, got = _without_a_job(ws.spark, lambda: backend.read_rows(name))
+        assert marker == 0 and sorted(got, key=lambda r: r["i"]) == spark_read()

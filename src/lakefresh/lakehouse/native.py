@@ -122,7 +122,7 @@ class NativeTables:
         `asDict(recursive=True)` gives them."""
         if self.is_delta(table):
             where = "" if equal is None else f" WHERE {_name(equal[0])} = {standard_sql_literal(equal[1])}"
-            return _spark_rows(self._delta_query(table, f"SELECT * FROM t{where}"))
+            return spark_rows(self._delta_query(table, f"SELECT * FROM t{where}"))
         try:
             found = self._iceberg_rows(table)
         except Unread as exc:
@@ -135,7 +135,7 @@ class NativeTables:
 
         equal_to: Any = EqualTo  # a pydantic model whose generated signature mypy misreads
         found: Any = AlwaysTrue() if equal is None else equal_to(*equal)
-        return _spark_rows(self._iceberg(table).scan(row_filter=found).to_arrow())
+        return spark_rows(self._iceberg(table).scan(row_filter=found).to_arrow())
 
     def count(self, table: str) -> int:
         """The table's rows now (deleted rows not counted)."""
@@ -257,13 +257,9 @@ class NativeTables:
         return DeltaTable(str(self.location(table)))
 
     def _delta_query(self, table: str, sql: str) -> pa.Table:
-        """A query of the table through delta-rs's DataFusion (which applies deletion vectors:
-        its pyarrow dataset refuses tables that have them, as lakefresh's control tables do)."""
-        import pyarrow as pa
-        from deltalake import QueryBuilder
+        from lakefresh.lakehouse.delta.rs_log import query
 
-        reader = QueryBuilder().register("t", self._delta(table)).execute(sql)
-        return pa.RecordBatchReader.from_stream(reader).read_all()  # pa.table() would import pandas
+        return query(self._delta(table), sql)
 
 
 def _snapshot_log(files: IcebergFiles) -> SnapshotLog:
@@ -314,7 +310,7 @@ def _newest_metadata(folder: Path) -> Path | None:
     return max(found)[1] if found else None
 
 
-def _spark_rows(data: pa.Table) -> list[dict[str, Any]]:
+def spark_rows(data: pa.Table) -> list[dict[str, Any]]:
     """Arrow rows as PySpark collects them (`_converter`)."""
     return _converted(without_zones(data).to_pylist(), data.schema)
 
@@ -329,7 +325,8 @@ def _converted(rows: list[dict[str, Any]], schema: pa.Schema) -> list[dict[str, 
 
 def _converter(kind: pa.DataType) -> Callable[[Any], Any]:
     """How a value of this Arrow type becomes the value PySpark collects: an aware timestamp a
-    naive one in local time, a map (a list of pairs) a dict, inside lists and structs too."""
+    naive one in local time, a map (a list of pairs) a dict, bytes a bytearray, inside lists and
+    structs too."""
     import pyarrow as pa
 
     if pa.types.is_timestamp(kind) and kind.tz is not None:
@@ -343,6 +340,8 @@ def _converter(kind: pa.DataType) -> Callable[[Any], Any]:
     if pa.types.is_struct(kind):
         fields = {f.name: _converter(f.type) for f in kind}
         return lambda v: None if v is None else {k: fields[k](x) for k, x in v.items()}
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return lambda v: None if v is None else bytearray(v)
     return lambda v: v
 
 

@@ -45,6 +45,7 @@ from lakefresh.lakehouse.backend import (
     VersionState,
     with_settings,
 )
+from lakefresh.lakehouse.delta import rs_log
 from lakefresh.lakehouse.delta.log import (
     BATCH_KEY,
     ROW_OPERATIONS,
@@ -395,7 +396,11 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
 
     def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
         """The rows of the newest version, and the marker: the version of ROWS_APP's idempotent
-        writes that version holds (-1: none yet)."""
+        writes that version holds (-1: none yet). A table on this machine's file system is read
+        by delta-rs, both from one replay of its log and without a Spark job (the `leases`
+        table is read twice a run); elsewhere through Delta's Java API and a Spark read."""
+        if rs_log.is_local(self.location(table)):
+            return rs_rows(rs_log.load(self.location(table)))
         snapshot = self._snapshot(table)
         found = snapshot.transactions().get(ROWS_APP)
         marker = int(found.get()) if found.isDefined() else -1
@@ -518,3 +523,12 @@ _CONFORMS: type[TableBackend] = DeltaBackend
 _UPKEEP_HOST: type[DeltaUpkeepHost] = DeltaBackend
 _WRITES_HOST: type[DeltaWritesHost] = DeltaBackend
 _SQL_WRITES_HOST: type[SqlWritesHost] = DeltaBackend
+
+
+def rs_rows(found: Any) -> tuple[int, list[dict[str, Any]]]:
+    """`read_rows` from delta-rs's replay of a table's log (None: no table): ROWS_APP's
+    idempotent-write version and the version's rows."""
+    marker = rs_log.transaction_version(found, ROWS_APP)
+    if found is None or found.version() < 0:
+        return marker, []
+    return marker, rs_log.rows(found)

@@ -115,6 +115,28 @@ def deletes(table: DeltaTable) -> Deletes:
     return Deletes(vectors.num_rows, deleted)
 
 
+def query(table: DeltaTable, sql: str) -> Any:
+    """A query of the version (named `t`) through delta-rs's DataFusion, which applies deletion
+    vectors (its pyarrow dataset refuses tables that have them, as lakefresh's control tables
+    do), as a pyarrow Table."""
+    from deltalake import QueryBuilder
+
+    return arrow(QueryBuilder().register("t", table).execute(sql))
+
+
+def rows(table: DeltaTable) -> list[dict[str, Any]]:
+    """The version's rows as PySpark's `collect()` gives them (lakehouse/native.py)."""
+    from lakefresh.lakehouse.native import spark_rows
+
+    return spark_rows(query(table, "SELECT * FROM t"))
+
+
+def is_local(location: str) -> bool:
+    """Whether a table's location is a path of this machine's file system (where delta-rs reads
+    it with no credentials to find)."""
+    return "://" not in location or location.startswith("file:")
+
+
 def _add_actions(table: DeltaTable) -> Any:
     return arrow(table.get_add_actions(flatten=True))
 

@@ -33,7 +33,7 @@ from lakefresh.errors import StateError
 from lakefresh.lakehouse.backend import Deletes, TableBackend
 from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.delta import rs_log
-from lakefresh.lakehouse.delta.backend import ROWS_APP, DeltaBackend
+from lakefresh.lakehouse.delta.backend import DeltaBackend, rs_rows
 from lakefresh.lakehouse.delta.log import CommitFile
 from lakefresh.lakehouse.sql import quote
 from lakefresh.lakehouse.storage import ArrowStorage
@@ -81,12 +81,7 @@ class DeltaSqlBackend(DeltaBackend):
         return rs_log.transaction_version(self._log(table), app_id)
 
     def read_rows(self, table: str) -> tuple[int | None, list[dict[str, Any]]]:
-        found = self._log(table)  # the marker and the version of one snapshot
-        marker = rs_log.transaction_version(found, ROWS_APP)
-        if found is None or found.version() < 0:
-            return marker, []
-        rows = self.read(table, int(found.version())).collect()
-        return marker, [r.asDict(recursive=True) for r in rows]
+        return rs_rows(self._log(table))  # the marker and the rows of one version
 
     def file_count(self, table: str) -> int:
         return rs_log.file_count(self._log(table))

@@ -2,7 +2,8 @@
 
 :class:`IcebergSqlBackend` answers what :class:`lakefresh.lakehouse.iceberg.IcebergBackend` asks
 of Iceberg's Java API from the table's metadata tables instead (`snapshots` and `refs`, one query
-for the whole log; the current snapshot alone from the table's properties), and writes through Iceberg's procedures and DataFrame write options:
+for the whole log; the current snapshot alone from the table's properties), and writes through
+Iceberg's procedures and DataFrame write options:
 
 - publish: the staged snapshot is made current with `set_current_snapshot` after checking that
   the main branch is still the staged commit's parent (and that no batch it carries was
