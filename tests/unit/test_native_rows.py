@@ -1,5 +1,5 @@
-"""The native reader's rows are PySpark's: a map a dict, a struct a dict, an aware timestamp a
-naive one in this process's local time; a hadoop catalog's table is read from its newest
+"""The native reader's rows are PySpark's: a map a dict, a struct a dict, bytes a bytearray, an aware
+timestamp a naive one in this process's local time; a hadoop catalog's table is read from its newest
 metadata file; what it cannot reach says so before reading."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pyarrow as pa
 import pytest
 
 from lakefresh.config.models import PipelineConfig
-from lakefresh.lakehouse.native import NativeTables, NotNative, _newest_metadata, _spark_rows
+from lakefresh.lakehouse.native import NativeTables, NotNative, _newest_metadata, spark_rows
 from tests.conftest import machine_zone
 
 
@@ -21,6 +21,7 @@ def test_arrow_rows_become_what_pyspark_collects():
             ("ranges", pa.list_(pa.struct([("start", pa.string()), ("end", pa.string())]))),
             ("at", pa.timestamp("us", tz="UTC")),
             ("naive", pa.timestamp("us")),
+            ("raw", pa.binary()),
         ]
     )
     at = datetime(2025, 1, 2, 3, 4, 5, 6, tzinfo=UTC)
@@ -30,20 +31,22 @@ def test_arrow_rows_become_what_pyspark_collects():
             "ranges": [[{"start": "a", "end": "b"}], [], None],
             "at": [at, None, at],
             "naive": [datetime(2025, 1, 1), None, None],
+            "raw": [b"\x00", None, b""],
         },
         schema=schema,
     )
     with machine_zone("Europe/Oslo"):  # PySpark gives local time: 04:04 in Oslo that winter
-        rows = _spark_rows(data)
+        rows = spark_rows(data)
     assert rows == [
         {
             "counts": {"N": 2},
             "ranges": [{"start": "a", "end": "b"}],
             "at": datetime(2025, 1, 2, 4, 4, 5, 6),
             "naive": datetime(2025, 1, 1),
+            "raw": bytearray(b"\x00"),
         },
-        {"counts": {}, "ranges": [], "at": None, "naive": None},
-        {"counts": None, "ranges": None, "at": datetime(2025, 1, 2, 4, 4, 5, 6), "naive": None},
+        {"counts": {}, "ranges": [], "at": None, "naive": None, "raw": None},
+        {"counts": None, "ranges": None, "at": datetime(2025, 1, 2, 4, 4, 5, 6), "naive": None, "raw": bytearray()},
     ]
 
 
