@@ -46,7 +46,13 @@ def test_arrow_rows_become_what_pyspark_collects():
             "raw": bytearray(b"\x00"),
         },
         {"counts": {}, "ranges": [], "at": None, "naive": None, "raw": None},
-        {"counts": None, "ranges": None, "at": datetime(2025, 1, 2, 4, 4, 5, 6), "naive": None, "raw": bytearray()},
+        {
+            "counts": None,
+            "ranges": None,
+            "at": datetime(2025, 1, 2, 4, 4, 5, 6),
+            "naive": None,
+            "raw": bytearray(),
+        },
     ]
 
 
