@@ -11,8 +11,6 @@ import json
 import os
 import subprocess
 import sys
-from datetime import date, datetime
-from decimal import Decimal
 
 import pytest
 
@@ -324,17 +322,11 @@ def test_a_control_table_s_rows_read_by_delta_rs_are_what_spark_s_collect_gives(
     from lakefresh.lakehouse.delta import DeltaBackend
     from lakefresh.lakehouse.session import parse_schema
     from tests.conftest import machine_zone
-    from tests.spark.test_literals import ROW, SCHEMA, _without_a_job
+    from tests.spark.test_literals import EDGES, ROW, SCHEMA, _without_a_job
 
     backend, name = DeltaBackend(ws.spark, str(ws.warehouse)), f"{ws.namespace}.rows"
     schema = parse_schema(SCHEMA)
-    rows = [
-        ROW,
-        {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}, "x": -0.0},
-        {"i": 2},
-        {"i": 3, "at": datetime(2025, 3, 9, 3, 30), "d": Decimal("-0.001")},
-        {"i": 4, "at": datetime(2025, 11, 2, 1, 30), "day": date(1, 1, 1)},
-    ]
+    rows = [ROW, *EDGES]
 
     def spark_read():
         found = ws.spark.read.format("delta").load(backend.location(name)).collect()

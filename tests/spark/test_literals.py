@@ -30,6 +30,13 @@ ROW = {
     "tags": ["a", "b'"],
     "span": {"lo": "1", "hi": None},
 }
+# NULLs, empty collections, -0.0, year 1, and New York's spring gap and autumn overlap
+EDGES = [
+    {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}, "x": -0.0},
+    {"i": 2},
+    {"i": 3, "at": datetime(2025, 3, 9, 3, 30), "d": Decimal("-0.001")},
+    {"i": 4, "at": datetime(2025, 11, 2, 1, 30), "day": date(1, 1, 1)},
+]
 
 
 def test_rows_read_back_as_written(spark):
@@ -147,13 +154,7 @@ def test_a_control_table_s_rows_read_through_iceberg_s_java_api_are_what_spark_s
     ddl = SCHEMA.replace("raw binary, ", "")
     schema = parse_schema(ddl)
     typed = {k: v for k, v in ROW.items() if k != "raw"}
-    rows = [
-        typed,
-        {"i": 1, "counts": {}, "tags": [], "span": {"lo": None, "hi": "z"}, "x": -0.0},
-        {"i": 2},
-        {"i": 3, "at": datetime(2025, 3, 9, 3, 30), "d": Decimal("-0.001")},
-        {"i": 4, "at": datetime(2025, 11, 2, 1, 30), "day": date(1, 1, 1)},
-    ]
+    rows = [typed, *EDGES]
 
     def spark_read(table):
         return [r.asDict(recursive=True) for r in backend.read(table).collect()]
