@@ -12,6 +12,7 @@ import gzip
 import pytest
 
 from lakefresh.lakehouse.delta import DeltaBackend
+from lakefresh.lakehouse.delta import backend as delta_backend
 from lakefresh.lakehouse.delta.sql import DeltaSqlBackend
 from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.iceberg import IcebergBackend
@@ -80,7 +81,7 @@ def test_iceberg_through_sql_answers_as_through_java(ws):
         sql.committed_at(tables[0], 1)
 
 
-def test_delta_through_sql_and_its_log_answers_as_through_java(ws):
+def test_delta_through_sql_and_its_log_answers_as_through_java(ws, monkeypatch):
     """On Delta, with the control tables on Delta too: after a merge-on-read target's batches (with
     updates) and a rollback (a RESTORE), every lineage question about the
     target, its history table and the control tables has the same answer on both roads, and so
@@ -100,6 +101,10 @@ def test_delta_through_sql_and_its_log_answers_as_through_java(ws):
         assert answers(sql, table) == answers(java, table), table
     leases = f"{ws.control_namespace}.leases"
     assert sql.read_rows(leases) == java.read_rows(leases)
+    with monkeypatch.context() as patched:  # a young log: its commits read from their files
+        patched.setattr(delta_backend, "history", lambda *_: pytest.fail("DESCRIBE HISTORY"))
+        young = DeltaSqlBackend(ws.spark, str(ws.warehouse))
+        assert young._history(target) == java._history(target)
     missing = f"{ws.namespace}.missing"
     assert not sql.exists(missing) and sql.latest(missing) is None and sql.file_count(missing) == 0
     sql.drop(target)

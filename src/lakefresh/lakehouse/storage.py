@@ -219,6 +219,16 @@ class ArrowStorage:
         found, inside, _ = self._fs(path)
         return int(found.get_file_info(inside).size or 0)
 
+    def modified_millis(self, path: str) -> int:
+        """A file's modification time, Unix milliseconds (as Hadoop's file systems give it)."""
+        from pyarrow import fs
+
+        found, inside, _ = self._fs(path)
+        info = found.get_file_info(inside)
+        if info.type == fs.FileType.NotFound:
+            raise FileNotFoundError(path)
+        return int(info.mtime_ns // 1_000_000)
+
     def uri(self, path: str) -> str:
         """As Hadoop's `Path.toUri()` writes it: characters a URI path cannot hold escaped."""
         _, inside, prefix = self._fs(path)

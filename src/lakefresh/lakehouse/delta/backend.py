@@ -217,20 +217,30 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         return None if found is None else found + (kept or [])
 
     def _commit_files(self, table: str, first: int, last: int) -> list[CommitFile] | None:
-        """The commit files of versions `first` to `last`, through Hadoop's file system (the
-        storage Spark reads the table from); None when one is not there (a log whose commits
-        a catalog keeps elsewhere)."""
-        storage = HadoopStorage(self.spark)
+        """The commit files of versions `first` to `last`, through the log's file system
+        (`_log_files`); None when one is not there (a log whose commits a catalog keeps
+        elsewhere)."""
+        storage = self._log_files()
         out = []
         for version in range(first, last + 1):
             file = f"{self.location(table)}/_delta_log/{version:020d}.json"
             try:
                 out.append(CommitFile(version, storage.modified_millis(file), storage.read_text(file)))
             except Exception as exc:
-                if any(x.name == "FileNotFoundException" for x in chain(exc)):
+                if self._not_read(exc):
                     return None
                 raise
         return out
+
+    def _log_files(self) -> Any:
+        """The file system the log's commit files are read through: Hadoop's, the storage Spark
+        reads the table from."""
+        return HadoopStorage(self.spark)
+
+    @staticmethod
+    def _not_read(exc: BaseException) -> bool:
+        """Whether a commit file's read failed because the file is not there."""
+        return any(x.name == "FileNotFoundException" for x in chain(exc))
 
     def _latest(self, table: str) -> tuple[int, int] | None:
         """(version, commit time) of the table's newest commit, None when it has none."""

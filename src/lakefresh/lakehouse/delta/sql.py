@@ -12,7 +12,10 @@ Delta's Java API and Hadoop's file system in a classic session, with what a Conn
   one for Iceberg 1.10's row-lineage rule (lakehouse/delta/writes.py), which fails an UPDATE of
   a Delta table in a session with Iceberg's extensions; a Connect client runs pyspark 4.1, whose
   Iceberg (1.12) plans it;
-- a table dropped (Hadoop's FileSystem): its folder removed through Arrow's file systems.
+- a table dropped (Hadoop's FileSystem): its folder removed through Arrow's file systems;
+- the commits since the history was read, and a young table's few commits, from their files in
+  `_delta_log` (Hadoop's FileSystem): through Arrow's file systems, each commit's time the file's
+  modification time as DESCRIBE HISTORY gives it.
 
 Everything else was SQL and DataFrame options on both roads already: DESCRIBE HISTORY (the
 lineage, a version's batches and metrics), RESTORE, OPTIMIZE, REORG, VACUUM, SHOW and ALTER
@@ -34,7 +37,6 @@ from lakefresh.lakehouse.backend import Deletes, TableBackend
 from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.delta import rs_log
 from lakefresh.lakehouse.delta.backend import DeltaBackend, rs_rows
-from lakefresh.lakehouse.delta.log import CommitFile
 from lakefresh.lakehouse.sql import quote
 from lakefresh.lakehouse.storage import ArrowStorage
 
@@ -63,8 +65,16 @@ class DeltaSqlBackend(DeltaBackend):
         self._histories.pop(table, None)
         ArrowStorage().remove_folder(self.location(table))
 
-    def _commit_files(self, table: str, first: int, last: int) -> list[CommitFile] | None:
-        return None  # no Hadoop file system on this side: DESCRIBE HISTORY reads the history
+    def _log_files(self) -> Any:
+        """Arrow's file systems on this side (no Hadoop file system here), as the source folders
+        are read on this road."""
+        return ArrowStorage()
+
+    @staticmethod
+    def _not_read(exc: BaseException) -> bool:
+        """Not there, or out of this side's reach (an object store whose credentials only the
+        server has): DESCRIBE HISTORY reads the history then."""
+        return isinstance(exc, OSError)
 
     def _latest(self, table: str) -> tuple[int, int] | None:
         found = self._log(table)
