@@ -143,8 +143,8 @@ def listed(storage, folder: str) -> list[tuple]:
 
 def test_files_through_arrow_are_what_hadoop_lists_and_reads(ws):
     """A folder's entries (names, kinds, sizes, times to the millisecond, paths as Spark spells
-    them), a file's URI with a space in its name, its bytes (a gzip file decompressed), its text,
-    a copy, and what does not exist."""
+    them), a file's modification time, a file's URI with a space in its name, its bytes (a gzip
+    file decompressed), its text, a copy, and what does not exist."""
     ws.write("in/a b.csv", "id\n1\n")
     ws.write("in/sub/c.csv", "id\n2\n")
     (ws.root / "in" / "d.csv.gz").write_bytes(gzip.compress(b"id\n3\n"))
@@ -158,10 +158,13 @@ def test_files_through_arrow_are_what_hadoop_lists_and_reads(ws):
         assert arrow.exists(entry.path) and hadoop.exists(entry.path)
         if not entry.is_dir:
             assert arrow.size(entry.path) == hadoop.size(entry.path)
+            assert arrow.modified_millis(entry.path) == hadoop.modified_millis(entry.path)
             with arrow.chunks(entry.path, 2) as mine, hadoop.chunks(entry.path) as theirs:
                 assert b"".join(mine) == b"".join(theirs)
     assert arrow.read_text(f"{folder}/a b.csv") == hadoop.read_text(f"{folder}/a b.csv") == "id\n1\n"
     arrow.copy(f"{folder}/sub/c.csv", f"{ws.root}/copied/c.csv")
     assert hadoop.read_text(f"{ws.root}/copied/c.csv") == "id\n2\n"
     assert not arrow.exists(f"{folder}/missing.csv")
+    with pytest.raises(FileNotFoundError):
+        arrow.modified_millis(f"{folder}/missing.csv")
     assert listed(arrow, f"file:{folder}/sub") == listed(hadoop, f"file:{folder}/sub")

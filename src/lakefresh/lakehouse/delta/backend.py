@@ -67,7 +67,7 @@ from lakefresh.lakehouse.failures import chain, conflict_raised_as
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import empty_rows, literal_rows
 from lakefresh.lakehouse.sql import properties_sql, quote
-from lakefresh.lakehouse.storage import HadoopStorage
+from lakefresh.lakehouse.storage import HadoopStorage, Storage
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -232,7 +232,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
                 raise
         return out
 
-    def _log_files(self) -> Any:
+    def _log_files(self) -> Storage:
         """The file system the log's commit files are read through: Hadoop's, the storage Spark
         reads the table from."""
         return HadoopStorage(self.spark)

@@ -38,7 +38,7 @@ from lakefresh.lakehouse.connect import is_connect
 from lakefresh.lakehouse.delta import rs_log
 from lakefresh.lakehouse.delta.backend import DeltaBackend, rs_rows
 from lakefresh.lakehouse.sql import quote
-from lakefresh.lakehouse.storage import ArrowStorage
+from lakefresh.lakehouse.storage import ArrowStorage, Storage
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -65,7 +65,7 @@ class DeltaSqlBackend(DeltaBackend):
         self._histories.pop(table, None)
         ArrowStorage().remove_folder(self.location(table))
 
-    def _log_files(self) -> Any:
+    def _log_files(self) -> Storage:
         """Arrow's file systems on this side (no Hadoop file system here), as the source folders
         are read on this road."""
         return ArrowStorage()
