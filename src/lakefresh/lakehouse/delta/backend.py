@@ -409,8 +409,9 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         writes that version holds (-1: none yet). A table on this machine's file system is read
         by delta-rs, both from one replay of its log and without a Spark job (the `leases`
         table is read twice a run); elsewhere through Delta's Java API and a Spark read."""
-        if rs_log.is_local(self.location(table)):
-            return rs_rows(rs_log.load(self.location(table)))
+        location = self.location(table)
+        if rs_log.is_local(location):
+            return rs_rows(rs_log.load(location))
         snapshot = self._snapshot(table)
         found = snapshot.transactions().get(ROWS_APP)
         marker = int(found.get()) if found.isDefined() else -1
