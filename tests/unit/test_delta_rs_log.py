@@ -11,6 +11,7 @@ import pytest
 from lakefresh.lakehouse.backend import Deletes
 from lakefresh.lakehouse.delta import rs_log
 from lakefresh.lakehouse.delta.log import CommitFile, entries_after, history_entry
+from lakefresh.lakehouse.storage import arrow_uri, local_path
 
 
 @pytest.mark.parametrize(
@@ -23,8 +24,10 @@ from lakefresh.lakehouse.delta.log import CommitFile, entries_after, history_ent
         ("abfss://c@account.dfs.core.windows.net/t", "abfss://c@account.dfs.core.windows.net/t"),
     ],
 )
-def test_a_location_as_hadoop_spells_it_is_read_by_delta_rs(location, read_as):
-    assert rs_log.rs_uri(location) == read_as
+def test_a_location_as_hadoop_spells_it_is_read_by_delta_rs_and_arrow(location, read_as):
+    """The same rule names a path of this machine (read by delta-rs with no credentials to find)."""
+    assert arrow_uri(location) == read_as
+    assert (local_path(location) is not None) == ("://" not in read_as)
 
 
 def test_a_tables_version_transactions_files_and_rows_come_from_its_log(tmp_path):

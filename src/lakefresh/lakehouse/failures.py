@@ -200,6 +200,12 @@ def conflict_raised_as(message: str) -> Iterator[None]:
         raise CommitConflictError(message) from exc
 
 
+def rows_replaced_first(table: str) -> str:
+    """What a rewrite of a small control table's rows says when another write replaced them
+    first (the rewrite's caller reads the rows again and retries)."""
+    return f"another write replaced the rows of {table} first"
+
+
 def is_interrupted_io(exc: BaseException) -> bool:
     """Whether a failure is a request to the store that was cut off or throttled (the store or
     the network, not the request: tried again, it may succeed)."""

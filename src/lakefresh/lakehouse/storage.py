@@ -165,6 +165,31 @@ class HadoopStorage:
             stream.close()
 
 
+# Hadoop's object-store schemes as Arrow's file systems and delta-rs spell them
+_ARROW_SCHEMES = {"s3a": "s3", "s3n": "s3"}
+
+
+def local_path(location: str) -> str | None:
+    """`location` as a path of this machine's file system when it is one (a plain path, or Hadoop's
+    `file:/a/b` or `file:///a/b`); None for any other URI (an object store's)."""
+    scheme, sep, rest = location.partition("://")
+    if not sep:
+        return location.removeprefix("file:")
+    if scheme == "file":
+        return "/" + rest.lstrip("/")
+    return None
+
+
+def arrow_uri(location: str) -> str:
+    """`location` as Arrow's file systems and delta-rs read it: a local path as a path, Hadoop's
+    `s3a://` as `s3://`, any other URI (`abfss://`, `gs://`) as it is."""
+    local = local_path(location)
+    if local is not None:
+        return local
+    scheme, _, rest = location.partition("://")
+    return f"{_ARROW_SCHEMES.get(scheme, scheme)}://{rest}"
+
+
 class ArrowStorage:
     """Files through Arrow's file systems, on this side (a Spark Connect client's road). Paths and
     URIs are spelled as Hadoop spells them (`file:/a/b.csv`; `s3a://bucket/key` as given), so a
@@ -175,15 +200,11 @@ class ArrowStorage:
         before it (`file:`, `s3a://`...)."""
         from pyarrow import fs
 
-        scheme, sep, rest = path.partition("://")
-        if not sep:  # a local path, or Hadoop's `file:/a/b` form
-            local = os.path.abspath(path.removeprefix("file:"))
-            return fs.LocalFileSystem(), local, "file:"
-        if scheme == "file":
-            return fs.LocalFileSystem(), os.path.abspath("/" + rest.lstrip("/")), "file:"
-        arrow_scheme = "s3" if scheme in ("s3a", "s3n") else scheme
-        found, inside = fs.FileSystem.from_uri(f"{arrow_scheme}://{rest}")
-        return found, inside, f"{scheme}://"
+        local = local_path(path)
+        if local is not None:
+            return fs.LocalFileSystem(), os.path.abspath(local), "file:"
+        found, inside = fs.FileSystem.from_uri(arrow_uri(path))
+        return found, inside, path.partition("://")[0] + "://"
 
     def exists(self, path: str) -> bool:
         from pyarrow import fs

@@ -63,11 +63,11 @@ from lakefresh.lakehouse.delta.log import (
 from lakefresh.lakehouse.delta.upkeep import DeltaUpkeep
 from lakefresh.lakehouse.delta.writes import DeltaWrites
 from lakefresh.lakehouse.evolution import Widenings, align
-from lakefresh.lakehouse.failures import chain, conflict_raised_as
+from lakefresh.lakehouse.failures import chain, conflict_raised_as, rows_replaced_first
 from lakefresh.lakehouse.jvm import java_class
 from lakefresh.lakehouse.literals import empty_rows, literal_rows
 from lakefresh.lakehouse.sql import properties_sql, quote
-from lakefresh.lakehouse.storage import HadoopStorage, Storage
+from lakefresh.lakehouse.storage import HadoopStorage, Storage, local_path
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -410,7 +410,7 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
         by delta-rs, both from one replay of its log and without a Spark job (the `leases`
         table is read twice a run); elsewhere through Delta's Java API and a Spark read."""
         location = self.location(table)
-        if rs_log.is_local(location):
+        if local_path(location) is not None:
             return rs_rows(rs_log.load(location))
         snapshot = self._snapshot(table)
         found = snapshot.transactions().get(ROWS_APP)
@@ -440,11 +440,11 @@ class DeltaBackend(DeltaUpkeep, DeltaWrites):
             .option("txnAppId", ROWS_APP)
             .option("txnVersion", str((-1 if since is None else since) + 1))
         )
-        with conflict_raised_as(f"another write replaced the rows of {table} first"):
+        with conflict_raised_as(rows_replaced_first(table)):
             writer.save(self.location(table))
         written = [v for v in self._history(table) if before is None or v.version > before]
         if not any(v.metadata.get(ROWS_KEY) == token for v in written):
-            raise CommitConflictError(f"another write replaced the rows of {table} first")
+            raise CommitConflictError(rows_replaced_first(table))
 
     def commit_properties(self, table: str, version: int) -> dict[str, str]:
         return self._entry(table, version).properties

@@ -19,12 +19,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.lakehouse.backend import Deletes
+from lakefresh.lakehouse.storage import arrow_uri
 
 if TYPE_CHECKING:
     from deltalake import DeltaTable
 
-# Hadoop's object-store schemes as delta-rs spells them
-_SCHEMES = {"s3a": "s3", "s3n": "s3"}
 DELETION_VECTORS = "deletionVectors"  # the reader feature of a table that may have them
 
 
@@ -36,22 +35,11 @@ class LogVersion:
     millis: int
 
 
-def rs_uri(location: str) -> str:
-    """A table's location as delta-rs reads it: Hadoop's `file:/a/b` as a path, `s3a://` as
-    `s3://`; any other URI (`abfss://`, `gs://`) as it is."""
-    scheme, sep, rest = location.partition("://")
-    if not sep:
-        return location.removeprefix("file:")
-    if scheme == "file":
-        return "/" + rest.lstrip("/")
-    return f"{_SCHEMES.get(scheme, scheme)}://{rest}"
-
-
 def is_delta_table(location: str) -> bool:
     """Whether a Delta table's log is at `location`."""
     from deltalake import DeltaTable
 
-    return bool(DeltaTable.is_deltatable(rs_uri(location)))
+    return bool(DeltaTable.is_deltatable(arrow_uri(location)))
 
 
 def load(location: str, version: int | None = None) -> DeltaTable | None:
@@ -60,7 +48,7 @@ def load(location: str, version: int | None = None) -> DeltaTable | None:
     from deltalake.exceptions import TableNotFoundError
 
     try:
-        return DeltaTable(rs_uri(location), version=version)
+        return DeltaTable(arrow_uri(location), version=version)
     except TableNotFoundError:
         return None
 
@@ -129,12 +117,6 @@ def rows(table: DeltaTable) -> list[dict[str, Any]]:
     from lakefresh.lakehouse.native import spark_rows
 
     return spark_rows(query(table, "SELECT * FROM t"))
-
-
-def is_local(location: str) -> bool:
-    """Whether a table's location is a path of this machine's file system (where delta-rs reads
-    it with no credentials to find)."""
-    return "://" not in location or location.startswith("file:")
 
 
 def _add_actions(table: DeltaTable) -> Any:

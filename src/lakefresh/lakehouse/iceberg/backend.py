@@ -38,7 +38,7 @@ from lakefresh.lakehouse.backend import (
     with_settings,
 )
 from lakefresh.lakehouse.evolution import Widenings, align
-from lakefresh.lakehouse.failures import conflict_raised_as, is_commit_conflict
+from lakefresh.lakehouse.failures import conflict_raised_as, is_commit_conflict, rows_replaced_first
 from lakefresh.lakehouse.iceberg.catalog import IcebergCatalog
 from lakefresh.lakehouse.iceberg.log import (
     SnapshotInfo,
@@ -461,7 +461,7 @@ class IcebergBackend(IcebergUpkeep, SqlWrites):
         deleted and the rows' file added in one commit, which Iceberg validates against every
         commit after `since` (CommitConflictError when it refuses)."""
         iceberg = self._iceberg_table(table)
-        with conflict_raised_as(f"another write replaced the rows of {table} first"):
+        with conflict_raised_as(rows_replaced_first(table)):
             replace_rows(self.spark, iceberg, rows, since)
         with contextlib.suppress(Exception):  # upkeep: the next write tries again
             expire_snapshots(self._iceberg_table(table), REWRITTEN_KEEP_SNAPSHOTS)

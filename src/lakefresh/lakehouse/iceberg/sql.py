@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from lakefresh.errors import CommitConflictError, StateError
 from lakefresh.lakehouse.backend import Lineage, StagedCommit, TableBackend, VersionState
 from lakefresh.lakehouse.connect import is_connect
-from lakefresh.lakehouse.failures import conflict_raised_as
+from lakefresh.lakehouse.failures import conflict_raised_as, rows_replaced_first
 from lakefresh.lakehouse.iceberg.backend import REWRITTEN_KEEP_SNAPSHOTS, IcebergBackend
 from lakefresh.lakehouse.iceberg.log import (
     SnapshotInfo,
@@ -205,7 +205,7 @@ class IcebergSqlBackend(IcebergBackend):
         writer = writer.option("isolation-level", "serializable")
         if since is not None:
             writer = writer.option("validate-from-snapshot-id", str(since))
-        with conflict_raised_as(f"another write replaced the rows of {table} first"):
+        with conflict_raised_as(rows_replaced_first(table)):
             writer.overwrite(F.lit(True))
         with contextlib.suppress(Exception):  # upkeep: the next write tries again
             self._expire(table, REWRITTEN_KEEP_SNAPSHOTS)
