@@ -16,6 +16,7 @@ from lakefresh.errors import SourceError
 from lakefresh.lakehouse.native import NativeTables, NotNative
 from lakefresh.sources.batch_shapes import Shape, transformed_columns
 from lakefresh.sources.native_listing import NativeListing
+from lakefresh.verbs.plan_reads import added
 
 
 def shapes(tmp_path: Any, source: dict[str, Any], files: dict[str, str], transform: str | None = None) -> Any:
@@ -91,6 +92,7 @@ def test_a_parquet_batch_reads_as_its_footer_says(tmp_path):
             ["id", "Name", *PROVENANCE_COLUMNS, "Upper"],
         ),
         ("SELECT id, Name FROM batch", ["id", "Name"]),
+        ("SELECT ID, b.name FROM batch b", ["ID", "name"]),  # Spark's names: the SELECT's spelling
         ("SELECT id, upper(Name) FROM batch", None),  # Spark names that column
         ("SELECT *, upper(nmae) AS n FROM batch", None),  # Spark fails: no such column
         ("SELECT b.id FROM batch b JOIN other o ON b.id = o.id", None),
@@ -107,3 +109,10 @@ def test_a_transform_makes_the_columns_its_plain_select_names(sql, made):
         }
     )
     assert transformed_columns(table, ("id", "Name")) == made
+
+
+def test_the_columns_batches_add_are_named_once_whatever_their_case():
+    """Spark's names are case-insensitive: a column the target has, in any case, is no new
+    column, and one that two batches spell differently is added once, as the first spells it."""
+    read = [["id", "Note", "_lf_file"], ["ID", "note", "extra"]]
+    assert added(["Id", "amount"], read) == ["Note", "extra"]

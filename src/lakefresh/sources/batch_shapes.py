@@ -199,7 +199,7 @@ def transformed_columns(table: TableConfig, columns: tuple[str, ...]) -> list[st
             out += batch
         elif isinstance(item, exp.Alias):
             out.append(item.alias)
-        elif isinstance(item, exp.Column) and item.name in batch:
+        elif isinstance(item, exp.Column):  # named as the SELECT spells it, as Spark names it
             out.append(item.name)
         else:
             return None

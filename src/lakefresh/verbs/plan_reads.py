@@ -88,8 +88,9 @@ def added(known: Iterable[str], batches: Iterable[Iterable[str]]) -> list[str]:
     seen: list[str] = []
     for columns in batches:
         for c in columns:
-            if c.lower() not in have and not c.startswith(SYSTEM_PREFIX) and c not in seen:
+            if c.lower() not in have and not c.startswith(SYSTEM_PREFIX):
                 seen.append(c)
+                have.add(c.lower())
     return seen
 
 
