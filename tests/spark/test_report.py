@@ -80,4 +80,5 @@ def test_the_report_renders_every_chart_of_every_table_in_a_browser(ws):
     legend = re.search(r'<p class="legend">(.*?)</p>', clicks, re.S).group(1)
     assert re.findall(r"<b>(.*?)</b> ([^<]*?)\s*</span>", legend) == [("C", "changed"), ("N", "new key")]
     assert '"marker":{"color":"#2ca02c"},"name":"N"' in html
+    assert clicks.count("fill: rgb(229, 236, 246)") >= 4  # plotly's own look: its template's plot area
     assert "No batch published yet." in later

@@ -16,8 +16,10 @@ interactive, one file, no server); the page is a Jinja2 template.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from lakefresh.state.control import is_verb
@@ -138,6 +140,17 @@ def _bar(name: str, x: list[str], y: list[Any], colour: str | None = None) -> di
     return dict(sorted(trace.items()))
 
 
+@cache
+def _template() -> dict[str, Any]:
+    """Plotly's default look (its `plotly` template), which a figure built as a plain dict does
+    not get: read from the file plotly ships it in, not through `plotly.io.templates` (which
+    builds and checks it as graph objects, a tenth of a second)."""
+    from importlib import resources
+
+    text = resources.files("plotly").joinpath("package_data/templates/plotly.json").read_text()
+    return dict(json.loads(text))
+
+
 def _charts(t: TableReport) -> list[Any]:
     """The table's charts. Figures are plotly's plain dicts, written without plotly's validation
     (graph_objects checks every property: most of a report's time without a JVM)."""
@@ -188,6 +201,7 @@ def _charts(t: TableReport) -> list[Any]:
             "barmode": mode,
             "height": 320,
             "margin": {"l": 40, "r": 10, "t": 40, "b": 40},
+            "template": _template(),
         }
         figure = {"data": traces, "layout": layout}
         out.append(Markup(pio.to_html(figure, validate=False, full_html=False, include_plotlyjs=False)))
