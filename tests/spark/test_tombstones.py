@@ -71,6 +71,18 @@ def test_databricks_auto_cdc_example_in_three_batches_keeps_a_deleted_key_out(ws
     assert (123, "Isabel", "Puebla") in rows(p.table("t"), ["userId", "name", "city"])
 
 
+def test_maintain_compacts_a_tombstone_table_of_many_files_and_its_tombstones_still_count(ws, monkeypatch):
+    monkeypatch.setattr(tombstones, "COMPACT_AT_FILES", 0)  # one file is many here
+    write_batches(ws, dict(list(AUTO_CDC_BATCHES.items())[:2]))
+    p = ws.pipeline(table(STRATEGY, "iceberg"))
+    assert p.run().ok
+    (result,) = p.maintain().tables
+    assert result.done.get("tombstone_files_compacted") == 1
+    assert kept(ws, p) == [(123, 6, "b2.csv")]
+    ws.write("in/b3.csv", HEADER + AUTO_CDC_BATCHES["b3.csv"], mtime=1_736_100_000)
+    assert counts(p.run()) == {"b3.csv": {"O": 2}}
+
+
 def test_without_the_option_the_late_older_update_brings_the_key_back(ws):
     write_batches(ws, AUTO_CDC_BATCHES)
     p = ws.pipeline(table(STRATEGY.replace(", tombstone_retention: 2d", ""), "iceberg"))

@@ -30,7 +30,8 @@ tombstone:
 
 **Retention.** A tombstone older than the table's `tombstone_retention` is no longer consulted,
 and `maintain` deletes it: a row older than the delete that arrives after that brings the key
-back, as it does in Databricks past its threshold.
+back, as it does in Databricks past its threshold. `maintain` then compacts the table once it
+holds many files, as the run does with the control tables.
 """
 
 from __future__ import annotations
@@ -44,7 +45,13 @@ from lakefresh.lakehouse.backend import SCRATCH, TOMBSTONES, Layout
 from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote, sql_literal
-from lakefresh.state.control import STATE_VERSION, VERB_PREFIX, VERSION_PROPERTY
+from lakefresh.state.control import (
+    COMPACT_AT_FILES,
+    KEEP_VERSIONS,
+    STATE_VERSION,
+    VERB_PREFIX,
+    VERSION_PROPERTY,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -168,6 +175,20 @@ def clean(backend: TableBackend, target: str, retention: float) -> int:
     if gone:
         _delete(backend, table, where)
     return gone
+
+
+def tidy(backend: TableBackend, target: str) -> int:
+    """Compact the target's tombstone table once it holds more than COMPACT_AT_FILES files (each
+    batch that deletes keys adds one), keeping its newest KEEP_VERSIONS versions, as the control
+    tables are tidied: only its current rows are ever read. The files it held; 0: left alone."""
+    table = table_of(target)
+    if not backend.exists(table):
+        return 0
+    files = backend.file_count(table)
+    if files <= COMPACT_AT_FILES:
+        return 0
+    backend.compact(table, KEEP_VERSIONS)
+    return files
 
 
 def _delete(backend: TableBackend, table: str, where: str) -> None:

@@ -5,8 +5,8 @@ run that published to it).
 Per table: compaction (small data files rewritten, delete files applied: commits that change no
 row, which lakefresh's lineage checks know are not a rollback), snapshot expiry, orphan file
 removal, through the table backend; a `key` table's tombstones past its `tombstone_retention`
-(and those that no longer count) are deleted first (state/tombstones.py). What must survive is
-kept:
+(and those that no longer count) are deleted first, and their table compacted once it holds
+many files (state/tombstones.py). What must survive is kept:
 
 - a downstream `table_changes` table of this pipeline reads the target's versions after the end
   of its last processed load: no version from that one on is expired, and nothing at all while
@@ -111,12 +111,9 @@ def maintain(ctx: VerbContext, tables: list[TableConfig], only_compact: bool = F
             # or a run in progress): expired before the next run logs it, it would be taken again
             cutoff = orphans = None
         # before any version expires: the tombstones that no longer count go first
-        gone = 0 if only_compact else _clean_tombstones(backend, name, table)
-        upkeep.done = backend.maintain(
-            name, policy.compact or only_compact, cutoff, policy.keep_snapshots, orphans
-        )
-        if gone:
-            upkeep.done["tombstones_deleted"] = gone
+        kept = _tombstones_upkeep(backend, name, table, only_compact)
+        done = backend.maintain(name, policy.compact or only_compact, cutoff, policy.keep_snapshots, orphans)
+        upkeep.done = done | kept
         upkeep.expired_before = None if cutoff is None else cutoff.isoformat()
         control.record_attempt(
             BatchRow.of_table(
@@ -135,8 +132,15 @@ def maintain(ctx: VerbContext, tables: list[TableConfig], only_compact: bool = F
     return result
 
 
-def _clean_tombstones(backend: TableBackend, name: str, table: TableConfig) -> int:
+def _tombstones_upkeep(
+    backend: TableBackend, name: str, table: TableConfig, only_compact: bool
+) -> dict[str, int]:
     """A `key` table's tombstones past its `tombstone_retention`, and those that no longer count
-    (a rolled-back batch's, an attempt's that never published): deleted (state/tombstones.py)."""
+    (a rolled-back batch's, an attempt's that never published), deleted unless `only_compact`;
+    then their table compacted once it holds many files (state/tombstones.py). What was done."""
     retention = getattr(table.strategy, "tombstone_retention", None)
-    return tombstones.clean(backend, name, retention) if retention else 0
+    done = {}
+    if retention and not only_compact:
+        done["tombstones_deleted"] = tombstones.clean(backend, name, retention)
+    done["tombstone_files_compacted"] = tombstones.tidy(backend, name)
+    return {k: v for k, v in done.items() if v}
