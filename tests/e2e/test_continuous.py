@@ -80,26 +80,41 @@ def test_new_batches_are_taken_each_interval_and_sigterm_stops_cleanly(tmp_path:
     assert "SIGTERM: stopping after the commit in progress" in "".join(errors)
 
 
+# Iceberg's JDBC catalog in the tests' PostgreSQL, whose commit is a compare-and-swap in the
+# database. The `hadoop` catalog cannot be shared by two processes: its commit checks that the
+# next metadata file is absent, then renames onto it, and a local file system's rename replaces a
+# file another process renamed there in between.
 TWO_RUNS = """
-catalog: {name: cont, warehouse: ./warehouse}
-spark: {master: "local[1]", conf: {spark.sql.shuffle.partitions: "1"}}
-defaults: {namespace: shop}
-run: {lease: false}
+catalog:
+  name: two_runs
+  type: jdbc
+  warehouse: ./warehouse
+  properties: {{uri: "{url}", jdbc.user: lakefresh, jdbc.schema-version: V1}}
+spark:
+  master: "local[1]"
+  packages: ["{driver}"]
+  conf: {{spark.sql.shuffle.partitions: "1"}}
+defaults: {{namespace: shop}}
+run: {{lease: false}}
 tables:
   - name: t
-    source: {kind: files, path: in, format: csv, schema: {id: int, city: string}}
-    strategy: {kind: append}
+    source: {{kind: files, path: in, format: csv, schema: {{id: int, city: string}}}}
+    strategy: {{kind: append}}
 """
 
 
-def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_path: Path, spark):
+def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_path: Path, spark, postgres):
     """Two real processes run one pipeline continuously, started together, so that their cycles
     overlap again and again (a scheduler's overlap, many times): batches arrive one at a time and
     in bursts. An append target holds each batch's rows once, its lineage names each batch once,
     and the log holds each batch once as `published`, whatever the other run did meanwhile.
     The pipeline takes no lease (`run: {lease: false}`), which would keep the second process out
-    (tests/e2e/test_lease.py): this is the guarantee without it."""
-    (tmp_path / "pipeline.yml").write_text(TWO_RUNS, encoding="utf-8")
+    (tests/e2e/test_lease.py): this is the guarantee without it, on a catalog whose commits are
+    atomic between processes."""
+    from lakefresh.lakehouse.jars import postgresql_driver
+
+    pipeline = TWO_RUNS.format(url=postgres.url, driver=postgresql_driver())
+    (tmp_path / "pipeline.yml").write_text(pipeline, encoding="utf-8")
     (tmp_path / "in").mkdir()
     command = [
         sys.executable,
@@ -157,20 +172,24 @@ def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_pa
                 proc.kill()
     from lakefresh.lakehouse.iceberg.log import batch_ids
 
-    warehouse = tmp_path / "warehouse"
-    path = str(warehouse / "shop" / "t")
-    target = spark.read.format("iceberg").load(path)
+    catalog = "spark.sql.catalog.two_runs"  # the processes' catalog, on the tests' session
+    for key, value in {
+        "": "org.apache.iceberg.spark.SparkCatalog",
+        ".type": "jdbc",
+        ".uri": postgres.url,
+        ".jdbc.user": "lakefresh",
+        ".jdbc.schema-version": "V1",
+        ".warehouse": str(tmp_path / "warehouse"),
+    }.items():
+        spark.conf.set(catalog + key, value)
+    target = spark.table("two_runs.shop.t")
     assert sorted(r.id for r in target.collect()) == list(range(1, batches + 1))
     ancestors = {
-        r.snapshot_id
-        for r in spark.read.format("iceberg").load(f"{path}#history").collect()
-        if r.is_current_ancestor
+        r.snapshot_id for r in spark.table("two_runs.shop.t.history").collect() if r.is_current_ancestor
     }
-    snapshots = sorted(
-        spark.read.format("iceberg").load(f"{path}#snapshots").collect(), key=lambda r: r.committed_at
-    )
+    snapshots = sorted(spark.table("two_runs.shop.t.snapshots").collect(), key=lambda r: r.committed_at)
     lineage = [b for r in snapshots if r.snapshot_id in ancestors for b in batch_ids(r.summary)]
     assert sorted(lineage) == [f"b{n:02}.csv" for n in range(1, batches + 1)]
-    log = spark.read.format("iceberg").load(str(warehouse / "lakefresh" / "batches"))
+    log = spark.table("two_runs.lakefresh.batches")
     published = sorted(r.batch_id for r in log.where("status = 'published'").collect())
     assert published == [f"b{n:02}.csv" for n in range(1, batches + 1)]

@@ -116,3 +116,42 @@ def check_overlap(ws, monkeypatch, kind: contract.Kind, table_format: str, path:
     assert lineage == list(BATCHES)
     published = sorted(r["batch_id"] for r in first.history("t") if r["status"] == "published")
     assert published == list(BATCHES)
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_a_batch_another_run_publishes_right_after_this_run_assessed_the_table_is_not_taken_twice(
+    ws, monkeypatch, path
+):
+    """Run B assesses the table (b1 is not in it), then run A publishes b1 before B goes on: B
+    must compare what it stages against the head its assessment read, not the head it finds
+    after, and so refuse b1 instead of appending it a second time."""
+    from lakefresh.run.bookkeeping import Bookkeeping
+
+    append = next(k for k in contract.KINDS if k.name == "append")
+    yaml = contract.table_yaml(append, str(ws.root / "in"), "iceberg")
+    first, second = ws.pipeline(yaml, defaults=PATHS[path]), ws.pipeline(yaml, defaults=PATHS[path])
+    for p in (first, second):
+        p.config = p.config.model_copy(update={"run": p.config.run.model_copy(update={"lease": False})})
+    write(ws, "in", ["b0.csv"])
+    assert first.run().ok
+    write(ws, "in", ["b1.csv"])
+    assess = Bookkeeping.assess
+
+    def assessed_then_another_run(self, name, table):
+        found = assess(self, name, table)
+        monkeypatch.setattr(Bookkeeping, "assess", assess)  # once: the other run assesses as usual
+        assert [b.batch_id for b in first.run().batches] == ["b1.csv"]
+        return found
+
+    monkeypatch.setattr(Bookkeeping, "assess", assessed_then_another_run)
+    late = second.run()
+    refused = "published by another run" in (late.tables[0].error or "")
+    assert refused or [b.batch_id for b in late.batches] == [], late.to_dict()
+    assert first.table("t").count() == 4  # b0's two rows and b1's two, once
+    name = f"{ws.namespace}.t"
+    assert [b for c in reversed(first.backend.commits_after(name, None)) for b in c.batches] == [
+        "b0.csv",
+        "b1.csv",
+    ]
+    published = sorted(r["batch_id"] for r in first.history("t") if r["status"] == "published")
+    assert published == ["b0.csv", "b1.csv"]

@@ -149,12 +149,15 @@ class Runner:
         """The table assessed and settled before anything is taken, its layout brought up to date
         and its head noted, the operator's skipped batches recorded, and its configuration
         checked when batches wait: the ids of the batches applied, and the pending ones."""
+        # the head before the assessment reads the lineage: a batch another run publishes after
+        # it is refused when this run stages it (BatchSteps.check_not_taken), never taken twice
+        head = self.backend.head(name) if self.backend.exists(name) else None
         found = self.books.assess(name, table)  # reads only; settled before anything is taken
         applied = self.books.settle(found, outcome, strategy, self._hint(table), self.rolled_back)
         if outcome.reapplied and isinstance(source, Reopening):  # its positions move back
             source.reopen(outcome.reapplied)
         self._layout(table, name)
-        self.steps.reconciled[name] = self.backend.head(name) if self.backend.exists(name) else None
+        self.steps.reconciled[name] = head
         pending = _pending(source, applied)
         if self.skip:  # the operator's decision: these batches are never taken (waiting too)
             skipped = self.books.skip(name, table, _pending(source, applied, waiting=True), self.skip)
