@@ -157,7 +157,8 @@ class RunConfig(Model):
     lease: bool = Field(
         True,
         description="Take a lease on the tables a run (or a verb that rewrites them) writes. Off: "
-        "overlapping runs still apply nothing twice, but the later one fails where they meet.",
+        "overlapping runs still apply nothing twice on a catalog whose commits are atomic between "
+        "processes (not the `hadoop` catalog), but the later one fails where they meet.",
     )
     lease_ttl: Duration = Field(
         120.0,
