@@ -563,3 +563,37 @@ def test_dbt_tests_as_rules_are_one_test_each_and_name_their_table(tmp_path):
         "tables[1] (orders).rules[0].relationships.to: unknown table 'custmers' (or give namespace.table); "
         "did you mean 'customers'? tables: customers, orders"
     ]
+
+
+@pytest.mark.parametrize(
+    ("catalog", "run", "target_format", "warned"),
+    [
+        ("{name: c}", "{lease: false}", "iceberg", True),
+        ("{name: c}", "{lease: true}", "iceberg", False),
+        (
+            "{name: c, type: rest, properties: {uri: 'http://127.0.0.1:8181'}}",
+            "{lease: false}",
+            "iceberg",
+            False,
+        ),
+        ("{name: c, control_format: delta}", "{lease: false}", "delta", False),  # Delta's own commits
+    ],
+)
+def test_validate_warns_of_runs_without_a_lease_on_the_hadoop_catalog(catalog, run, target_format, warned):
+    """Two processes' commits to one `hadoop` catalog can both land on one head (a check, then a
+    rename that replaces): without the lease, nothing keeps two runs of a table apart there."""
+    from lakefresh.config.checks import unleased_on_a_file_catalog
+    from lakefresh.config.loader import parse, validate
+
+    text = f"""
+catalog: {catalog}
+run: {run}
+tables:
+  - name: t
+    format: {target_format}
+    source: {{kind: files, path: in, format: csv, schema: {{id: int}}}}
+    strategy: {{kind: append}}
+"""
+    found = unleased_on_a_file_catalog(validate(parse(text, "p.yml"), "p.yml"))
+    assert bool(found) == warned
+    assert all("keep the lease, or share a catalog with atomic commits" in line for line in found)

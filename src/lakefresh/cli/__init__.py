@@ -182,16 +182,17 @@ def validate(
     ),
 ) -> None:
     """Check a pipeline file without starting Spark: what a run would stop at; warn of the columns
-    it cannot know before a batch is read; and read the first rows of each local `files` source's
+    it cannot know before a batch is read, and of runs without a lease on the `hadoop` catalog;
+    and read the first rows of each local `files` source's
     first files to find declared types that cannot hold them (a warning when some values fail,
     an error when every sampled value does)."""
-    from lakefresh.config.checks import unknown_columns
+    from lakefresh.config.checks import unknown_columns, unleased_on_a_file_catalog
     from lakefresh.config.loader import validate_pipeline
     from lakefresh.lakehouse.connect import connect_notes, remote_url
 
     config = validate_pipeline(pipeline, _variables(var))
     names = [t.name for t in config.tables]
-    warnings = unknown_columns(config.tables)
+    warnings = unknown_columns(config.tables) + unleased_on_a_file_catalog(config)
     warnings += connect_notes(remote_url(config.spark.remote), config.reads_delta_logs())
     sampled: list[str] = []
     if sample_rows:

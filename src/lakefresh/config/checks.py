@@ -20,7 +20,7 @@ from lakefresh.config.expressions import QueryColumns, query_columns
 from lakefresh.errors import ConfigError
 
 if TYPE_CHECKING:
-    from lakefresh.config.models import LookupConfig, TableConfig
+    from lakefresh.config.models import LookupConfig, PipelineConfig, TableConfig
 
 Problems = list[tuple[FieldPath, str]]
 
@@ -209,6 +209,22 @@ def unknown_columns(tables: list[TableConfig]) -> list[str]:
                 "when it runs: its columns are checked then"
             )
     return lines
+
+
+def unleased_on_a_file_catalog(config: PipelineConfig) -> list[str]:
+    """A pipeline that takes no run lease while Iceberg tables of it are in a `hadoop` catalog,
+    whose commits (a check, then a rename) are not atomic between processes: two runs at once
+    could both commit on one head there. What `lakefresh validate` warns of."""
+    iceberg = config.catalog.control_format == "iceberg" or any(
+        config.format_of(t) == "iceberg" for t in config.tables
+    )
+    if config.run.lease or config.catalog.type.lower() != "hadoop" or not iceberg:
+        return []
+    return [
+        "run.lease: false with the hadoop catalog: two runs at once could apply a batch twice, its "
+        "commits are not atomic between processes; keep the lease, or share a catalog with atomic "
+        "commits (jdbc, hive, rest, glue, nessie)"
+    ]
 
 
 def column_problems(table: TableConfig) -> Problems:
