@@ -170,18 +170,15 @@ def test_two_processes_running_one_pipeline_at_once_apply_each_batch_once(tmp_pa
                 proc.wait(timeout=120)
             except subprocess.TimeoutExpired:
                 proc.kill()
+    from lakefresh.config.loader import validate_pipeline
     from lakefresh.lakehouse.iceberg.log import batch_ids
+    from lakefresh.lakehouse.session import spark_settings
 
-    catalog = "spark.sql.catalog.two_runs"  # the processes' catalog, on the tests' session
-    for key, value in {
-        "": "org.apache.iceberg.spark.SparkCatalog",
-        ".type": "jdbc",
-        ".uri": postgres.url,
-        ".jdbc.user": "lakefresh",
-        ".jdbc.schema-version": "V1",
-        ".warehouse": str(tmp_path / "warehouse"),
-    }.items():
-        spark.conf.set(catalog + key, value)
+    config = validate_pipeline(tmp_path / "pipeline.yml")  # its catalog, on the tests' session
+    catalog = "spark.sql.catalog.two_runs"
+    for key, value in spark_settings(config.catalog, config.spark, tmp_path).items():
+        if key == catalog or key.startswith(f"{catalog}."):
+            spark.conf.set(key, value)
     target = spark.table("two_runs.shop.t")
     assert sorted(r.id for r in target.collect()) == list(range(1, batches + 1))
     ancestors = {

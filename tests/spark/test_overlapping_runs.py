@@ -58,6 +58,13 @@ def reference(ws, kind: contract.Kind) -> list[tuple]:
     return REFERENCE[kind.name]
 
 
+def unleased(ws, yaml: str, path: str):
+    """A pipeline of the table on this path that takes no lease: the race itself."""
+    p = ws.pipeline(yaml, defaults=PATHS[path])
+    p.config = p.config.model_copy(update={"run": p.config.run.model_copy(update={"lease": False})})
+    return p
+
+
 def paused(go: Path) -> None:
     deadline = time.monotonic() + 240
     while not Path(f"{go}.paused").exists():
@@ -81,9 +88,7 @@ def check_overlap(ws, monkeypatch, kind: contract.Kind, table_format: str, path:
     it on Delta)."""
     expected = reference(ws, kind)
     yaml = contract.table_yaml(kind, str(ws.root / "in"), table_format)
-    first, second = ws.pipeline(yaml, defaults=PATHS[path]), ws.pipeline(yaml, defaults=PATHS[path])
-    for p in (first, second):  # the race itself: no lease keeps B out
-        p.config = p.config.model_copy(update={"run": p.config.run.model_copy(update={"lease": False})})
+    first, second = unleased(ws, yaml, path), unleased(ws, yaml, path)  # no lease keeps B out
     write(ws, "in", ["b0.csv"])
     assert first.run().ok
     table = first.config.tables[0]
@@ -129,9 +134,7 @@ def test_a_batch_another_run_publishes_right_after_this_run_assessed_the_table_i
 
     append = next(k for k in contract.KINDS if k.name == "append")
     yaml = contract.table_yaml(append, str(ws.root / "in"), "iceberg")
-    first, second = ws.pipeline(yaml, defaults=PATHS[path]), ws.pipeline(yaml, defaults=PATHS[path])
-    for p in (first, second):
-        p.config = p.config.model_copy(update={"run": p.config.run.model_copy(update={"lease": False})})
+    first, second = unleased(ws, yaml, path), unleased(ws, yaml, path)
     write(ws, "in", ["b0.csv"])
     assert first.run().ok
     write(ws, "in", ["b1.csv"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from lakefresh.state import tombstones
+from lakefresh.state import control, tombstones
 from tests.conftest import rows
 
 SCHEMA = "userId: int, name: string, city: string, operation: string, sequenceNum: int"
@@ -72,7 +72,7 @@ def test_databricks_auto_cdc_example_in_three_batches_keeps_a_deleted_key_out(ws
 
 
 def test_maintain_compacts_a_tombstone_table_of_many_files_and_its_tombstones_still_count(ws, monkeypatch):
-    monkeypatch.setattr(tombstones, "COMPACT_AT_FILES", 0)  # one file is many here
+    monkeypatch.setattr(control, "COMPACT_AT_FILES", 0)  # one file is many here
     write_batches(ws, dict(list(AUTO_CDC_BATCHES.items())[:2]))
     p = ws.pipeline(table(STRATEGY, "iceberg"))
     assert p.run().ok

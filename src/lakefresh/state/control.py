@@ -134,6 +134,16 @@ LOADS_TABLE = "loads"
 __all__ = ["AttemptRow", "ControlTables"]
 
 
+def compact_if_many_files(backend: TableBackend, table: str) -> int:
+    """Compact a small table of lakefresh's own once it holds more than COMPACT_AT_FILES files,
+    keeping its newest KEEP_VERSIONS versions; the files it held, 0: left alone."""
+    files = backend.file_count(table)
+    if files <= COMPACT_AT_FILES:
+        return 0
+    backend.compact(table, KEEP_VERSIONS)
+    return files
+
+
 class ControlTables(OperatorMarks, LogReads, PublishMarks):
     """Reads and writes the control tables through the table backend."""
 
@@ -182,12 +192,7 @@ class ControlTables(OperatorMarks, LogReads, PublishMarks):
         loads = f"{self.namespace}.{LOADS_TABLE}"  # the change-feed load log, when there is one
         if self.backend.exists(loads):
             tables.append(loads)
-        done = []
-        for table in tables:
-            if self.backend.file_count(table) > COMPACT_AT_FILES:
-                self.backend.compact(table, KEEP_VERSIONS)
-                done.append(table)
-        return done
+        return [table for table in tables if compact_if_many_files(self.backend, table)]
 
     def migrate(self) -> list[str]:
         """Upgrade the control tables to this lakefresh's state version; say what was done."""

@@ -45,13 +45,7 @@ from lakefresh.lakehouse.backend import SCRATCH, TOMBSTONES, Layout
 from lakefresh.lakehouse.failures import retry_conflicts
 from lakefresh.lakehouse.functions import utc_timestamp
 from lakefresh.lakehouse.sql import quote, sql_literal
-from lakefresh.state.control import (
-    COMPACT_AT_FILES,
-    KEEP_VERSIONS,
-    STATE_VERSION,
-    VERB_PREFIX,
-    VERSION_PROPERTY,
-)
+from lakefresh.state.control import STATE_VERSION, VERB_PREFIX, VERSION_PROPERTY, compact_if_many_files
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -180,15 +174,10 @@ def clean(backend: TableBackend, target: str, retention: float) -> int:
 def tidy(backend: TableBackend, target: str) -> int:
     """Compact the target's tombstone table once it holds more than COMPACT_AT_FILES files (each
     batch that deletes keys adds one), keeping its newest KEEP_VERSIONS versions, as the control
-    tables are tidied: only its current rows are ever read. The files it held; 0: left alone."""
+    tables are tidied (state/control.py): only its current rows are ever read. The files it held;
+    0: left alone."""
     table = table_of(target)
-    if not backend.exists(table):
-        return 0
-    files = backend.file_count(table)
-    if files <= COMPACT_AT_FILES:
-        return 0
-    backend.compact(table, KEEP_VERSIONS)
-    return files
+    return compact_if_many_files(backend, table) if backend.exists(table) else 0
 
 
 def _delete(backend: TableBackend, table: str, where: str) -> None:
