@@ -50,22 +50,6 @@ def lineage(ws, p):
     return sorted(backend.published_batches(f"{ws.namespace}.t"))
 
 
-def test_a_rerun_with_nothing_new_creates_no_snapshot_anywhere(ws):
-    two_batches(ws)
-    p = ws.pipeline(TABLE)
-    assert p.run().ok
-    tables = [
-        f"{ws.namespace}.t",
-        f"{ws.control_namespace}.batches",
-        f"{ws.control_namespace}.quarantine",
-    ]
-    before = ws.version_counts(tables)
-    again = p.run()
-    assert again.ok and again.batches == []
-    assert ws.version_counts(tables) == before
-    assert target(p) == AFTER_B2
-
-
 @pytest.mark.e2e
 # in-process crashes at every point, for every strategy: tests/spark/test_contract_strategies.py
 @pytest.mark.parametrize("point", ["after_write", "after_publish"])

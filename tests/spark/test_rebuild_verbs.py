@@ -190,41 +190,23 @@ def test_a_configuration_change_is_taken_by_reset_and_refused_by_unload(ws):
     assert rows(changed.table("customers"), ["id", "city"]) == [(1, "Paris")]  # older, but later
 
 
-@pytest.mark.parametrize("table_format", FORMATS)
-def test_a_crash_after_the_unload_is_published_is_recorded_by_the_next_run(ws, monkeypatch, table_format):
-    """On Delta the unload's commit is visible at once, as an Iceberg publish: a process killed
-    between it and the record leaves a commit the next run finds in the table's history."""
-    p = keyed(ws, table_format)
-    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_publish:crash")
-    with pytest.raises(SimulatedCrash):
-        p.unload("customers", ["b2.csv"])
-    monkeypatch.delenv("LAKEFRESH_FAULTS")
-    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Lima"), (2, "Rome")]
-    result = p.run(["customers"])
-    assert result.ok and result.batches == []
-    assert statuses(p, "customers") == {
-        "b1.csv": ["published"],
-        "b2.csv": ["unloaded"],
-        "b3.csv": ["published"],
-        "verb": ["published"],
-    }
-    # the crash came before the log's counts were corrected; effective counts are recounted
-    assert [(b, e) for b, _, e in live_log(p, "customers")] == [("b1.csv", 1), ("b3.csv", 1)]
-
-
 # on Delta, a crash before the commit is one before Iceberg's publish: the commit is what differs
 RELOAD_CRASHES = [("after_record_staged", "iceberg"), *[("after_publish", f) for f in FORMATS]]
 
 
 @pytest.mark.parametrize(("point", "table_format"), RELOAD_CRASHES)
-def test_a_crash_during_a_reload_is_settled_by_the_next_run(ws, monkeypatch, point, table_format):
-    """The reloaded batch's new attempt is staged beside the verb's before the publish: a crash
-    before the publish changes nothing (the staged rows are abandoned), a crash after it leaves
-    the log exactly as an uninterrupted reload does once the next run has reconciled. On Delta,
-    which commits at once, the record is staged before the commit, and a crash after the commit
-    is one after the publish."""
+def test_a_crash_during_an_unload_or_a_reload_is_settled_by_the_next_run(ws, monkeypatch, point, table_format):
+    """The unload's commit, and the reloaded batch's new attempt, are staged beside the verb's
+    record before the publish: a crash before the publish changes nothing (the staged rows are
+    abandoned), a crash after it leaves the log exactly as an uninterrupted verb does once the
+    next run has reconciled. On Delta, which commits at once, the record is staged before the
+    commit, and a crash after the commit is one after the publish: a commit the next run finds in
+    the table's history."""
     p = keyed(ws, table_format)
-    p.unload("customers", ["b2.csv"])
+    if point == "after_publish":
+        unloaded_after_a_crash(p, monkeypatch)
+    else:
+        p.unload("customers", ["b2.csv"])
     ws.write("in/b2.csv", HEADER + "1,Kyiv,2025-01-03,false\n", mtime=1_736_003_600)
     monkeypatch.setenv("LAKEFRESH_FAULTS", f"{point}:crash")
     with pytest.raises(SimulatedCrash):
@@ -251,3 +233,22 @@ def test_a_crash_during_a_reload_is_settled_by_the_next_run(ws, monkeypatch, poi
         ("b3.csv", {"O": 1}, 0),
     ]
     assert p.quarantine("customers").count() == 0
+
+
+def unloaded_after_a_crash(p, monkeypatch) -> None:
+    """b2 unloaded by a process that crashed right after the unload's publish, then the next run."""
+    monkeypatch.setenv("LAKEFRESH_FAULTS", "after_publish:crash")
+    with pytest.raises(SimulatedCrash):
+        p.unload("customers", ["b2.csv"])
+    monkeypatch.delenv("LAKEFRESH_FAULTS")
+    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Lima"), (2, "Rome")]
+    result = p.run(["customers"])
+    assert result.ok and result.batches == []
+    assert statuses(p, "customers") == {
+        "b1.csv": ["published"],
+        "b2.csv": ["unloaded"],
+        "b3.csv": ["published"],
+        "verb": ["published"],
+    }
+    # the crash came before the log's counts were corrected; effective counts are recounted
+    assert [(b, e) for b, _, e in live_log(p, "customers")] == [("b1.csv", 1), ("b3.csv", 1)]

@@ -118,33 +118,6 @@ def test_a_reset_unload_or_reload_after_the_batch_refuses_the_rollback(ws):
     assert ("b3.csv", "unloaded") in statuses(p)
 
 
-def test_a_commit_while_an_unload_is_built_refuses_the_unload(ws, spark, monkeypatch):
-    """A run (or another writer) that commits while the table is rebuilt aside would be erased
-    by the rebuilt table's replace: the verb is refused, changing nothing."""
-    import importlib
-
-    from lakefresh.errors import CommitConflictError
-
-    rebuild = importlib.import_module("lakefresh.verbs.rebuild")  # the package names a function so
-
-    four_batches(ws)
-    p = ws.pipeline(TABLE.replace(", history: true", ""))
-    assert p.run().ok
-    built = rebuild._build_aside
-
-    def with_a_commit_meanwhile(*args, **kwargs):
-        out = built(*args, **kwargs)
-        values = "(9, 'z', TIMESTAMP '2025-01-09', NULL, NULL, NULL)"
-        spark.sql(f"INSERT INTO {CATALOG}.{ws.namespace}.t VALUES {values}")
-        return out
-
-    monkeypatch.setattr(rebuild, "_build_aside", with_a_commit_meanwhile)
-    with pytest.raises(CommitConflictError, match=r"moved while the unload was built .* nothing was changed"):
-        p.unload("t", ["b3.csv"])
-    assert (9, "z") in rows(p.table("t"), ["id", "v"])
-    assert ("b3.csv", "published") in statuses(p)
-
-
 def test_rows_another_writer_stored_refuse_a_reset_even_after_their_commit_expired(ws, spark):
     """A reset rebuilds the table from its batches: rows no batch wrote would be lost. Their
     commit names the writer; once it expired, the rows themselves (no batch id) still refuse."""
