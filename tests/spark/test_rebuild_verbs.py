@@ -195,7 +195,9 @@ RELOAD_CRASHES = [("after_record_staged", "iceberg"), *[("after_publish", f) for
 
 
 @pytest.mark.parametrize(("point", "table_format"), RELOAD_CRASHES)
-def test_a_crash_during_an_unload_or_a_reload_is_settled_by_the_next_run(ws, monkeypatch, point, table_format):
+def test_a_crash_during_an_unload_or_a_reload_is_settled_by_the_next_run(
+    ws, monkeypatch, point, table_format
+):
     """The unload's commit, and the reloaded batch's new attempt, are staged beside the verb's
     record before the publish: a crash before the publish changes nothing (the staged rows are
     abandoned), a crash after it leaves the log exactly as an uninterrupted verb does once the
