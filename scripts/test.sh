@@ -55,14 +55,18 @@ default_line_ready() {
 # (the setups skip the class archive: the default line's is made beside the lint, the 3.5 run's
 # only JVM is its session, where making one would cost more than it saves)
 (LAKEFRESH_SPARK=3.5 LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh &&
+  echo "=== the Spark 3.5 tests (at ${SECONDS}s) ===" &&
   LAKEFRESH_TEST_CLASS_ARCHIVE=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
   default_line_ready &&
-  echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1) ===" &&
+  echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1; at ${SECONDS}s) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider &&
-  echo && echo "=== the lake: an S3-compatible server and a REST catalog on loopback (Spark 4.1) ===" &&
+  echo && echo "=== the lake: an S3-compatible server and a REST catalog on loopback (Spark 4.1; at ${SECONDS}s) ===" &&
   .venv/bin/pytest "${LAKE_TESTS[@]}" -p no:cacheprovider &&
-  echo && echo "=== Spark Connect: a Connect server on loopback, this side a client (Spark 4.1) ===" &&
-  .venv/bin/pytest "${CONNECT_TESTS[@]}" -p no:cacheprovider) >"$log" 2>&1 &
+  echo && echo "=== Spark Connect: a Connect server on loopback, this side a client (Spark 4.1; at ${SECONDS}s) ===" &&
+  .venv/bin/pytest "${CONNECT_TESTS[@]}" -p no:cacheprovider
+  status=$?
+  echo "=== the side chain ends at ${SECONDS}s ==="
+  exit $status) >"$log" 2>&1 &
 side=$!
 
 if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh; then
@@ -77,8 +81,10 @@ if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh;
   bash scripts/docs.sh
   docs=$?
   wait "$archive"
+  echo "=== every test on Spark 4.1 but the side chain's (at ${SECONDS}s) ==="
   .venv/bin/pytest "${SIDE_TESTS[@]/#/--ignore=}"
   main=$?
+  echo "=== the main run ends at ${SECONDS}s ==="
 else
   touch "$work/failed"
   lint=1 docs=1 main=1
@@ -91,5 +97,5 @@ echo "=== the side chain: the Spark 3.5 line's setup and tests, then the Delta t
 cat "$log"
 echo
 status() { [ "$1" -eq 0 ] && echo passed || echo FAILED; }
-echo "make test: lint $(status "$lint"), docs $(status "$docs"), the main run $(status "$main"), the side chain $(status "$other")"
+echo "make test: lint $(status "$lint"), docs $(status "$docs"), the main run $(status "$main"), the side chain $(status "$other"); ${SECONDS}s"
 [ "$lint" -eq 0 ] && [ "$docs" -eq 0 ] && [ "$main" -eq 0 ] && [ "$other" -eq 0 ]
