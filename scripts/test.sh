@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # `make test`: set up, lint and run every test, in two chains side by side from the start.
 #
-#   this shell:      the default line's setup (with the tests' services and the docs tools), lint,
+#   this shell:      the default line's setup (with the tests' services and the docs tools but
+#                    dbt's environment, which the side chain makes for its dbt test), lint,
 #                    the documentation site (--strict), then every test on Spark 4.1 but the
 #                    side chain's files
 #   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
 #                    tests and the `key` contract on Delta on Spark 3.5, then (once the default
-#                    line is set up) the Delta Lake tests, the peers' examples and slow files
-#                    of the main suite on 4.1, then the lake's tests (object storage, a REST catalog)
-#                    and Spark Connect's (a Connect server on loopback)
+#                    line is set up, and dbt's environment made) the Delta Lake tests, the
+#                    peers' examples and slow files of the main suite on 4.1, then the lake's
+#                    tests (object storage, a REST catalog) and Spark Connect's (a Connect server
+#                    on loopback)
 #
 # Each pytest run has its one shared SparkSession. A run spends much of its time in
 # single-threaded driver work (planning, commits, Py4J), so two of them on two cores take about
@@ -59,6 +61,7 @@ default_line_ready() {
   echo "=== the Spark 3.5 tests (at ${SECONDS}s) ===" &&
   LAKEFRESH_TEST_CLASS_ARCHIVE=0 .venv-spark3.5/bin/pytest "${SPARK35_TESTS[@]}" -p no:cacheprovider &&
   default_line_ready &&
+  LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh &&
   echo && echo "=== the Delta Lake tests, the peers' examples, and the balancing files (Spark 4.1; at ${SECONDS}s) ===" &&
   .venv/bin/pytest "${SIDE_TESTS[@]}" -p no:cacheprovider &&
   echo && echo "=== the lake: an S3-compatible server and a REST catalog on loopback (Spark 4.1; at ${SECONDS}s) ===" &&
@@ -70,7 +73,7 @@ default_line_ready() {
   exit $status) >"$log" 2>&1 &
 side=$!
 
-if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 bash scripts/setup.sh; then
+if LAKEFRESH_TEST_SERVICES=1 LAKEFRESH_NO_CLASS_ARCHIVE=1 LAKEFRESH_NO_PEERS=1 bash scripts/setup.sh; then
   touch "$work/ready"
   # Spark's classes archived for the JVMs the tests start (setup's own step, skipped above), beside
   # the lint; without it (it could not be made) they start as they did before
