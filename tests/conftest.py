@@ -32,6 +32,7 @@ CATALOG = "lf_test"
 DELTA = os.environ.get("LAKEFRESH_TEST_DELTA", "1") == "1"
 FORMATS = ["iceberg", "delta"] if DELTA else ["iceberg"]  # for tests parametrized by table format
 _counter = itertools.count()
+NO_LEASE = "run:\n  lease: false\n"  # a workspace's pipelines without the run lease
 
 # the short-lived JVMs' options (a killed `lakefresh run`, spark-submit, the cluster's processes)
 OURS = "JDK_JAVA_OPTIONS" not in os.environ  # a JDK_JAVA_OPTIONS of the caller's wins
@@ -111,13 +112,15 @@ def session_settings(catalog: Any, storage: Any = None, conf: dict[str, str] | N
 
 
 class Workspace:
-    """A test's own folders, namespaces and pipeline file, over the shared session."""
+    """A test's own folders, namespaces and pipeline file, over the shared session. Without
+    `lease`, its pipelines take no run lease (`run: {lease: false}`)."""
 
-    def __init__(self, root: Path, spark: Any, warehouse: Path) -> None:
+    def __init__(self, root: Path, spark: Any, warehouse: Path, lease: bool = True) -> None:
         n = next(_counter)
         self.root = root
         self.spark = spark
         self.warehouse = warehouse
+        self.lease = lease
         self.namespace = f"t{n}_{os.getpid()}"
         self.control_namespace = f"ctl{n}_{os.getpid()}"
         self.catalog_extra = ""  # more of the pipeline's `catalog:` section (`  key: value\n` lines)
@@ -166,6 +169,7 @@ class Workspace:
         return (
             f"{self.catalog_yaml()}"
             f"spark:\n  master: local[2]\n"
+            f"{'' if self.lease else NO_LEASE}"
             f"defaults:\n  namespace: {self.namespace}\n{textwrap.indent(textwrap.dedent(defaults), '  ')}"
             f"tables:\n{textwrap.indent(textwrap.dedent(tables).strip(), '  ')}\n"
         )
@@ -224,8 +228,12 @@ def postgres() -> Iterator[Any]:
 
 
 @pytest.fixture
-def ws(tmp_path: Path, spark: Any, warehouse: Path) -> Workspace:
-    return Workspace(tmp_path, spark, warehouse)
+def ws(request: pytest.FixtureRequest, tmp_path: Path, spark: Any, warehouse: Path) -> Workspace:
+    """A test's workspace. Its pipelines take the run lease (the product's default) when the test
+    is marked `lease`: the lease's own tests, the ones of runs that overlap or crash, and the
+    contract suites. Others take none: a lease is two commits of the `leases` table a run, about
+    a tenth of a small run's time, and what those tests check happens inside it."""
+    return Workspace(tmp_path, spark, warehouse, lease=request.node.get_closest_marker("lease") is not None)
 
 
 def record_in_commit(spark: Any) -> bool:

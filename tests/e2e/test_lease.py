@@ -22,7 +22,10 @@ from tests.e2e.test_signals import wait_for
 
 pytestmark = pytest.mark.e2e
 
-TTL = 30  # seconds: longer than a JVM's start, so that the killed run's lease is seen live
+# seconds: C renews its lease every quarter of it, so the killed run's lease is still live for at
+# least three quarters of it after the kill (read right after), and E, which starts a JVM, then
+# waits out the rest
+TTL = 16
 PIPELINE = f"""
 catalog: {{name: lease, warehouse: ./warehouse}}
 spark: {{master: "local[1]", conf: {{spark.sql.shuffle.partitions: "1"}}}}

@@ -21,6 +21,8 @@ from lakefresh.faults import SimulatedCrash
 from tests.conftest import Workspace, record_in_commit, rows, skip_without_record_in_commit
 from tests.key_model import key_reference
 
+pytestmark = pytest.mark.lease
+
 KEY = "{kind: key, keys: [id], date_column: ts, delete: {column: op, value: D}}"
 KEY_BY_BATCH_TIME = "{kind: key, keys: [id], delete: {column: op, value: D}}"
 SCHEMA = "{id: int, v: string, ts: timestamp, op: string}"

@@ -21,6 +21,8 @@ from lakefresh.lakehouse.session import parse_schema
 from lakefresh.lakehouse.storage import ArrowStorage, HadoopStorage
 from tests.spark.test_delta import DELTA_ONLY
 
+pytestmark = pytest.mark.lease
+
 KEYED = """
 - name: customers
   source:

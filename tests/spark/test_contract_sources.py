@@ -25,6 +25,8 @@ from lakefresh.sources import SourceContext, make_source
 from lakefresh.synapse_export import SynapseExport, entity_attributes
 from tests.conftest import CATALOG, rows
 
+pytestmark = pytest.mark.lease
+
 
 @dataclass(frozen=True)
 class SourceKind:

@@ -32,6 +32,8 @@ import pytest
 from lakefresh.faults import SimulatedCrash
 from tests.conftest import rows
 
+pytestmark = pytest.mark.lease
+
 SCHEMA = "{id: int, v: string, ts: timestamp, n: int}"
 BATCHES = {
     "b1.csv": "id,v,ts,n\n1,a,2025-01-01 00:00:00,1\n2,b,2025-01-01 00:00:00,2\n",

@@ -18,6 +18,8 @@ from tests.conftest import rows, settings_kept
 from tests.spark import test_contract_strategies as contract
 from tests.spark import test_overlapping_runs as overlapping
 
+pytestmark = pytest.mark.lease
+
 KEYED = """
 - name: customers
   format: delta

@@ -13,6 +13,8 @@ import pytest
 from lakefresh.errors import CommitConflictError
 from tests.conftest import rows
 
+pytestmark = pytest.mark.lease
+
 TABLE = """
 - name: t
   source:

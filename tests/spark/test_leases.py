@@ -17,6 +17,8 @@ from lakefresh.lakehouse.failures import is_commit_conflict
 from lakefresh.lakehouse.session import parse_schema
 from lakefresh.state.leases import LEASES_SCHEMA, Holder, LeaseRow, Leases
 
+pytestmark = pytest.mark.lease
+
 TABLE = """
 - name: t
   source: {kind: files, path: "%s", format: csv, schema: {id: int}}

@@ -30,6 +30,8 @@ from lakefresh.run import backlog
 from lakefresh.strategies import make_strategy
 from tests.spark import test_contract_strategies as contract
 
+pytestmark = pytest.mark.lease
+
 BATCHES = {
     "b0.csv": "id,v,ts,n\n1,a,2025-01-01 00:00:00,1\n2,b,2025-01-01 00:00:00,2\n",
     "b1.csv": "id,v,ts,n\n1,A,2025-01-02 00:00:00,2\n3,c,2025-01-02 00:00:00,3\n",

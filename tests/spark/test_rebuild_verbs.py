@@ -194,6 +194,7 @@ def test_a_configuration_change_is_taken_by_reset_and_refused_by_unload(ws):
 RELOAD_CRASHES = [("after_record_staged", "iceberg"), *[("after_publish", f) for f in FORMATS]]
 
 
+@pytest.mark.lease  # a verb that crashed holding the lease: the next run goes on
 @pytest.mark.parametrize(("point", "table_format"), RELOAD_CRASHES)
 def test_a_crash_during_an_unload_or_a_reload_is_settled_by_the_next_run(
     ws, monkeypatch, point, table_format
