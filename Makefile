@@ -41,9 +41,8 @@ unit: setup ## only the tests that need no JVM
 bench: setup ## key strategy against a hand-written MERGE (1M rows; see bench/README.md)
 	.venv/bin/python bench/bench_key.py
 
-bench-peers: setup ## key and scd2 against dbt-spark (incremental merge, snapshot) in one session, in .venv-peers
-	@test -x .venv-peers/bin/python || $${PYTHON:-python3} -m venv .venv-peers
-	@.venv-peers/bin/python -m pip install --quiet --disable-pip-version-check -e ".[spark41,peers]"
+bench-peers: ## key and scd2 against dbt-spark (incremental merge, snapshot) in one session, in .venv-peers
+	@LAKEFRESH_PEERS=1 bash scripts/setup.sh
 	cd bench && ../.venv-peers/bin/python bench_peers.py
 
 clean: ## remove generated data and warehouses (keeps .venv)

@@ -10,6 +10,7 @@
 #                              a real `dbt snapshot` writes); `make test` sets it
 #   LAKEFRESH_NO_PEERS=1       skip .venv-peers (`make test`'s main chain: its side chain, which
 #                              runs the dbt test, makes it there, off the main chain's setup)
+#   LAKEFRESH_PEERS=1          .venv-peers without the tests' other services (`make bench-peers`)
 #   LAKEFRESH_DOCS=1           also the documentation tools (the `docs` extra: MkDocs and its
 #                              theme) on the default line; LAKEFRESH_TEST_SERVICES=1 implies it,
 #                              since `make test` builds the site; `make docs` sets it
@@ -85,10 +86,12 @@ fi
 # 2b. dbt for the tests (tests/spark/test_adopt_dbt.py runs a real `dbt snapshot`): dbt-core pins
 #     packages the `dev` extra cannot take, so it gets a virtual environment of its own, the one
 #     the peers' benchmark uses (`make bench-peers`); pip's cache serves it the same pyspark.
-if [ "$line" = "$default_line" ] && [ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ] && [ "${LAKEFRESH_NO_PEERS:-0}" != 1 ]; then
+peers=${LAKEFRESH_PEERS:-0}
+[ "${LAKEFRESH_TEST_SERVICES:-0}" = 1 ] && [ "${LAKEFRESH_NO_PEERS:-0}" != 1 ] && peers=1
+if [ "$line" = "$default_line" ] && [ "$peers" = 1 ]; then
   peers_want="$(sha256sum pyproject.toml | cut -d' ' -f1) peers"
   if [ ! -x .venv-peers/bin/python ] || [ "$(cat .venv-peers/.lakefresh-installed 2>/dev/null || true)" != "$peers_want" ]; then
-    echo "setup: installing dbt-spark (a test's dbt snapshot) into .venv-peers"
+    echo "setup: installing dbt-spark (the peers' benchmark, a test's dbt snapshot) into .venv-peers"
     [ -x .venv-peers/bin/python ] || "$PYTHON" -m venv .venv-peers
     .venv-peers/bin/python -m pip install --quiet --disable-pip-version-check -e ".[spark41,peers]" \
       2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
