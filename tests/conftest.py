@@ -232,7 +232,7 @@ def ws(request: pytest.FixtureRequest, tmp_path: Path, spark: Any, warehouse: Pa
     """A test's workspace. Its pipelines take the run lease (the product's default) when the test
     is marked `lease`: the lease's own tests, the ones of runs that overlap or crash, and the
     contract suites. Others take none: a lease is two commits of the `leases` table a run, about
-    a tenth of a small run's time, and what those tests check happens inside it."""
+    a fifth of a small run's time, and what those tests check happens inside it."""
     return Workspace(tmp_path, spark, warehouse, lease=request.node.get_closest_marker("lease") is not None)
 
 
