@@ -8,7 +8,7 @@
 #   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
 #                    tests and the `key` contract on Delta on Spark 3.5, then (once the default
 #                    line is set up, and dbt's environment made) the Delta Lake tests, the
-#                    peers' examples and slow files of the main suite on 4.1, then the lake's
+#                    most of the peers' examples and slow files of the main suite on 4.1, then the lake's
 #                    tests (object storage, a REST catalog) and Spark Connect's (a Connect server
 #                    on loopback)
 #
@@ -27,9 +27,10 @@ SPARK35_TESTS=(tests/spark/test_contract_strategies.py tests/spark/test_contract
   # tables' marks go through Delta's API; docs/jars.md, "Spark lines")
   "tests/spark/test_delta.py::test_the_strategy_contract_holds_on_delta[key]")
 DELTA_TESTS=(tests/spark/test_delta.py tests/spark/test_delta_changes.py)
-# the peers' published examples run in the side chain too, after the Delta tests
-PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_custom.py
-  tests/spark/test_peer_snapshot.py tests/spark/test_peer_range.py tests/spark/test_peer_changelog.py)
+# most of the peers' published examples run in the side chain too, after the Delta tests (the
+# change-log and custom ones run in the main run, so that the two chains take about as long)
+PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spark/test_peer_snapshot.py
+  tests/spark/test_peer_range.py)
 # and slow files of the main suite, so that the two chains take about as long (the side chain
 # ends with the lake's and Spark Connect's runs, whose servers make them slow beside the main
 # run's end)
