@@ -7,10 +7,10 @@
 #                    side chain's files
 #   in background:   the 3.5 line's setup, the contract suites plus the ANSI and nested JSON
 #                    tests and the `key` contract on Delta on Spark 3.5, then (once the default
-#                    line is set up, and dbt's environment made) the Delta Lake tests, the
-#                    most of the peers' examples and slow files of the main suite on 4.1, then the lake's
-#                    tests (object storage, a REST catalog) and Spark Connect's (a Connect server
-#                    on loopback)
+#                    line is set up, and dbt's environment made) the Delta Lake tests, most of
+#                    the peers' examples and slow files of the main suite on 4.1, then the
+#                    lake's tests (object storage, a REST catalog) and Spark Connect's (a
+#                    Connect server on loopback)
 #
 # Each pytest run has its one shared SparkSession. A run spends much of its time in
 # single-threaded driver work (planning, commits, Py4J), so two of them on two cores take about
