@@ -112,10 +112,11 @@ def session_settings(catalog: Any, storage: Any = None, conf: dict[str, str] | N
 
 
 class Workspace:
-    """A test's own folders, namespaces and pipeline file, over the shared session. Without
-    `lease`, its pipelines take no run lease (`run: {lease: false}`)."""
+    """A test's own folders, namespaces and pipeline file, over the shared session. With `lease`,
+    its pipelines take the run lease (the product's default); without it, none
+    (`run: {lease: false}`)."""
 
-    def __init__(self, root: Path, spark: Any, warehouse: Path, lease: bool = True) -> None:
+    def __init__(self, root: Path, spark: Any, warehouse: Path, lease: bool = False) -> None:
         n = next(_counter)
         self.root = root
         self.spark = spark

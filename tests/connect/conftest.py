@@ -50,4 +50,4 @@ def spark(warehouse: Path, connect: ConnectServer) -> Iterator[Any]:
 
 @pytest.fixture
 def ws(tmp_path: Path, spark: Any, warehouse: Path) -> Workspace:
-    return Workspace(tmp_path, spark, warehouse)
+    return Workspace(tmp_path, spark, warehouse, lease=True)

@@ -70,7 +70,7 @@ class LakeWorkspace(Workspace):
     through Hadoop's S3A (as any writer of a landing zone would), `uri` names them there."""
 
     def __init__(self, root: Path, spark: Any, lake: Lake) -> None:
-        super().__init__(root, spark, Path(tempfile.gettempdir()))
+        super().__init__(root, spark, Path(tempfile.gettempdir()), lease=True)
         self.lake = lake
         self.prefix = f"s3a://{BUCKET}/sources/s{next(_sources)}_{os.getpid()}"
 

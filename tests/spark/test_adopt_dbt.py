@@ -85,3 +85,5 @@ def test_a_table_a_real_dbt_snapshot_wrote_adopted_then_continued_equals_lakefre
     result = p.run()
     assert result.ok, json.dumps(result.to_dict(), default=str)
     continued_as_lakefresh_builds_it(p)
+    hashes = ["id", "dbt_valid_from", "_lf_hash", "_lf_events"]
+    assert rows(p.table("people"), hashes) == rows(p.table("ref"), hashes)  # as lakefresh keeps them

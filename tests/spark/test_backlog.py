@@ -21,8 +21,6 @@ from lakefresh.faults import SimulatedCrash
 from tests.conftest import Workspace, record_in_commit, rows, skip_without_record_in_commit
 from tests.key_model import key_reference
 
-pytestmark = pytest.mark.lease
-
 KEY = "{kind: key, keys: [id], date_column: ts, delete: {column: op, value: D}}"
 KEY_BY_BATCH_TIME = "{kind: key, keys: [id], delete: {column: op, value: D}}"
 SCHEMA = "{id: int, v: string, ts: timestamp, op: string}"
@@ -137,6 +135,7 @@ def logged_table(p, table: str) -> list[tuple]:
     )
 
 
+@pytest.mark.lease  # crash drills: a crashed run's lease must not keep the next run out
 @pytest.mark.usefixtures("needs_record_in_commit")
 def test_a_fault_in_a_group_leaves_the_target_at_a_published_batch_and_the_next_run_finishes(ws, monkeypatch):
     """A raise or a crash at the fault points of a group's middle batch (the contract suite,
@@ -196,6 +195,7 @@ def test_groups_shrink_when_their_batches_hold_more_rows_than_max_rows(ws):
     ]
 
 
+@pytest.mark.lease
 @pytest.mark.parametrize("backlog", [1, 50], ids=["one_by_one", "grouped"])
 def test_a_publish_whose_outcome_is_unknown_is_settled_by_the_next_run(ws, monkeypatch, backlog):
     """The commit of the publish happens, then the catalog fails before lakefresh reads it back:

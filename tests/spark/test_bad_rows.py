@@ -83,14 +83,6 @@ def test_skipping_a_refused_batch_is_an_operator_action_and_it_is_never_taken(ws
     ]
 
 
-def test_quarantine_is_the_default(ws):
-    ws.write("in/b1.csv", "id,amount\n1,10\n2,x\n")
-    p = ws.pipeline(TABLE.replace("  bad_rows: refuse\n", ""))
-    result = p.run()
-    assert [(b.status, b.quarantined) for b in result.batches] == [("published", 1)]
-    assert rows(p.table("t"), ["id", "amount"]) == [(1, 10)]
-
-
 def test_the_quarantine_command_lists_bad_rows_for_people_and_as_json(ws):
     """`lakefresh quarantine PIPELINE [--table T] [--batch B]`."""
     ws.write("in/b1.csv", "id,amount\n1,10\n2,x\n")

@@ -56,18 +56,6 @@ def test_every_status_code_across_batches(ws):
     ]
 
 
-def test_out_of_order_batches_never_let_older_records_win(ws):
-    # b2 (name order) carries the newest record; b3 arrives later with an older one
-    ws.write("in/b1.csv", "id,name,city,updated_at\n1,ann,Oslo,2025-01-01 00:00:00\n")
-    ws.write("in/b2.csv", "id,name,city,updated_at\n1,ann,Paris,2025-03-01 00:00:00\n")
-    p = ws.pipeline(CUSTOMERS)
-    assert p.run().ok
-    ws.write("in/b3.csv", "id,name,city,updated_at\n1,ann,Berlin,2025-02-01 00:00:00\n")
-    result = p.run()
-    assert counts(result, "b3.csv") == {"O": 1}
-    assert rows(p.table("customers"), ["id", "city"]) == [(1, "Paris")]
-
-
 def test_duplicate_keys_in_a_batch_latest_date_wins_then_last_row(ws):
     ws.write(
         "in/b1.csv",

@@ -37,6 +37,7 @@ def test_reads_need_no_jvm_and_say_what_the_spark_road_says(ws, fmt, monkeypatch
     ]
     settings = p.spark_settings()
     runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
+    said = {}
     for command in commands:
         native = cli_process(*command, cwd=ws.root)
         assert native.returncode == 0, native.stderr
@@ -47,13 +48,14 @@ def test_reads_need_no_jvm_and_say_what_the_spark_road_says(ws, fmt, monkeypatch
         monkeypatch.delenv(SWITCH)
         assert spark.returncode == 0, spark.stderr
         assert native.stdout == spark.stdout, command
+        said[command] = native.stdout
 
-    status = json.loads(cli_process("status", "pipeline.yml", "-o", "json", cwd=ws.root).stdout)
+    status = json.loads(said[commands[0]])
     shown = [(s["table"], s["batches_published"], s["rows"], s["counts"], s["quarantined"]) for s in status]
     assert shown == [("people", 2, 3, {"C": 1, "N": 3}, 1)]
-    found = json.loads(cli_process("quarantine", "pipeline.yml", "-o", "json", cwd=ws.root).stdout)
+    found = json.loads(said[commands[4]])
     assert [(r["batch_id"], r["line"], r["raw"]) for r in found] == [("b2.csv", 3, '{"id":"x","name":"Cid"}')]
-    history = json.loads(cli_process("history", "pipeline.yml", "people", "-o", "json", cwd=ws.root).stdout)
+    history = json.loads(said[commands[2]])
     assert [(h["batch_id"], h["status"], h["effective_count"]) for h in history] == [
         ("b1.csv", "published", 1),  # b2 took Bob's row
         ("b2.csv", "published", 2),

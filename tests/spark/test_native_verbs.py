@@ -65,7 +65,7 @@ def pipeline(request: Any, spark: Any, warehouse: Path, tmp_path_factory: pytest
     """One pipeline per table format, run once; then batches arrive that no run took: a file
     (after another that only `people` took, whose commit its change feed has not read), a day
     folder still without its marker beside a complete one, a finished export folder."""
-    ws = Workspace(tmp_path_factory.mktemp(f"native_{request.param}"), spark, warehouse)
+    ws = Workspace(tmp_path_factory.mktemp(f"native_{request.param}"), spark, warehouse, lease=True)
     if request.param == "delta":  # the targets and the control tables
         ws.catalog_extra = "  format: delta\n  control_format: delta\n"
     ws.write("in/b1.csv", "id,name\n1,Ann\n2,Bob\n", mtime=1_736_000_000)
@@ -114,6 +114,7 @@ def both_roads(p: Any, *command: str) -> tuple[str, str]:
 
 def test_freshness_status_and_report_need_no_jvm_and_say_what_the_spark_road_says(pipeline):
     root = pipeline.path.parent
+    said = {}
     for command in (
         ("status", "pipeline.yml", "--pending", "-o", "json"),
         ("status", "pipeline.yml", "--pending"),
@@ -124,20 +125,21 @@ def test_freshness_status_and_report_need_no_jvm_and_say_what_the_spark_road_say
             assert without_ages(native) == without_ages(spark)
         else:
             assert native == spark, command
+        said[command[0], command[-1]] = native
 
     native = cli_process("report", "pipeline.yml", "-f", "native.html", cwd=root)
     assert native.stderr.strip().endswith("pyspark imported: False"), native.stderr
     assert spark_road(pipeline, "report", "pipeline.yml", "-f", "spark.html").returncode == 0
     assert page(root / "native.html") == page(root / "spark.html")
 
-    status = json.loads(cli_process("status", "pipeline.yml", "--pending", "-o", "json", cwd=root).stdout)
+    status = json.loads(said["status", "json"])
     assert [(s["table"], s["batches_published"], s["pending"]) for s in status] == [
         ("people", 3, 1),  # b4.csv
         ("days", 1, 1),  # 2025-01-02 (2025-01-03 has no marker yet)
         ("accounts", 1, 2),  # F2 and F3 (F4, the newest, may still be written)
         ("people_changes", 1, 1),  # the load of b3.csv's commit
     ]
-    fresh = json.loads(cli_process("freshness", "pipeline.yml", "-o", "json", cwd=root).stdout)
+    fresh = json.loads(said["freshness", "json"])
     assert [(f["table"], f["status"], f["pending"], f["source_newest"]) for f in fresh] == [
         ("people", "warn", 1, "2025-01-04T17:13:20"),
         ("days", "none", 1, "2025-01-05T14:13:20"),

@@ -9,12 +9,11 @@ from __future__ import annotations
 import itertools
 from datetime import UTC, datetime, timedelta
 
-import pytest
 from pyspark.sql import functions as F
 from pyspark.sql.types import TimestampType
 
 from lakefresh.strategies.scd2.events import decode, encode
-from tests.conftest import CATALOG, FORMATS, rows, skip_without_record_in_commit
+from tests.conftest import CATALOG, rows, skip_without_record_in_commit
 
 DIM = """
 - name: dim
@@ -134,25 +133,6 @@ def test_a_late_event_after_a_delete_does_not_reopen_the_key(ws):
         (1, "Oslo", d(1), d(3), False, False),
         (1, "Rome", d(3), d(5), False, True),
     ]
-
-
-def test_full_snapshots_close_keys_that_disappear_and_incremental_feeds_do_not(ws):
-    snapshot_dim = DIM.replace(
-        "soft_delete_column: is_deleted", "soft_delete_column: is_deleted\n    full_snapshots: true"
-    )
-    ws.write("in/b1.csv", HEADER + line(1, "Oslo", 1) + line(2, "Rome", 1))
-    ws.write("in/b2.csv", HEADER + line(1, "Oslo", 2))
-    full = ws.pipeline(snapshot_dim, name="full.yml")
-    result = full.run()
-    assert result.batches[1].counts == {"U": 1, "D": 1}  # id 2 absent: closed at the batch time
-    [(key, end, deleted)] = [
-        (r["id"], r["valid_to"], r["is_deleted"]) for r in full.table("dim").collect() if not r["is_current"]
-    ]
-    assert (key, deleted) == (2, True) and end is not None
-
-    incremental = ws.pipeline(DIM.replace("name: dim", "name: dim_inc"), name="inc.yml")
-    assert incremental.run().ok
-    assert rows(incremental.table("dim_inc"), ["id", "is_current"]) == [(1, True), (2, True)]
 
 
 def test_a_late_delete_splits_a_version_at_the_events_it_absorbed(ws):
@@ -399,7 +379,8 @@ def test_full_snapshots_give_one_history_whatever_order_they_arrive_in(ws):
         (datetime(2025, 8, 21, 12, 15), "2,Rome\n"),
         (datetime(2025, 8, 22), "1,Oslo\n2,Rome\n"),
     ]
-    orders = {"in_time": snapshots, "oldest_last": [*snapshots[1:], snapshots[0]]}
+    # (in time order too: tests/spark/test_scd2_properties.py, the snapshots' property)
+    orders = {"oldest_last": [*snapshots[1:], snapshots[0]]}
     for folder, order in orders.items():
         arrived(ws, folder, order)
     p = ws.pipeline(
@@ -439,13 +420,13 @@ def run_each_day(ws, p, snapshots: dict[int, str], expected: dict[int, tuple[dic
     return events_of_key_1
 
 
-@pytest.mark.parametrize("table_format", FORMATS)
-def test_re_sent_rows_write_nothing_and_leave_the_event_memory_as_it_was(ws, spark, table_format):
+def test_re_sent_rows_write_nothing_and_leave_the_event_memory_as_it_was(ws, spark):
     # daily full snapshots that re-send every key: with resent_rows: skip, a batch writes only the
     # versions it opens or closes, and an unchanged key's `_lf_events` stays as its first batch left it
-    if table_format == "iceberg":
-        skip_without_record_in_commit(spark)
-    p = ws.pipeline(snapshot_dim(table_format, "resent_rows: skip"))
+    # (on Iceberg: Delta's side of these writes, a MERGE and an empty batch, is the strategy
+    # contract's on Delta, tests/spark/test_delta.py)
+    skip_without_record_in_commit(spark)
+    p = ws.pipeline(snapshot_dim("iceberg", "resent_rows: skip"))
     first = "1,Oslo\n2,Rome\n3,Kyiv\n4,Lima\n"
     snapshots = {
         1: first,

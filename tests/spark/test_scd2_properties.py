@@ -136,7 +136,7 @@ SNAPSHOT_TABLE = """
 
 # on Iceberg: the strategy's statements do not depend on the format (test_scd2.py's docstring)
 @pytest.mark.parametrize("table_format", ["iceberg"])
-@settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(snapshots=snapshot_map, data=st.data())
 def test_full_snapshots_give_the_history_in_time_order_whatever_their_arrival(
     spark, warehouse, tmp_path_factory, table_format, snapshots, data

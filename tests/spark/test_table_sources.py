@@ -58,14 +58,13 @@ def test_table_snapshot_reads_each_new_snapshot_once_as_a_full_batch(ws, spark):
     assert rows(p.table("copy")) == [(2, "Rome")]
 
 
-@pytest.mark.parametrize("strategy", ["{kind: full}", "{kind: key, keys: [id], full_snapshots: true}"])
-def test_a_table_rolled_back_and_forward_again_is_followed_by_its_copy(ws, spark, strategy):
+def test_a_table_rolled_back_and_forward_again_is_followed_by_its_copy(ws, spark):
     """The target follows its source back and forth: the rolled-back table's current snapshot
     was taken once already, but the target holds a later one's rows; then the later snapshot is
     made current again."""
     src = source_table(ws, spark)
     sql(spark, f"INSERT INTO {src} VALUES (1, 'Oslo')")
-    p = copy_of(ws, strategy)
+    p = copy_of(ws, "{kind: key, keys: [id], full_snapshots: true}")  # the stored rows are newer
     assert p.run().ok
     first = p.backend.head(f"{ws.namespace}.src")
     sql(spark, f"UPDATE {src} SET city = 'Bern' WHERE id = 1")

@@ -20,12 +20,13 @@ ROWS = ["1,a,5", "1,b,5", "2,c,7", "2,d,7", "3,e,1"]
 # into a stored table: a key's tied rows change it (1), or add it (4), or change nothing (3)
 MORE = ["1,p,9", "1,q,9", "3,e,1", "4,r,9", "4,s,9", "4,t,9"]
 
+# one case per place a strategy breaks ties (strategies/ordering.py): `key`'s last row and first
+# row (a `dedupe` by a column too), `scd2`'s events of one point in time (whatever orders them:
+# `sequence_by` or the batch's time), and the change logs' own order
 STRATEGIES = {
     "key, the last row": "{kind: key, keys: [id], date_column: ts}",
     "key, the first row": "{kind: key, keys: [id], date_column: ts, dedupe: first}",
-    "key, by a column": "{kind: key, keys: [id], dedupe: {by: ts, order: desc}}",
     "scd2": "{kind: scd2, keys: [id], sequence_by: ts}",
-    "scd2, by the batch's time": "{kind: scd2, keys: [id]}",
     "snapshot": "{kind: snapshot, keys: [id], event_time: ts}",
     "ledger": "{kind: ledger, keys: [id], event_time: ts}",
 }
