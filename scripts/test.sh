@@ -35,7 +35,7 @@ PEER_TESTS=(tests/spark/test_peer_key.py tests/spark/test_peer_scd2.py tests/spa
 # ends with the lake's and Spark Connect's runs, whose servers make them slow beside the main
 # run's end)
 BALANCE_TESTS=(tests/spark/test_rebuild_verbs.py tests/spark/test_native_verbs.py tests/spark/test_overlapping_runs.py
-  tests/spark/test_adopt.py tests/spark/test_adopt_dbt.py)
+  tests/spark/test_adopt.py tests/spark/test_adopt_dbt.py tests/spark/test_full_refresh.py)
 SIDE_TESTS=("${DELTA_TESTS[@]}" "${PEER_TESTS[@]}" "${BALANCE_TESTS[@]}")
 # the lake's tests, in a run of their own after them: their session starts with S3's connector,
 # on the S3 and REST catalog servers they start (tests/lake/; not in pytest's testpaths)

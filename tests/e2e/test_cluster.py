@@ -5,7 +5,9 @@ catalog in a real PostgreSQL server, a warehouse folder every executor reaches. 
 (examples/orders) runs there on the data of the local run (`example_first_run`), changed in its
 `catalog:` and `spark:` sections only, as two lakefresh processes at once on disjoint tables of
 the one catalog (each closed under its dependencies): one started as `lakefresh run`, one through
-`spark-submit`. Both share the control tables and commit to them at the same moments.
+`spark-submit`. Both share the control tables and commit to them at the same moments. The
+pipeline's own master is one nothing listens on: `lakefresh run` is given the cluster's by
+LAKEFRESH_SPARK_MASTER, and spark-submit's `--master` must win over the pipeline's.
 Every table must then equal the local run's, row for row. It is also the test of two pipelines
 at once on one JDBC catalog.
 """
@@ -34,6 +36,7 @@ from tests.example_run import EXAMPLE, batch_key, contents, table_names
 pytestmark = pytest.mark.e2e
 
 SPARK_SUBMIT = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+NOWHERE = "spark://127.0.0.1:1"  # the pipeline's master: nothing listens there
 
 # the example's tables in two groups, each closed under `depends_on` and lookups
 GROUPS = (
@@ -53,8 +56,9 @@ def cluster() -> Iterator[StandaloneCluster]:
 
 def on_the_cluster(cluster: StandaloneCluster, postgres: Any) -> str:
     """The example's pipeline with its `catalog:` and `spark:` sections for the cluster: the JDBC
-    catalog, the master, the driver jar, what an application may take of a worker, and the
-    executors' Python from the pipeline (not from the environment)."""
+    catalog, a master nothing listens on (the cluster's is given another way), the driver jar,
+    what an application may take of a worker, and the executors' Python from the pipeline (not
+    from the environment)."""
     text = (EXAMPLE / "pipeline.yml").read_text(encoding="utf-8")
     sections = f"""\
 catalog:
@@ -67,7 +71,7 @@ catalog:
     jdbc.schema-version: V1
 
 spark:
-  master: {cluster.url}
+  master: {NOWHERE}
   packages: ["{postgresql_driver()}"]
   conf:
     spark.sql.shuffle.partitions: "4"
@@ -80,11 +84,12 @@ spark:
     return text[: text.index("catalog:")] + sections + text[text.index("defaults:") :]
 
 
-def start(command: list[str], cwd: Path, log: Path) -> subprocess.Popen[bytes]:
+def start(command: list[str], cwd: Path, log: Path, **more: str) -> subprocess.Popen[bytes]:
     """A lakefresh process (in a session of its own, its stdout and stderr in files: two at once
-    must never wait on a full pipe), without the tests' PYSPARK_* environment."""
+    must never wait on a full pipe), without the tests' PYSPARK_* environment, with `more`."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
     env["SPARK_HOME"] = str(SPARK_SUBMIT.parent.parent)
+    env.update(more)
     with open(f"{log}.out", "wb") as out, open(f"{log}.err", "wb") as err:
         return subprocess.Popen(command, cwd=cwd, env=env, stdout=out, stderr=err, start_new_session=True)
 
@@ -105,6 +110,7 @@ def test_the_example_on_a_cluster_and_a_jdbc_catalog_equals_the_local_run(
     (folder / "pipeline.yml").write_text(on_the_cluster(cluster, postgres), encoding="utf-8")
     only = [[arg for t in group for arg in ("--table", t)] for group in GROUPS]
     conf_args = submit_args(folder / "pipeline.yml")
+    assert conf_args.strip().endswith("__main__.py") and "--conf spark.sql.extensions=" in conf_args
     cli = [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml", "--output", "json", *only[0]]
     submit = [
         str(SPARK_SUBMIT),
@@ -119,7 +125,8 @@ def test_the_example_on_a_cluster_and_a_jdbc_catalog_equals_the_local_run(
     ]
     began = time.monotonic()
     logs = [tmp_path / "run", tmp_path / "submit"]
-    processes = [start(cli, folder, logs[0]), start(submit, folder, logs[1])]
+    run = start(cli, folder, logs[0], LAKEFRESH_SPARK_MASTER=cluster.url)  # the pipeline's is nowhere
+    processes = [run, start(submit, folder, logs[1])]
     try:
         for process in processes:
             process.wait(timeout=900)

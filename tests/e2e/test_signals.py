@@ -1,7 +1,8 @@
 """Ctrl-C (SIGINT) and SIGTERM during `lakefresh run`, sent to a real process at several
 moments: the batch in progress is committed (never reported as failed), no further batch or
 table starts, one line says what was done and what was left, and the exit code is 128 + the
-signal's number (130, 143). The next run goes on from there."""
+signal's number (130, 143). The next run goes on from there (in this process, on the shared
+session: what it checks is the state the signalled process left)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import cli_in_process, settings_kept
+
 pytestmark = pytest.mark.e2e
 
 PIPELINE = """
-catalog: {name: sig, warehouse: ./warehouse}
+catalog: {name: CATALOG, warehouse: ./warehouse}
 spark: {master: "local[1]", conf: {spark.sql.shuffle.partitions: "1"}}
 defaults: {namespace: shop, backlog: {max_batches: 1}}
 tables:
@@ -30,8 +33,10 @@ tables:
 """
 
 
-def start(root: Path, fault: str | None = None) -> subprocess.Popen[str]:
-    (root / "pipeline.yml").write_text(PIPELINE, encoding="utf-8")
+def start(root: Path, catalog: str, fault: str | None = None) -> subprocess.Popen[str]:
+    """The run, in a process of its own; its catalog named `catalog` (the next run joins the
+    shared session, where each warehouse needs a catalog name of its own)."""
+    (root / "pipeline.yml").write_text(PIPELINE.replace("CATALOG", catalog), encoding="utf-8")
     for table in ("a", "b"):
         (root / table).mkdir(exist_ok=True)
         for n in (1, 2):
@@ -77,7 +82,7 @@ def ids(spark, root: Path, table: str) -> list[int]:
 )
 def test_a_signal_stops_the_run_after_the_commit_in_progress(tmp_path, spark, point, signum, a_after):
     go = tmp_path / "go"
-    proc = start(tmp_path, f"{point}:pause={go}")
+    proc = start(tmp_path, f"sig_{int(signum)}", f"{point}:pause={go}")
     wait_for(Path(f"{go}.paused"), proc)
     proc.send_signal(signum)
     time.sleep(0.5)
@@ -89,11 +94,11 @@ def test_a_signal_stops_the_run_after_the_commit_in_progress(tmp_path, spark, po
     assert f"stopped by {name}: {len(a_after)} batch(es) applied; not started: b" in err, err
     assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == (a_after, [])
 
-    again = subprocess.run(
-        [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
+    from lakefresh.api import load_pipeline
+
+    settings = load_pipeline(tmp_path / "pipeline.yml").spark_settings()  # reads, starts nothing
+    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
+    with settings_kept(spark, runtime):  # a lease the signalled process kept would stop it
+        again = cli_in_process("run", "pipeline.yml", cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == ([1, 2], [1, 2])
