@@ -166,20 +166,25 @@ class Workspace:
             f"  control_namespace: {self.control_namespace}\n{self.catalog_extra}"
         )
 
-    def pipeline_yaml(self, tables: str, defaults: str = "") -> str:
+    def pipeline_yaml(self, tables: str, defaults: str = "", lease: bool | None = None) -> str:
+        """The pipeline file's text; with `lease` given, its pipeline takes the lease or not
+        whatever the workspace's pipelines do."""
+        takes = self.lease if lease is None else lease
         return (
             f"{self.catalog_yaml()}"
             f"spark:\n  master: local[2]\n"
-            f"{'' if self.lease else NO_LEASE}"
+            f"{'' if takes else NO_LEASE}"
             f"defaults:\n  namespace: {self.namespace}\n{textwrap.indent(textwrap.dedent(defaults), '  ')}"
             f"tables:\n{textwrap.indent(textwrap.dedent(tables).strip(), '  ')}\n"
         )
 
-    def pipeline(self, tables: str, defaults: str = "", name: str = "pipeline.yml") -> Any:
+    def pipeline(
+        self, tables: str, defaults: str = "", name: str = "pipeline.yml", lease: bool | None = None
+    ) -> Any:
         from lakefresh.api import load_pipeline
 
         path = self.root / name
-        path.write_text(self.pipeline_yaml(tables, defaults), encoding="utf-8")
+        path.write_text(self.pipeline_yaml(tables, defaults, lease), encoding="utf-8")
         return load_pipeline(path, spark=self.spark)
 
     def version_counts(self, tables: list[str], backend: Any = None) -> dict[str, int]:

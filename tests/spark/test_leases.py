@@ -112,8 +112,7 @@ def test_a_waiting_run_goes_on_once_the_holder_releases(ws):
 
 def test_a_pipeline_that_takes_no_lease_never_touches_the_leases(ws):
     ws.write("in/b1.csv", "id\n1\n")
-    p = ws.pipeline(TABLE % (ws.root / "in"))
-    p.config = p.config.model_copy(update={"run": p.config.run.model_copy(update={"lease": False})})
+    p = ws.pipeline(TABLE % (ws.root / "in"), lease=False)  # `run: {lease: false}`
     with pipeline(ws).lease(None, "run"):  # another run holds the table
         assert p.run().ok
 

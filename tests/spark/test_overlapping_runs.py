@@ -72,9 +72,7 @@ def reference(ws, kind: contract.Kind) -> list[tuple]:
 
 def unleased(ws, yaml: str, path: str):
     """A pipeline of the table on this path that takes no lease: the race itself."""
-    p = ws.pipeline(yaml, defaults=PATHS[path])
-    p.config = p.config.model_copy(update={"run": p.config.run.model_copy(update={"lease": False})})
-    return p
+    return ws.pipeline(yaml, defaults=PATHS[path], lease=False)
 
 
 def paused(go: Path) -> None:
