@@ -202,12 +202,9 @@ class Workspace:
 def example_first_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The example pipeline's first run, once per test run (tests/example_run.py): its folder,
     its pristine data, its JSON and its tables."""
-    from lakefresh.api import load_pipeline
     from tests.example_run import EXAMPLE, first_run
 
-    settings = load_pipeline(EXAMPLE / "pipeline.yml").spark_settings()
-    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
-    with settings_kept(spark, runtime):  # the CLI sets the example's on the session it joins
+    with pipeline_settings_kept(spark, EXAMPLE / "pipeline.yml"):
         return first_run(tmp_path_factory.mktemp("example"), cli_in_process)
 
 
@@ -315,6 +312,20 @@ def settings_kept(spark: Any, keys: list[str]) -> Iterator[None]:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
+
+
+@contextlib.contextmanager
+def pipeline_settings_kept(spark: Any, pipeline: Path) -> Iterator[None]:
+    """`settings_kept` for the runtime settings the pipeline file `pipeline` sets (its catalog,
+    its `spark.sql.*` conf) on the session it joins: a CLI command run in this process, or a
+    pipeline loaded without the tests' session. Reading its settings starts nothing."""
+    from lakefresh.api import load_pipeline
+
+    settings = load_pipeline(pipeline).spark_settings()
+    with settings_kept(
+        spark, [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
+    ):
+        yield
 
 
 def run_paused(pipeline: Any, monkeypatch: pytest.MonkeyPatch, fault: str, go: Path, meanwhile: Any) -> Any:

@@ -30,7 +30,7 @@ import pytest
 
 from lakefresh.lakehouse.jars import postgresql_driver
 from tests.cluster import EXECUTOR_MEMORY, StandaloneCluster, stop_group, submit_args
-from tests.conftest import settings_kept
+from tests.conftest import pipeline_settings_kept
 from tests.example_run import EXAMPLE, batch_key, contents, table_names
 
 pytestmark = pytest.mark.e2e
@@ -150,9 +150,7 @@ def test_the_example_on_a_cluster_and_a_jdbc_catalog_equals_the_local_run(
 
     from lakefresh.api import load_pipeline
 
-    settings = load_pipeline(folder / "pipeline.yml").spark_settings()  # reads, starts nothing
-    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
-    with settings_kept(spark, runtime):  # joining the tests' session sets the pipeline's
+    with pipeline_settings_kept(spark, folder / "pipeline.yml"):  # joining the session sets them
         pipeline = load_pipeline(folder / "pipeline.yml")  # and adds the JDBC catalog to it
         names = table_names(pipeline)
         assert sorted(names) == sorted(example_first_run.tables)

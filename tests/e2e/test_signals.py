@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import cli_in_process, settings_kept
+from tests.conftest import cli_in_process, pipeline_settings_kept
 
 pytestmark = pytest.mark.e2e
 
@@ -94,11 +94,7 @@ def test_a_signal_stops_the_run_after_the_commit_in_progress(tmp_path, spark, po
     assert f"stopped by {name}: {len(a_after)} batch(es) applied; not started: b" in err, err
     assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == (a_after, [])
 
-    from lakefresh.api import load_pipeline
-
-    settings = load_pipeline(tmp_path / "pipeline.yml").spark_settings()  # reads, starts nothing
-    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
-    with settings_kept(spark, runtime):  # a lease the signalled process kept would stop it
+    with pipeline_settings_kept(spark, tmp_path / "pipeline.yml"):  # a lease left would stop it
         again = cli_in_process("run", "pipeline.yml", cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
     assert (ids(spark, tmp_path, "a"), ids(spark, tmp_path, "b")) == ([1, 2], [1, 2])

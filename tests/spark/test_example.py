@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from lakefresh.api import load_pipeline
 from lakefresh.lakehouse.native import SWITCH
 from lakefresh.synapse_export import SynapseExport
-from tests.conftest import cli_in_process, cli_process, settings_kept
+from tests.conftest import cli_in_process, cli_process, pipeline_settings_kept
 from tests.example_run import EXAMPLE
 
 
@@ -24,9 +23,7 @@ from tests.example_run import EXAMPLE
 def session_settings_restored(spark: Any) -> Iterator[None]:
     """The CLI sets the example's runtime settings (catalog, shuffle partitions) on the session it
     joins; put the shared session's own back afterwards."""
-    settings = load_pipeline(EXAMPLE / "pipeline.yml").spark_settings()
-    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
-    with settings_kept(spark, runtime):
+    with pipeline_settings_kept(spark, EXAMPLE / "pipeline.yml"):
         yield
 
 

@@ -10,7 +10,7 @@ import logging
 import pytest
 
 from lakefresh.lakehouse.native import SWITCH
-from tests.conftest import FORMATS, cli_in_process, cli_process, settings_kept
+from tests.conftest import FORMATS, cli_in_process, cli_process, pipeline_settings_kept
 
 TABLES = """
 - name: people
@@ -35,15 +35,13 @@ def test_reads_need_no_jvm_and_say_what_the_spark_road_says(ws, fmt, monkeypatch
         ("quarantine", "pipeline.yml", "-o", "json"),
         ("quarantine", "pipeline.yml", "--table", "people", "--batch", "b2.csv"),
     ]
-    settings = p.spark_settings()
-    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
     said = {}
     for command in commands:
         native = cli_process(*command, cwd=ws.root)
         assert native.returncode == 0, native.stderr
         assert native.stderr.strip().endswith("pyspark imported: False"), native.stderr
         monkeypatch.setenv(SWITCH, "0")  # the same command through Spark (the shared session)
-        with settings_kept(ws.spark, runtime):
+        with pipeline_settings_kept(ws.spark, p.path):
             spark = cli_in_process(*command, cwd=ws.root)
         monkeypatch.delenv(SWITCH)
         assert spark.returncode == 0, spark.stderr

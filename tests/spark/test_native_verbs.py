@@ -18,7 +18,7 @@ import pytest
 
 from lakefresh.lakehouse.native import SWITCH
 from lakefresh.synapse_export import SynapseExport, entity_attributes
-from tests.conftest import FORMATS, Workspace, cli_in_process, cli_process, settings_kept
+from tests.conftest import FORMATS, Workspace, cli_in_process, cli_process, pipeline_settings_kept
 
 F1, F2, F3, F4 = (f"2025-03-01T{h:02d}.00.00Z" for h in (10, 11, 12, 13))
 ACCOUNT = {"account": entity_attributes(("name", "string"))}
@@ -96,9 +96,7 @@ def pipeline(request: Any, spark: Any, warehouse: Path, tmp_path_factory: pytest
 
 def spark_road(p: Any, *command: str) -> Any:
     """The command through Spark, in this process, on the shared session."""
-    settings = p.spark_settings()
-    runtime = [k for k in settings if k.startswith("spark.sql.") and k != "spark.sql.extensions"]
-    with pytest.MonkeyPatch.context() as patch, settings_kept(p.spark, runtime):
+    with pytest.MonkeyPatch.context() as patch, pipeline_settings_kept(p.spark, p.path):
         patch.setenv(SWITCH, "0")
         return cli_in_process(*command, cwd=p.path.parent)
 
