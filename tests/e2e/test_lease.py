@@ -4,8 +4,10 @@ reads or writes anything; `run --wait` goes on once the holder ends; a run kille
 keeps its lease until it expires, and then a waiting run takes it over and applies what the
 killed one had staged, once.
 
-One sequence of four processes (each start costs a JVM): A holds the table, paused in a batch;
-B exits 75; C waits; A ends; C takes the lease and is killed holding it; E takes it over."""
+One sequence of four runs: A holds the table, paused in a batch; B exits 75; C waits; A ends; C
+takes the lease and is killed holding it; E takes it over. A and C, which are paused and killed,
+are processes of their own (each start costs a JVM); B and E, whose exit code and output are
+what is checked, run the CLI in the test's process, on the shared session."""
 
 from __future__ import annotations
 
@@ -14,20 +16,21 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import cli_in_process, pipeline_settings_kept
 from tests.e2e.test_signals import wait_for
 
 pytestmark = pytest.mark.e2e
 
 # seconds: C renews its lease every quarter of it, so the killed run's lease is still live for at
-# least three quarters of it after the kill (read right after), and E, which starts a JVM, then
-# waits out the rest
+# least three quarters of it after the kill (read right after), and E then waits out the rest
 TTL = 16
 PIPELINE = f"""
-catalog: {{name: lease, warehouse: ./warehouse}}
+catalog: {{name: lease_e2e, warehouse: ./warehouse}}
 spark: {{master: "local[1]", conf: {{spark.sql.shuffle.partitions: "1"}}}}
 defaults: {{namespace: shop, backlog: {{max_batches: 1}}}}
 run: {{lease_ttl: {TTL}s}}
@@ -38,25 +41,39 @@ tables:
 """
 
 
-def start(root: Path, *args: str, fault: str | None = None) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("LAKEFRESH_FAULTS", None)
-    if fault:
-        env["LAKEFRESH_FAULTS"] = fault
-    return subprocess.Popen(
-        [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml", *args],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        start_new_session=True,  # its own process group: SIGKILL reaches its JVM too
-    )
+def start(root: Path, name: str, *args: str, fault: str) -> subprocess.Popen[bytes]:
+    """`lakefresh run pipeline.yml *args` in a process of its own, its output (stdout and
+    stderr) in `<name>.log`, the test reading it while the process runs."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "LAKEFRESH_FAULTS": fault}
+    with open(root / f"{name}.log", "wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "lakefresh.cli", "run", "pipeline.yml", *args],
+            cwd=root,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,  # its own process group: SIGKILL reaches its JVM too
+        )
 
 
-def finish(proc: subprocess.Popen[str]) -> tuple[int, str, str]:
-    out, err = proc.communicate(timeout=300)
-    return proc.returncode, out, err
+def said(root: Path, name: str) -> str:
+    return (root / f"{name}.log").read_text(encoding="utf-8", errors="replace")
+
+
+def wait_to_say(root: Path, name: str, text: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 240
+    while text not in said(root, name):
+        assert proc.poll() is None, said(root, name)
+        assert time.monotonic() < deadline, f"{name} never said {text!r}: {said(root, name)}"
+        time.sleep(0.1)
+
+
+def run_here(root: Path, spark, *args: str) -> tuple[int, str, str]:
+    """`lakefresh run pipeline.yml *args` in this process, on the shared session (whose settings
+    the pipeline's are kept from)."""
+    with pipeline_settings_kept(spark, root / "pipeline.yml"):
+        done = cli_in_process("run", "pipeline.yml", *args, cwd=root)
+    return done.returncode, done.stdout, done.stderr
 
 
 def ids(spark, root: Path) -> list[int]:
@@ -76,13 +93,12 @@ def test_a_second_run_stops_or_waits_and_a_killed_run_s_lease_expires(tmp_path, 
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "a1.csv").write_text("id\n1\n", encoding="utf-8")
     go_a, go_c = tmp_path / "go-a", tmp_path / "go-c"
-    a = start(tmp_path, fault=f"after_stage@a1.csv:pause={go_a}")
+    a = start(tmp_path, "a", fault=f"after_stage@a1.csv:pause={go_a}")
     wait_for(Path(f"{go_a}.paused"), a)  # A holds the lease, its batch staged, not published
     (tmp_path / "a" / "a2.csv").write_text("id\n2\n", encoding="utf-8")  # after A listed a1 alone
 
-    b = start(tmp_path)
-    c = start(tmp_path, "--wait", "5m", fault=f"after_stage@a2.csv:pause={go_c}")
-    code, out, err = finish(b)
+    c = start(tmp_path, "c", "--wait", "5m", fault=f"after_stage@a2.csv:pause={go_c}")
+    code, out, err = run_here(tmp_path, spark)  # B
     assert code == 75, (out, err)
     lines = [line for line in err.splitlines() if line.startswith("Error")]
     assert len(lines) == 1 and "Traceback" not in err, err  # one line, no trace
@@ -92,19 +108,17 @@ def test_a_second_run_stops_or_waits_and_a_killed_run_s_lease_expires(tmp_path, 
     assert out.strip() == ""  # no table was started
     assert ids(spark, tmp_path) == []  # B changed nothing; A has not published yet
 
+    wait_to_say(tmp_path, "c", "waiting for the lease: another run holds shop.a since ", c)
     go_a.touch()
-    code, out, err = finish(a)
-    assert code == 0, (out, err)
+    assert a.wait(timeout=300) == 0, said(tmp_path, "a")
     wait_for(Path(f"{go_c}.paused"), c)  # C waited, then took the lease: it holds it, mid-batch
     assert ids(spark, tmp_path) == [1]
     assert leases(spark, tmp_path) == [("shop.a", c.pid)]
     os.killpg(c.pid, signal.SIGKILL)
-    out, err = c.communicate(timeout=60)
-    assert "waiting for the lease: another run holds shop.a since " in out + err, (out, err)
+    c.wait(timeout=60)
     assert leases(spark, tmp_path) == [("shop.a", c.pid)]  # the killed run's lease stays, until it expires
 
-    e = start(tmp_path, "--wait", "5m")
-    code, out, err = finish(e)
+    code, out, err = run_here(tmp_path, spark, "--wait", "5m")  # E
     assert code == 0, (out, err)
     assert "a: 1 batch(es) applied, ok" in out, out  # a2, which C staged and never published
     assert ids(spark, tmp_path) == [1, 2]

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,7 +56,7 @@ def start(root: Path, catalog: str, fault: str | None = None) -> subprocess.Pope
     )
 
 
-def wait_for(path: Path, proc: subprocess.Popen[str]) -> None:
+def wait_for(path: Path, proc: subprocess.Popen[Any]) -> None:
     deadline = time.monotonic() + 240
     while not path.exists():
         assert proc.poll() is None, proc.communicate()
