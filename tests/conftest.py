@@ -85,11 +85,7 @@ def session_settings(catalog: Any, storage: Any = None, conf: dict[str, str] | N
     settings = spark_settings(
         catalog,
         SparkConfig(
-            # one task thread: a test's rows are few, and the suite's two runs share two cores,
-            # where a second thread only contends with the driver's own work and the other run
-            # (about a tenth less CPU); every shuffle and parallelized list still makes two
-            # partitions, taken one after the other
-            master="local[1]",
+            master="local[2]",
             packages=[postgresql_driver()],  # from Maven Central, resolved by `make test-setup`
             conf={
                 "spark.sql.shuffle.partitions": "2",
