@@ -16,13 +16,12 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import cli_in_process, pipeline_settings_kept
-from tests.e2e.test_signals import wait_for
+from tests.e2e.test_signals import wait_for, wait_until
 
 pytestmark = pytest.mark.e2e
 
@@ -61,11 +60,7 @@ def said(root: Path, name: str) -> str:
 
 
 def wait_to_say(root: Path, name: str, text: str, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 240
-    while text not in said(root, name):
-        assert proc.poll() is None, said(root, name)
-        assert time.monotonic() < deadline, f"{name} never said {text!r}: {said(root, name)}"
-        time.sleep(0.1)
+    wait_until(lambda: text in said(root, name), proc, f"said {text!r}", lambda: said(root, name))
 
 
 def run_here(root: Path, spark, *args: str) -> tuple[int, str, str]:
@@ -94,7 +89,8 @@ def test_a_second_run_stops_or_waits_and_a_killed_run_s_lease_expires(tmp_path, 
     (tmp_path / "a" / "a1.csv").write_text("id\n1\n", encoding="utf-8")
     go_a, go_c = tmp_path / "go-a", tmp_path / "go-c"
     a = start(tmp_path, "a", fault=f"after_stage@a1.csv:pause={go_a}")
-    wait_for(Path(f"{go_a}.paused"), a)  # A holds the lease, its batch staged, not published
+    # A holds the lease, its batch staged, not published
+    wait_for(Path(f"{go_a}.paused"), a, lambda: said(tmp_path, "a"))
     (tmp_path / "a" / "a2.csv").write_text("id\n2\n", encoding="utf-8")  # after A listed a1 alone
 
     c = start(tmp_path, "c", "--wait", "5m", fault=f"after_stage@a2.csv:pause={go_c}")
@@ -111,7 +107,8 @@ def test_a_second_run_stops_or_waits_and_a_killed_run_s_lease_expires(tmp_path, 
     wait_to_say(tmp_path, "c", "waiting for the lease: another run holds shop.a since ", c)
     go_a.touch()
     assert a.wait(timeout=300) == 0, said(tmp_path, "a")
-    wait_for(Path(f"{go_c}.paused"), c)  # C waited, then took the lease: it holds it, mid-batch
+    # C waited, then took the lease: it holds it, mid-batch
+    wait_for(Path(f"{go_c}.paused"), c, lambda: said(tmp_path, "c"))
     assert ids(spark, tmp_path) == [1]
     assert leases(spark, tmp_path) == [("shop.a", c.pid)]
     os.killpg(c.pid, signal.SIGKILL)

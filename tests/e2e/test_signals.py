@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -56,12 +57,21 @@ def start(root: Path, catalog: str, fault: str | None = None) -> subprocess.Pope
     )
 
 
-def wait_for(path: Path, proc: subprocess.Popen[Any]) -> None:
+def wait_until(
+    done: Callable[[], bool], proc: subprocess.Popen[Any], what: str, output: Callable[[], Any] | None = None
+) -> None:
+    """Until `done()`; fails when `proc` ends first (saying its `output`, by default what
+    `communicate` gives) or after 240 s, saying it never did `what`."""
     deadline = time.monotonic() + 240
-    while not path.exists():
-        assert proc.poll() is None, proc.communicate()
-        assert time.monotonic() < deadline, f"never reached {path.name}"
+    while not done():
+        assert proc.poll() is None, (output or proc.communicate)()
+        assert time.monotonic() < deadline, f"never {what}"
         time.sleep(0.05)
+
+
+def wait_for(path: Path, proc: subprocess.Popen[Any], output: Callable[[], Any] | None = None) -> None:
+    """Until the fault point's pause file `path` appears (`wait_until`)."""
+    wait_until(path.exists, proc, f"reached {path.name}", output)
 
 
 def ids(spark, root: Path, table: str) -> list[int]:
