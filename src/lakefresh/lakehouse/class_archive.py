@@ -11,14 +11,16 @@ ignores the archive and loads its classes as before; its notice of that (on stdo
 `lakefresh jars --class-archive` (run by setup) makes it: a small local job in a process of its
 own (about 50 s), whose driver JVM writes the archive (about 170 MB) to `$LAKEFRESH_JVM_CACHE`,
 else `$XDG_CACHE_HOME/lakefresh/jvm`, else ~/.cache/lakefresh/jvm, aside and then renamed into
-place, once per JDK and Spark install, and only when the disk has 2 GB free. Local sessions map
-it when it is there (`lakehouse/session.py`); LAKEFRESH_CLASS_ARCHIVE=0 turns that off. The
-Iceberg, Delta and JDBC jars are not in it: Spark loads them with a class loader of its own,
-which an archive does not hold.
+place, once per JDK and Spark install, and only when the disk has 2 GB free; beside it, a record
+of that install (`.install`). Each time, it removes the archives whose install is gone or changed
+(`prune`). Local sessions map it when it is there (`lakehouse/session.py`);
+LAKEFRESH_CLASS_ARCHIVE=0 turns that off. The Iceberg, Delta and JDBC jars are not in it: Spark
+loads them with a class loader of its own, which an archive does not hold.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -91,11 +93,9 @@ def _major(jdk: Path) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def _key() -> str:
-    """The JDK and Spark install an archive is good for, from files only (no JVM, no process):
-    the JDK's home and its JVM library (an update replaces it), Spark's version and its jars
-    folder ($SPARK_HOME's when set, as for Spark itself; a reinstall touches it). Raises
-    SetupError when there is none to make one for."""
+def _install() -> tuple[Path, Path]:
+    """The JDK home and the Spark jars folder ($SPARK_HOME's when set, as for Spark itself) that
+    an archive made now is for. Raises SetupError when there is none to make one for."""
     try:
         import pyspark
     except ImportError:
@@ -106,14 +106,27 @@ def _key() -> str:
     major = _major(jdk)
     if major is None or major < 13:
         raise SetupError(f"the JDK at {jdk} cannot write a class archive (JDK 13 or later can)")
-    jars = Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "jars"
+    return jdk, Path(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent) / "jars"
+
+
+def _stamp(path: Path) -> str:
+    found = path.stat()
+    return f"{path}:{found.st_size}:{found.st_mtime_ns}"
+
+
+def _marks(jdk: Path, jars: Path) -> list[str]:
+    """What an install is known by, from files only (no JVM, no process): the JDK's home, its JVM
+    library (an update replaces it) and Spark's jars folder (a reinstall touches it)."""
     libjvm = next(jdk.glob("lib/server/libjvm.*"), None) or next(jdk.glob("lib/*/libjvm.*"), None)
-    marks = [pyspark.__version__, str(jdk)]
-    for path in (libjvm, jars):
-        if path is not None and path.exists():
-            found = path.stat()
-            marks.append(f"{path}:{found.st_size}:{found.st_mtime_ns}")
-    return hashlib.sha256("\n".join(marks).encode()).hexdigest()[:16]
+    return [str(jdk), *(_stamp(path) for path in (libjvm, jars) if path is not None and path.exists())]
+
+
+def _key() -> str:
+    """The JDK and Spark install an archive is good for: Spark's version and the install's marks
+    (`_marks`). Raises SetupError as `_install` does."""
+    import pyspark
+
+    return hashlib.sha256("\n".join([pyspark.__version__, *_marks(*_install())]).encode()).hexdigest()[:16]
 
 
 def archive_path() -> Path:
@@ -143,8 +156,10 @@ def managed_elsewhere(options: str) -> bool:
 
 def make(force: bool = False) -> Path:
     """Make the archive for this JDK and Spark install (at once when it is there already, unless
-    `force`). SetupError says why it cannot: no JDK 13+, no pyspark, under 2 GB free, the job."""
+    `force`), and remove the ones whose install is gone (`prune`). SetupError says why it cannot:
+    no JDK 13+, no pyspark, under 2 GB free, the job."""
     path = archive_path()
+    prune(path)
     if path.is_file() and not force:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -168,6 +183,8 @@ def make(force: bool = False) -> Path:
         if code != 0 or size < LEAST:
             raise SetupError(f"the job that writes the class archive failed (exit {code}, {size} bytes)")
         os.replace(aside, path)
+        with contextlib.suppress(OSError):  # without its record, it is used all the same
+            _record(path).write_text("\n".join(_marks(*_install())) + "\n", encoding="utf-8")
         return path
     except subprocess.TimeoutExpired:
         raise SetupError("the job that writes the class archive took over 10 minutes") from None
@@ -176,6 +193,44 @@ def make(force: bool = False) -> Path:
             os.killpg(job.pid, signal.SIGKILL)
             job.wait()
         aside.unlink(missing_ok=True)  # a failed or cut-short archive is not left behind
+
+
+def _record(archive: Path) -> Path:
+    """Beside each archive, the marks of the install it was made for (`_marks`, a line each)."""
+    return archive.with_suffix(".install")
+
+
+def prune(keep: Path) -> list[Path]:
+    """Remove the archives beside `keep` whose install is gone or changed (its JDK home, JVM
+    library or jars folder no longer there as recorded: a virtual environment removed, Spark
+    reinstalled, the JDK updated), with their records, and return them. Each is about 170 MB,
+    and no JVM can use it any more. An archive without a record stays: its install is unknown."""
+    removed = []
+    for record in sorted(keep.parent.glob("spark-*.install")):
+        archive = record.with_suffix(".jsa")
+        if archive == keep or _current(record):
+            continue
+        archive.unlink(missing_ok=True)
+        record.unlink(missing_ok=True)
+        removed.append(archive)
+    return removed
+
+
+def _current(record: Path) -> bool:
+    """Whether the install a record names is there as it was recorded."""
+    try:
+        jdk, *stamps = record.read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError):  # unreadable, or empty
+        return False
+    return Path(jdk).is_dir() and all(_still(stamp) for stamp in stamps)
+
+
+def _still(stamp: str) -> bool:
+    path = Path(stamp.rsplit(":", 2)[0])
+    try:
+        return _stamp(path) == stamp
+    except OSError:
+        return False
 
 
 def options(archive: Path | None) -> list[str]:
