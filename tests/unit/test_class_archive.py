@@ -25,7 +25,7 @@ def archive(cache: Path, name: str, made_for: tuple[Path, Path] | None) -> Path:
     path = cache / f"spark-{name}.jsa"
     path.write_bytes(b"classes")
     if made_for is not None:
-        class_archive._record(path).write_text("\n".join(class_archive._marks(*made_for)) + "\n")
+        class_archive.write_record(path, class_archive._marks(*made_for))
     return path
 
 
@@ -69,7 +69,7 @@ def test_an_unreadable_record_counts_as_an_install_gone(tmp_path):
     assert sorted(p.name for p in cache.iterdir()) == ["spark-this.install", "spark-this.jsa"]
 
 
-def test_the_key_of_an_install_is_what_it_was_before_records_were_kept(tmp_path, monkeypatch):
+def test_the_name_of_an_install_s_archive_is_what_it_was_before_records_were_kept(tmp_path, monkeypatch):
     """An archive made before keeps its name: its key is still Spark's version and the install's
     marks, a line each."""
     import hashlib
@@ -80,4 +80,5 @@ def test_the_key_of_an_install_is_what_it_was_before_records_were_kept(tmp_path,
     monkeypatch.setattr(class_archive, "_install", lambda: (jdk, jars))
     lines = [pyspark.__version__, str(jdk)]
     lines += [class_archive._stamp(p) for p in (jdk / "lib" / "server" / "libjvm.so", jars)]
-    assert class_archive._key() == hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+    assert class_archive.archive_path().name == f"spark-{key}.jsa"

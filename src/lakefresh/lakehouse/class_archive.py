@@ -121,17 +121,21 @@ def _marks(jdk: Path, jars: Path) -> list[str]:
     return [str(jdk), *(_stamp(path) for path in (libjvm, jars) if path is not None and path.exists())]
 
 
-def _key() -> str:
+def _key(marks: list[str]) -> str:
     """The JDK and Spark install an archive is good for: Spark's version and the install's marks
-    (`_marks`). Raises SetupError as `_install` does."""
+    (`_marks`)."""
     import pyspark
 
-    return hashlib.sha256("\n".join([pyspark.__version__, *_marks(*_install())]).encode()).hexdigest()[:16]
+    return hashlib.sha256("\n".join([pyspark.__version__, *marks]).encode()).hexdigest()[:16]
 
 
 def archive_path() -> Path:
-    """Where this JDK and Spark install's archive is (or would be); SetupError as `_key`."""
-    return folder() / f"spark-{_key()}.jsa"
+    """Where this JDK and Spark install's archive is (or would be); SetupError as `_install`."""
+    return _archive_for(_marks(*_install()))
+
+
+def _archive_for(marks: list[str]) -> Path:
+    return folder() / f"spark-{_key(marks)}.jsa"
 
 
 def existing() -> Path | None:
@@ -158,7 +162,8 @@ def make(force: bool = False) -> Path:
     """Make the archive for this JDK and Spark install (at once when it is there already, unless
     `force`), and remove the ones whose install is gone (`prune`). SetupError says why it cannot:
     no JDK 13+, no pyspark, under 2 GB free, the job."""
-    path = archive_path()
+    marks = _marks(*_install())  # named by them, and recorded beside it
+    path = _archive_for(marks)
     prune(path)
     if path.is_file() and not force:
         return path
@@ -183,8 +188,7 @@ def make(force: bool = False) -> Path:
         if code != 0 or size < LEAST:
             raise SetupError(f"the job that writes the class archive failed (exit {code}, {size} bytes)")
         os.replace(aside, path)
-        with contextlib.suppress(OSError):  # without its record, it is used all the same
-            _record(path).write_text("\n".join(_marks(*_install())) + "\n", encoding="utf-8")
+        write_record(path, marks)
         return path
     except subprocess.TimeoutExpired:
         raise SetupError("the job that writes the class archive took over 10 minutes") from None
@@ -198,6 +202,12 @@ def make(force: bool = False) -> Path:
 def _record(archive: Path) -> Path:
     """Beside each archive, the marks of the install it was made for (`_marks`, a line each)."""
     return archive.with_suffix(".install")
+
+
+def write_record(archive: Path, marks: list[str]) -> None:
+    """The record beside `archive` of the install it was made for (its `marks`)."""
+    with contextlib.suppress(OSError):  # without its record, it is used all the same
+        _record(archive).write_text("\n".join(marks) + "\n", encoding="utf-8")
 
 
 def prune(keep: Path) -> list[Path]:
